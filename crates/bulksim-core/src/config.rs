@@ -1,0 +1,590 @@
+//! Configuration: serde structs that are the single source of truth for defaults, the table of
+//! every field's unit and description (docs and `config show` are built from it), loading from
+//! TOML with file/line errors, `--set key=value` overrides with "did you mean" suggestions,
+//! semantic validation, and resolution of the preset into a complete `Spec`.
+
+use crate::error::{config_err, Error, Result};
+use crate::mapping::AddressMapper;
+use crate::spec::presets::{preset, PRESET_NAMES};
+use crate::spec::{validate_rules, Spec, Timing};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Config {
+    pub dram: DramConfig,
+    pub controller: ControllerConfig,
+    pub sim: SimConfig,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DramConfig {
+    pub preset: String,
+    pub channels: u32,
+    pub ranks: u32,
+    pub rows_per_subarray: u32,
+    pub timing: BTreeMap<String, u32>,
+}
+
+impl Default for DramConfig {
+    fn default() -> Self {
+        DramConfig {
+            preset: "DDR4_8Gb_x8_2400".into(),
+            channels: 1,
+            ranks: 1,
+            rows_per_subarray: 512,
+            timing: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Scheduler {
+    Fcfs,
+    Frfcfs,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PagePolicy {
+    Open,
+    Closed,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshPolicy {
+    AllBank,
+    None,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ControllerConfig {
+    pub scheduler: Scheduler,
+    pub row_hit_cap: u32,
+    pub page_policy: PagePolicy,
+    pub read_queue_size: u32,
+    pub write_queue_size: u32,
+    pub write_high_watermark: f64,
+    pub write_low_watermark: f64,
+    pub refresh: RefreshPolicy,
+    pub address_mapping: String,
+    pub xor_bank: bool,
+}
+
+impl Default for ControllerConfig {
+    fn default() -> Self {
+        ControllerConfig {
+            scheduler: Scheduler::Frfcfs,
+            row_hit_cap: 0,
+            page_policy: PagePolicy::Open,
+            read_queue_size: 32,
+            write_queue_size: 32,
+            write_high_watermark: 0.8,
+            write_low_watermark: 0.2,
+            refresh: RefreshPolicy::AllBank,
+            address_mapping: "RoBaRaCoCh".into(),
+            xor_bank: false,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimConfig {
+    pub skip_idle: bool,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { skip_idle: true }
+    }
+}
+
+/// Unit and description of one config field.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FieldDoc {
+    pub key: &'static str,
+    pub unit: &'static str,
+    pub description: &'static str,
+}
+
+const fn doc(key: &'static str, unit: &'static str, description: &'static str) -> FieldDoc {
+    FieldDoc {
+        key,
+        unit,
+        description,
+    }
+}
+
+/// Every config field. Tests keep this in step with the structs.
+pub const CONFIG_FIELDS: &[FieldDoc] = &[
+    doc(
+        "dram.preset",
+        "name",
+        "memory part: organisation, speed and timing (`bulksim spec list`)",
+    ),
+    doc(
+        "dram.channels",
+        "channels",
+        "independent channels, each with its own controller; a power of two",
+    ),
+    doc(
+        "dram.ranks",
+        "ranks per channel",
+        "ranks sharing each channel's buses; a power of two",
+    ),
+    doc(
+        "dram.rows_per_subarray",
+        "rows",
+        "rows sharing one row buffer (subarray size)",
+    ),
+    doc(
+        "dram.timing",
+        "cycles (tCK) per entry",
+        "overrides of the preset's timing parameters by name, e.g. { nCL = 17 }",
+    ),
+    doc(
+        "controller.scheduler",
+        "fcfs | frfcfs",
+        "fcfs: oldest ready request first; frfcfs: ready row hits first, then oldest ready",
+    ),
+    doc(
+        "controller.row_hit_cap",
+        "column commands",
+        "frfcfs: after this many hits to one open row, stop favouring its hits (0 = no cap)",
+    ),
+    doc(
+        "controller.page_policy",
+        "open | closed",
+        "open: rows stay open until a conflict; closed: every access auto-precharges (RDA/WRA)",
+    ),
+    doc(
+        "controller.read_queue_size",
+        "requests",
+        "read queue entries per channel",
+    ),
+    doc(
+        "controller.write_queue_size",
+        "requests",
+        "write queue entries per channel",
+    ),
+    doc(
+        "controller.write_high_watermark",
+        "fraction of write queue",
+        "write drain starts when the write queue holds this much",
+    ),
+    doc(
+        "controller.write_low_watermark",
+        "fraction of write queue",
+        "write drain stops at this occupancy if reads wait",
+    ),
+    doc(
+        "controller.refresh",
+        "all_bank | none",
+        "all_bank: one REF per rank every tREFI, staggered across ranks; none: no refresh",
+    ),
+    doc(
+        "controller.address_mapping",
+        "field order",
+        "address bits, most significant field first, from Ch Ra Bg Ba Ro Co",
+    ),
+    doc(
+        "controller.xor_bank",
+        "bool",
+        "XOR the bank bits with the low row bits (permutation interleaving)",
+    ),
+    doc(
+        "sim.skip_idle",
+        "bool",
+        "jump over cycles in which nothing can change (results are identical either way)",
+    ),
+];
+
+fn enum_values(key: &str) -> Option<&'static [&'static str]> {
+    match key {
+        "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
+        "controller.page_policy" => Some(&["open", "closed"]),
+        "controller.refresh" => Some(&["all_bank", "none"]),
+        "dram.preset" => Some(PRESET_NAMES),
+        _ => None,
+    }
+}
+
+fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> String {
+    let best = candidates
+        .map(|c| (strsim::levenshtein(word, c), c))
+        .filter(|(d, c)| *d <= 3.max(c.len() / 3))
+        .min();
+    match best {
+        Some((_, c)) => format!(" (did you mean '{c}'?)"),
+        None => String::new(),
+    }
+}
+
+/// Checks a dotted key against the documented fields; `dram.timing.<name>` takes any timing
+/// parameter name.
+pub fn check_key(key: &str) -> Result<()> {
+    if let Some(param) = key.strip_prefix("dram.timing.") {
+        if Timing::PARAMS.iter().any(|(n, _)| *n == param) {
+            return Ok(());
+        }
+        let names: Vec<&str> = Timing::PARAMS.iter().map(|(n, _)| *n).collect();
+        return Err(config_err(format!(
+            "unknown timing parameter '{param}' in key '{key}'{}; valid: {}",
+            did_you_mean(param, names.iter().copied()),
+            names.join(", ")
+        )));
+    }
+    if CONFIG_FIELDS.iter().any(|f| f.key == key) {
+        return Ok(());
+    }
+    let section = key.split('.').next().unwrap_or("");
+    let in_section: Vec<&str> = CONFIG_FIELDS
+        .iter()
+        .map(|f| f.key)
+        .filter(|k| k.starts_with(&format!("{section}.")))
+        .collect();
+    let valid = if in_section.is_empty() {
+        CONFIG_FIELDS
+            .iter()
+            .map(|f| f.key)
+            .collect::<Vec<_>>()
+            .join(", ")
+    } else {
+        in_section.join(", ")
+    };
+    Err(config_err(format!(
+        "unknown config key '{key}'{}; valid keys: {valid}",
+        did_you_mean(key, CONFIG_FIELDS.iter().map(|f| f.key))
+    )))
+}
+
+/// Parses the value side of `key=value`: a TOML value if it is one, else a bare string.
+fn parse_value(text: &str) -> toml::Value {
+    let wrapped = format!("v = {text}");
+    match toml::from_str::<toml::Table>(&wrapped) {
+        Ok(mut t) => t.remove("v").unwrap_or(toml::Value::String(text.into())),
+        Err(_) => toml::Value::String(text.into()),
+    }
+}
+
+impl Config {
+    /// Parses a TOML document; `source` (a file name) prefixes every error.
+    pub fn from_toml_str(text: &str, source: &str) -> Result<Config> {
+        let table: toml::Table =
+            toml::from_str(text).map_err(|e| config_err(format!("{source}: {e}")))?;
+        for key in flat_keys(&table, "") {
+            check_key(&key).map_err(|e| config_err(format!("{source}: {e}")))?;
+        }
+        toml::from_str(text).map_err(|e| config_err(format!("{source}: {e}")))
+    }
+
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("config serializes")
+    }
+
+    /// Applies `key=value` overrides in order.
+    pub fn apply_sets<S: AsRef<str>>(&self, sets: &[S]) -> Result<Config> {
+        let mut table = toml::Table::try_from(self).expect("config serializes");
+        for set in sets {
+            let set = set.as_ref();
+            let (key, value) = set.split_once('=').ok_or_else(|| {
+                config_err(format!(
+                    "override '{set}': expected key=value, e.g. controller.scheduler=fcfs"
+                ))
+            })?;
+            let key = key.trim();
+            check_key(key)?;
+            let mut node = &mut table;
+            let parts: Vec<&str> = key.split('.').collect();
+            for part in &parts[..parts.len() - 1] {
+                node = node
+                    .entry(part.to_string())
+                    .or_insert_with(|| toml::Value::Table(Default::default()))
+                    .as_table_mut()
+                    .ok_or_else(|| {
+                        config_err(format!("override '{set}': '{part}' is not a table"))
+                    })?;
+            }
+            node.insert(
+                parts[parts.len() - 1].to_string(),
+                parse_value(value.trim()),
+            );
+            // Deserialize after each override so an error names the key that caused it.
+            Config::deserialize(toml::Value::Table(table.clone()))
+                .map_err(|e| value_error(key, value, &e))?;
+        }
+        Config::deserialize(toml::Value::Table(table)).map_err(|e| config_err(e.to_string()))
+    }
+
+    /// Semantic checks beyond types; also resolves the spec and the mapping once.
+    pub fn validate(&self) -> Result<()> {
+        self.spec().map(|_| ())
+    }
+
+    /// The preset with this config's channels, ranks, subarray size and timing overrides.
+    pub fn spec(&self) -> Result<Spec> {
+        let d = &self.dram;
+        let mut spec = preset(&d.preset).ok_or_else(|| {
+            config_err(format!(
+                "dram.preset: unknown preset '{}'{}; valid: {}",
+                d.preset,
+                did_you_mean(&d.preset, PRESET_NAMES.iter().copied()),
+                PRESET_NAMES.join(", ")
+            ))
+        })?;
+        let o = &mut spec.organisation;
+        o.channels = d.channels;
+        o.ranks = d.ranks;
+        if d.rows_per_subarray == 0 || d.rows_per_subarray > o.rows {
+            return Err(config_err(format!(
+                "dram.rows_per_subarray: {} is out of range; expected 1..={} (rows per bank)",
+                d.rows_per_subarray, o.rows
+            )));
+        }
+        o.rows_per_subarray = d.rows_per_subarray;
+        for (name, &value) in &d.timing {
+            check_key(&format!("dram.timing.{name}"))?;
+            spec.timing.set(name, value);
+        }
+        let t = &spec.timing;
+        for (name, v) in [
+            ("nBL", t.n_bl),
+            ("nCL", t.n_cl),
+            ("nRCD", t.n_rcd),
+            ("nRP", t.n_rp),
+            ("nREFI", t.n_refi),
+        ] {
+            if v == 0 {
+                return Err(config_err(format!(
+                    "dram.timing.{name}: must be at least 1 cycle"
+                )));
+            }
+        }
+        if t.n_refi <= t.n_rfc {
+            return Err(config_err(format!(
+                "dram.timing.nREFI: {} must exceed nRFC ({}) or the rank never leaves refresh",
+                t.n_refi, t.n_rfc
+            )));
+        }
+        validate_rules(&spec.rules())
+            .map_err(|e| config_err(format!("rule table of {}: {e}", spec.name)))?;
+        let c = &self.controller;
+        for (key, v) in [
+            ("controller.read_queue_size", c.read_queue_size),
+            ("controller.write_queue_size", c.write_queue_size),
+        ] {
+            if v == 0 || v > 4096 {
+                return Err(config_err(format!(
+                    "{key}: {v} is out of range; expected 1..=4096 entries"
+                )));
+            }
+        }
+        for (key, v) in [
+            ("controller.write_high_watermark", c.write_high_watermark),
+            ("controller.write_low_watermark", c.write_low_watermark),
+        ] {
+            if !(0.0..=1.0).contains(&v) {
+                return Err(config_err(format!(
+                    "{key}: {v} is out of range; expected a fraction in 0..=1"
+                )));
+            }
+        }
+        if c.write_low_watermark >= c.write_high_watermark {
+            return Err(config_err(format!(
+                "controller.write_low_watermark: {} must be below controller.write_high_watermark ({})",
+                c.write_low_watermark, c.write_high_watermark
+            )));
+        }
+        AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank)?;
+        Ok(spec)
+    }
+}
+
+fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
+    let valid = match enum_values(key) {
+        Some(v) => format!("; valid values: {}", v.join(", ")),
+        None => String::new(),
+    };
+    config_err(format!(
+        "{key}: bad value '{}': {}{valid}",
+        value.trim(),
+        e.to_string().trim()
+    ))
+}
+
+/// Dotted keys of every leaf; each `dram.timing` entry is a leaf of its own.
+fn flat_keys(table: &toml::Table, prefix: &str) -> Vec<String> {
+    let mut keys = Vec::new();
+    for (k, v) in table {
+        let key = if prefix.is_empty() {
+            k.clone()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) if key == "dram.timing" => {
+                keys.extend(t.keys().map(|name| format!("{key}.{name}")));
+            }
+            toml::Value::Table(t) if !CONFIG_FIELDS.iter().any(|f| f.key == key) => {
+                keys.extend(flat_keys(t, &key));
+            }
+            _ => keys.push(key),
+        }
+    }
+    keys
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf_keys_of_default() -> Vec<String> {
+        let table = toml::Table::try_from(Config::default()).unwrap();
+        let mut keys = flat_keys(&table, "");
+        keys.push("dram.timing".into());
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+
+    #[test]
+    fn every_field_is_documented_and_every_doc_is_a_field() {
+        let keys = leaf_keys_of_default();
+        let docs: Vec<String> = CONFIG_FIELDS.iter().map(|f| f.key.to_string()).collect();
+        for k in &keys {
+            assert!(docs.contains(k), "field {k} has no entry in CONFIG_FIELDS");
+        }
+        for d in &docs {
+            assert!(
+                keys.contains(d),
+                "CONFIG_FIELDS names {d}, which is not a field"
+            );
+        }
+        for f in CONFIG_FIELDS {
+            assert!(!f.unit.is_empty() && !f.description.is_empty(), "{}", f.key);
+        }
+    }
+
+    #[test]
+    fn defaults_are_the_documented_system() {
+        let c = Config::default();
+        assert_eq!(c.dram.preset, "DDR4_8Gb_x8_2400");
+        assert_eq!(
+            (c.dram.channels, c.dram.ranks, c.dram.rows_per_subarray),
+            (1, 1, 512)
+        );
+        assert_eq!(c.controller.scheduler, Scheduler::Frfcfs);
+        assert_eq!(c.controller.page_policy, PagePolicy::Open);
+        assert_eq!(c.controller.address_mapping, "RoBaRaCoCh");
+        assert_eq!(
+            (c.controller.read_queue_size, c.controller.write_queue_size),
+            (32, 32)
+        );
+        assert_eq!(c.controller.refresh, RefreshPolicy::AllBank);
+        c.validate().unwrap();
+    }
+
+    #[test]
+    fn file_errors_name_file_and_line() {
+        let e = Config::from_toml_str(
+            "[controller]\nscheduler = \"fcfs\"\nschedular = 1\n",
+            "my.toml",
+        )
+        .unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("my.toml")
+                && m.contains("controller.schedular")
+                && m.contains("did you mean 'controller.scheduler'"),
+            "{m}"
+        );
+        let e =
+            Config::from_toml_str("[controller]\nscheduler = \"lifo\"\n", "my.toml").unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("my.toml") && m.contains("line 2") && m.contains("frfcfs"),
+            "{m}"
+        );
+    }
+
+    #[test]
+    fn overrides_apply_and_name_bad_keys_and_values() {
+        let c = Config::default()
+            .apply_sets(&[
+                "controller.scheduler=fcfs",
+                "dram.ranks=2",
+                "dram.timing.nCL=17",
+            ])
+            .unwrap();
+        assert_eq!(c.controller.scheduler, Scheduler::Fcfs);
+        assert_eq!(c.dram.ranks, 2);
+        assert_eq!(c.spec().unwrap().timing.n_cl, 17);
+        let m = Config::default()
+            .apply_sets(&["controller.page_polcy=open"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("controller.page_polcy")
+                && m.contains("did you mean 'controller.page_policy'"),
+            "{m}"
+        );
+        let m = Config::default()
+            .apply_sets(&["controller.page_policy=half"])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.contains("controller.page_policy") && m.contains("open, closed"),
+            "{m}"
+        );
+        let m = Config::default()
+            .apply_sets(&["dram.ranks=two"])
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("dram.ranks"), "{m}");
+        let m = Config::default()
+            .apply_sets(&["dram.timing.nXYZ=3"])
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("nXYZ") && m.contains("nCL"), "{m}");
+        let m = Config::default()
+            .apply_sets(&["noequals"])
+            .unwrap_err()
+            .to_string();
+        assert!(m.contains("key=value"), "{m}");
+    }
+
+    #[test]
+    fn semantic_errors_name_the_key() {
+        let bad = |sets: &[&str], key: &str| {
+            let m = Config::default()
+                .apply_sets(sets)
+                .unwrap()
+                .validate()
+                .unwrap_err()
+                .to_string();
+            assert!(m.contains(key), "{m}");
+        };
+        bad(&["dram.preset=DDR5"], "dram.preset");
+        bad(&["dram.channels=3"], "dram.channels");
+        bad(
+            &["controller.read_queue_size=0"],
+            "controller.read_queue_size",
+        );
+        bad(
+            &["controller.write_low_watermark=0.9"],
+            "controller.write_low_watermark",
+        );
+        bad(
+            &["controller.address_mapping=RoBaRa"],
+            "controller.address_mapping",
+        );
+        bad(&["dram.rows_per_subarray=0"], "dram.rows_per_subarray");
+        bad(&["dram.timing.nREFI=10"], "nREFI");
+    }
+}

@@ -1,0 +1,238 @@
+//! The channel controller: read and write queues, write drain, all-bank refresh, the page
+//! policy, and one scheduling decision per memory cycle (at most one command on the command
+//! bus). `tick` returns the next cycle at which anything can change, for idle skipping.
+//! Statistics it keeps: requests, forwarding/merging, row-buffer outcomes, read latency.
+
+pub mod refresh;
+pub mod request;
+pub mod scheduler;
+pub mod write_drain;
+
+use crate::config::{ControllerConfig, PagePolicy, RefreshPolicy, Scheduler};
+use crate::device::Device;
+use crate::mapping::DramAddr;
+use crate::spec::{Command, Spec};
+use crate::stats::LatencyHistogram;
+use refresh::Refresh;
+pub use request::{Request, RequestKind};
+use scheduler::HitCap;
+use write_drain::WriteDrain;
+
+/// Counters one controller accumulates.
+#[derive(Clone, Debug, Default)]
+pub struct ControllerStats {
+    pub reads: u64,
+    pub writes: u64,
+    pub reads_forwarded: u64,
+    pub writes_merged: u64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    pub read_latency: LatencyHistogram,
+    /// Cycle of the last data beat of any served request.
+    pub last_done: u64,
+}
+
+pub struct Controller {
+    pub device: Device,
+    scheduler: Scheduler,
+    row_hit_cap: u32,
+    page_policy: PagePolicy,
+    read_capacity: usize,
+    write_capacity: usize,
+    reads: Vec<Request>,
+    writes: Vec<Request>,
+    drain: WriteDrain,
+    refresh: Refresh,
+    /// A DramAddr per rank, for rank-wide commands (PREA, REF).
+    rank_addrs: Vec<DramAddr>,
+    hits_since_act: Vec<u32>,
+    read_data_delay: u64,
+    write_data_delay: u64,
+    pub stats: ControllerStats,
+}
+
+impl Controller {
+    pub fn new(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Controller {
+        let o = &spec.organisation;
+        let t = &spec.timing;
+        let rank_addrs = (0..o.ranks)
+            .map(|r| DramAddr {
+                channel,
+                rank: r,
+                bankgroup_index: r * o.bankgroups,
+                bank_index: r * o.banks_per_rank(),
+                ..Default::default()
+            })
+            .collect();
+        Controller {
+            device: Device::new(spec, channel),
+            scheduler: cfg.scheduler,
+            row_hit_cap: cfg.row_hit_cap,
+            page_policy: cfg.page_policy,
+            read_capacity: cfg.read_queue_size as usize,
+            write_capacity: cfg.write_queue_size as usize,
+            reads: Vec::with_capacity(cfg.read_queue_size as usize),
+            writes: Vec::with_capacity(cfg.write_queue_size as usize),
+            drain: WriteDrain::new(
+                cfg.write_queue_size as usize,
+                cfg.write_high_watermark,
+                cfg.write_low_watermark,
+            ),
+            refresh: Refresh::new(
+                cfg.refresh == RefreshPolicy::AllBank,
+                o.ranks as usize,
+                t.n_refi as u64,
+            ),
+            rank_addrs,
+            hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
+            read_data_delay: (t.n_cl + t.n_bl) as u64,
+            write_data_delay: (t.n_cwl + t.n_bl) as u64,
+            stats: ControllerStats::default(),
+        }
+    }
+
+    /// Whether a request of `kind` can enter its queue now.
+    #[inline]
+    pub fn can_accept(&self, kind: RequestKind) -> bool {
+        match kind {
+            RequestKind::Read => self.reads.len() < self.read_capacity,
+            RequestKind::Write => self.writes.len() < self.write_capacity,
+        }
+    }
+
+    /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
+    /// is answered from that write; a write to such a line replaces it.
+    pub fn enqueue(&mut self, kind: RequestKind, line: u64, addr: DramAddr, now: u64) {
+        let pending_write = self.writes.iter().any(|w| w.line == line);
+        let column = match (kind, self.page_policy) {
+            (RequestKind::Read, PagePolicy::Open) => Command::Rd,
+            (RequestKind::Read, PagePolicy::Closed) => Command::RdA,
+            (RequestKind::Write, PagePolicy::Open) => Command::Wr,
+            (RequestKind::Write, PagePolicy::Closed) => Command::WrA,
+        };
+        let queue = match kind {
+            RequestKind::Read => {
+                self.stats.reads += 1;
+                if pending_write {
+                    self.stats.reads_forwarded += 1;
+                    self.stats.last_done = self.stats.last_done.max(now);
+                    return;
+                }
+                &mut self.reads
+            }
+            RequestKind::Write => {
+                self.stats.writes += 1;
+                if pending_write {
+                    self.stats.writes_merged += 1;
+                    return;
+                }
+                &mut self.writes
+            }
+        };
+        queue.push(Request {
+            kind,
+            line,
+            addr,
+            column,
+            arrival: now,
+            activated: false,
+            precharged: false,
+        });
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty()
+    }
+
+    /// One scheduling decision at cycle `now`. Returns the next cycle at which something can
+    /// happen: `now + 1` after issuing, else the earliest ready time or refresh deadline.
+    pub fn tick(&mut self, now: u64) -> u64 {
+        let mut next = u64::MAX;
+        if self.refresh.poll(now) {
+            for rank in 0..self.rank_addrs.len() as u32 {
+                if !self.refresh.is_pending(rank) {
+                    continue;
+                }
+                let addr = self.rank_addrs[rank as usize];
+                let cmd = if self.device.rank_has_open_bank(rank) {
+                    Command::PreA
+                } else {
+                    Command::Ref
+                };
+                let t = self.device.earliest(cmd, &addr);
+                if t <= now {
+                    self.device.issue(cmd, &addr, now);
+                    if cmd == Command::Ref {
+                        self.refresh.done(rank);
+                    }
+                    return now + 1;
+                }
+                next = next.min(t);
+            }
+        }
+        next = next.min(self.refresh.next_due());
+
+        let writing = self.drain.update(self.reads.len(), self.writes.len());
+        let queue = if writing { &self.writes } else { &self.reads };
+        let cap = HitCap {
+            cap: self.row_hit_cap,
+            hits_since_act: &self.hits_since_act,
+        };
+        let pick = scheduler::pick(
+            self.scheduler,
+            queue,
+            &self.device,
+            &self.refresh,
+            &cap,
+            now,
+        );
+        match pick.choice {
+            Some((index, cmd)) => {
+                self.serve(writing, index, cmd, now);
+                now + 1
+            }
+            None => next.min(pick.next_ready),
+        }
+    }
+
+    fn serve(&mut self, writing: bool, index: usize, cmd: Command, now: u64) {
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
+        let req = &mut queue[index];
+        self.device.issue(cmd, &req.addr, now);
+        let bank = req.addr.bank_index as usize;
+        match cmd {
+            Command::Act => {
+                req.activated = true;
+                self.hits_since_act[bank] = 0;
+            }
+            Command::Pre => req.precharged = true,
+            _ => {
+                debug_assert!(cmd.is_column());
+                self.hits_since_act[bank] += 1;
+                let req = queue.remove(index);
+                let s = &mut self.stats;
+                if req.precharged {
+                    s.row_conflicts += 1;
+                } else if req.activated {
+                    s.row_misses += 1;
+                } else {
+                    s.row_hits += 1;
+                }
+                let done = match req.kind {
+                    RequestKind::Read => {
+                        let done = now + self.read_data_delay;
+                        s.read_latency.record(done - req.arrival);
+                        done
+                    }
+                    RequestKind::Write => now + self.write_data_delay,
+                };
+                s.last_done = s.last_done.max(done);
+            }
+        }
+    }
+}

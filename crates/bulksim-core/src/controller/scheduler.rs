@@ -1,0 +1,87 @@
+//! Request scheduling: which queued request gets the command bus this cycle. FCFS takes the
+//! oldest request whose next command is ready. FR-FCFS takes the oldest ready row hit, else the
+//! oldest ready request, and never precharges a row that queued requests still hit (unless the
+//! row-hit cap has been reached for that bank). The same scan yields the earliest cycle any
+//! blocked request could become ready, which the idle-skipping loop jumps to.
+
+use super::refresh::Refresh;
+use super::request::Request;
+use crate::config::Scheduler;
+use crate::device::Device;
+use crate::spec::Command;
+
+pub struct Pick {
+    /// Queue index and the command to issue for it.
+    pub choice: Option<(usize, Command)>,
+    /// Earliest cycle a request that was not ready becomes ready (u64::MAX if none).
+    pub next_ready: u64,
+}
+
+/// Row-hit cap state: column commands served per bank since its last ACT.
+pub struct HitCap<'a> {
+    pub cap: u32,
+    pub hits_since_act: &'a [u32],
+}
+
+impl HitCap<'_> {
+    #[inline]
+    fn reached(&self, bank_index: u32) -> bool {
+        self.cap > 0 && self.hits_since_act[bank_index as usize] >= self.cap
+    }
+}
+
+pub fn pick(
+    policy: Scheduler,
+    queue: &[Request],
+    device: &Device,
+    refresh: &Refresh,
+    cap: &HitCap,
+    now: u64,
+) -> Pick {
+    let mut next_ready = u64::MAX;
+    let mut oldest_ready: Option<(usize, Command)> = None;
+    for (i, r) in queue.iter().enumerate() {
+        if refresh.is_pending(r.addr.rank) {
+            continue; // the rank is blocked; the refresh's own timing wakes the controller
+        }
+        let cmd = device.required(r.column, &r.addr);
+        let t = device.earliest(cmd, &r.addr);
+        if t > now {
+            next_ready = next_ready.min(t);
+            continue;
+        }
+        match policy {
+            Scheduler::Fcfs => {
+                return Pick {
+                    choice: Some((i, cmd)),
+                    next_ready,
+                }
+            }
+            Scheduler::Frfcfs => {
+                let capped = cap.reached(r.addr.bank_index);
+                if cmd.is_column() && !capped {
+                    return Pick {
+                        choice: Some((i, cmd)),
+                        next_ready,
+                    };
+                }
+                let guarded = cmd == Command::Pre && !capped && row_still_hit(queue, device, r);
+                if oldest_ready.is_none() && !guarded {
+                    oldest_ready = Some((i, cmd));
+                }
+            }
+        }
+    }
+    Pick {
+        choice: oldest_ready,
+        next_ready,
+    }
+}
+
+/// Whether some queued request hits the row open in `r`'s bank.
+fn row_still_hit(queue: &[Request], device: &Device, r: &Request) -> bool {
+    let open = device.open_row(&r.addr);
+    queue
+        .iter()
+        .any(|q| q.addr.bank_index == r.addr.bank_index && Some(q.addr.row) == open)
+}

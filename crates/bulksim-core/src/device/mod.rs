@@ -1,0 +1,301 @@
+//! The device model of one channel: the rule table compiled into dense ready-at arrays
+//! (`ready[level][node * NUM_COMMANDS + command]`, earliest legal cycle), ring buffers for
+//! windowed rules (tFAW), the open row of every bank, and per-command counts. It answers "when
+//! is this command legal here" and "which command does this access need next", and applies an
+//! issued command. It knows nothing of requests or scheduling.
+
+pub mod command_log;
+
+use crate::mapping::DramAddr;
+use crate::spec::{Command, Level, Rule, Spec, NUM_COMMANDS, TIMING_LEVELS};
+pub use command_log::CommandLog;
+
+/// One issued command, as buffered for the command log.
+#[derive(Clone, Copy, Debug)]
+pub struct IssuedCommand {
+    pub cycle: u64,
+    pub command: Command,
+    pub addr: DramAddr,
+}
+
+/// Marks a closed bank in `open_row`.
+pub const NO_ROW: u32 = u32::MAX;
+
+/// A compiled non-window rule, applied when its preceding command issues.
+#[derive(Clone, Debug)]
+struct Effect {
+    level: usize,
+    sibling: bool,
+    latency: u64,
+    following: Vec<Command>,
+}
+
+/// A compiled window rule: the last `size` issue times of its trigger per node.
+#[derive(Clone, Debug)]
+struct Window {
+    level: usize,
+    size: usize,
+    latency: u64,
+    following: Vec<Command>,
+    /// `size` slots per node; `next[node]` is the slot to overwrite (the oldest when full).
+    times: Vec<u64>,
+    next: Vec<u32>,
+    filled: Vec<u32>,
+}
+
+pub struct Device {
+    channel: u32,
+    ranks: usize,
+    bankgroups: usize,
+    banks_per_group: usize,
+    nodes: [usize; TIMING_LEVELS],
+    ready: [Vec<u64>; TIMING_LEVELS],
+    effects: [Vec<Effect>; NUM_COMMANDS],
+    windows: Vec<Window>,
+    window_triggers: [Vec<usize>; NUM_COMMANDS],
+    open_row: Vec<u32>,
+    open_banks_in_rank: Vec<u32>,
+    command_counts: [u64; NUM_COMMANDS],
+    /// Commands issued since the last drain, when logging is on.
+    log: Option<Vec<IssuedCommand>>,
+}
+
+impl Device {
+    /// Builds the device of channel `channel` for `spec` (whose organisation already carries
+    /// the configured rank count). The rule table must have passed `validate_rules`.
+    pub fn new(spec: &Spec, channel: u32) -> Device {
+        Self::with_rules(spec, &spec.rules(), channel)
+    }
+
+    pub fn with_rules(spec: &Spec, rules: &[Rule], channel: u32) -> Device {
+        let o = &spec.organisation;
+        let ranks = o.ranks as usize;
+        let bankgroups = o.bankgroups as usize;
+        let banks_per_group = o.banks_per_group as usize;
+        let nodes = [
+            1,
+            ranks,
+            ranks * bankgroups,
+            ranks * bankgroups * banks_per_group,
+        ];
+        let ready = nodes.map(|n| vec![0u64; n * NUM_COMMANDS]);
+        let mut effects: [Vec<Effect>; NUM_COMMANDS] = Default::default();
+        let mut windows = Vec::new();
+        let mut window_triggers: [Vec<usize>; NUM_COMMANDS] = Default::default();
+        for rule in rules {
+            let level = rule.level as usize;
+            if rule.window > 0 {
+                let size = rule.window as usize;
+                for &p in rule.preceding {
+                    window_triggers[p as usize].push(windows.len());
+                }
+                windows.push(Window {
+                    level,
+                    size,
+                    latency: rule.latency as u64,
+                    following: rule.following.to_vec(),
+                    times: vec![0; nodes[level] * size],
+                    next: vec![0; nodes[level]],
+                    filled: vec![0; nodes[level]],
+                });
+            } else {
+                for &p in rule.preceding {
+                    effects[p as usize].push(Effect {
+                        level,
+                        sibling: rule.sibling,
+                        latency: rule.latency as u64,
+                        following: rule.following.to_vec(),
+                    });
+                }
+            }
+        }
+        Device {
+            channel,
+            ranks,
+            bankgroups,
+            banks_per_group,
+            nodes,
+            ready,
+            effects,
+            windows,
+            window_triggers,
+            open_row: vec![NO_ROW; nodes[Level::Bank as usize]],
+            open_banks_in_rank: vec![0; ranks],
+            command_counts: [0; NUM_COMMANDS],
+            log: None,
+        }
+    }
+
+    /// Starts buffering issued commands for the command log.
+    pub fn enable_log(&mut self) {
+        self.log = Some(Vec::new());
+    }
+
+    /// Hands buffered commands to `sink` in issue order and empties the buffer.
+    pub fn drain_log(&mut self, mut sink: impl FnMut(u32, &IssuedCommand)) {
+        if let Some(buf) = &mut self.log {
+            for c in buf.iter() {
+                sink(self.channel, c);
+            }
+            buf.clear();
+        }
+    }
+
+    /// The node index of `addr` at a timing level.
+    #[inline]
+    fn node(addr: &DramAddr, level: usize) -> usize {
+        match level {
+            0 => 0,
+            1 => addr.rank as usize,
+            2 => addr.bankgroup_index as usize,
+            _ => addr.bank_index as usize,
+        }
+    }
+
+    /// Deepest timing level a command is checked at.
+    #[inline]
+    fn depth(cmd: Command) -> usize {
+        (cmd.scope() as usize).min(Level::Bank as usize)
+    }
+
+    /// Earliest cycle at which `cmd` satisfies every timing rule at `addr` (state not checked).
+    #[inline]
+    pub fn earliest(&self, cmd: Command, addr: &DramAddr) -> u64 {
+        let c = cmd as usize;
+        let mut t = self.ready[0][c];
+        for level in 1..=Self::depth(cmd) {
+            t = t.max(self.ready[level][Self::node(addr, level) * NUM_COMMANDS + c]);
+        }
+        t
+    }
+
+    /// The command an access of kind `column_cmd` to `addr` needs next, given the bank state.
+    #[inline]
+    pub fn required(&self, column_cmd: Command, addr: &DramAddr) -> Command {
+        match self.open_row[addr.bank_index as usize] {
+            NO_ROW => Command::Act,
+            row if row == addr.row => column_cmd,
+            _ => Command::Pre,
+        }
+    }
+
+    #[inline]
+    pub fn open_row(&self, addr: &DramAddr) -> Option<u32> {
+        match self.open_row[addr.bank_index as usize] {
+            NO_ROW => None,
+            row => Some(row),
+        }
+    }
+
+    #[inline]
+    pub fn rank_has_open_bank(&self, rank: u32) -> bool {
+        self.open_banks_in_rank[rank as usize] > 0
+    }
+
+    /// Whether the bank state allows `cmd` at `addr` (timing aside).
+    pub fn is_legal(&self, cmd: Command, addr: &DramAddr) -> bool {
+        let open = self.open_row[addr.bank_index as usize];
+        match cmd {
+            Command::Act => open == NO_ROW,
+            Command::Pre => open != NO_ROW,
+            Command::PreA => true,
+            Command::Ref => self.open_banks_in_rank[addr.rank as usize] == 0,
+            _ => open == addr.row,
+        }
+    }
+
+    /// Applies `cmd` at `addr` issued at cycle `now`: timing consequences and state change.
+    pub fn issue(&mut self, cmd: Command, addr: &DramAddr, now: u64) {
+        debug_assert!(self.is_legal(cmd, addr), "{cmd:?} illegal at {addr:?}");
+        debug_assert!(self.earliest(cmd, addr) <= now, "{cmd:?} early at {now}");
+        let c = cmd as usize;
+        for e in &self.effects[c] {
+            let until = now + e.latency;
+            let node = Self::node(addr, e.level);
+            if e.sibling {
+                let (first, count) = self.siblings(e.level, node);
+                for n in (first..first + count).filter(|&n| n != node) {
+                    raise(&mut self.ready[e.level], n, &e.following, until);
+                }
+            } else {
+                raise(&mut self.ready[e.level], node, &e.following, until);
+            }
+        }
+        for &w in &self.window_triggers[c] {
+            let win = &mut self.windows[w];
+            let node = Self::node(addr, win.level);
+            let base = node * win.size;
+            let slot = win.next[node] as usize;
+            win.times[base + slot] = now;
+            win.next[node] = ((slot + 1) % win.size) as u32;
+            win.filled[node] = (win.filled[node] + 1).min(win.size as u32);
+            if win.filled[node] as usize == win.size {
+                let oldest = win.times[base + win.next[node] as usize];
+                raise(
+                    &mut self.ready[win.level],
+                    node,
+                    &win.following,
+                    oldest + win.latency,
+                );
+            }
+        }
+        self.apply_state(cmd, addr);
+        self.command_counts[c] += 1;
+        if let Some(log) = &mut self.log {
+            log.push(IssuedCommand {
+                cycle: now,
+                command: cmd,
+                addr: *addr,
+            });
+        }
+    }
+
+    fn apply_state(&mut self, cmd: Command, addr: &DramAddr) {
+        let bank = addr.bank_index as usize;
+        let rank = addr.rank as usize;
+        match cmd {
+            Command::Act => {
+                self.open_row[bank] = addr.row;
+                self.open_banks_in_rank[rank] += 1;
+            }
+            Command::Pre | Command::RdA | Command::WrA => {
+                if self.open_row[bank] != NO_ROW {
+                    self.open_row[bank] = NO_ROW;
+                    self.open_banks_in_rank[rank] -= 1;
+                }
+            }
+            Command::PreA => {
+                let per_rank = self.bankgroups * self.banks_per_group;
+                self.open_row[rank * per_rank..(rank + 1) * per_rank].fill(NO_ROW);
+                self.open_banks_in_rank[rank] = 0;
+            }
+            Command::Rd | Command::Wr | Command::Ref => {}
+        }
+    }
+
+    /// First node index and count of the nodes sharing `node`'s parent at `level`.
+    fn siblings(&self, level: usize, node: usize) -> (usize, usize) {
+        let per_parent = match level {
+            1 => self.ranks,
+            2 => self.bankgroups,
+            _ => self.banks_per_group,
+        };
+        debug_assert!(node < self.nodes[level]);
+        (node - node % per_parent, per_parent)
+    }
+
+    pub fn command_counts(&self) -> &[u64; NUM_COMMANDS] {
+        &self.command_counts
+    }
+}
+
+#[inline]
+fn raise(ready: &mut [u64], node: usize, following: &[Command], until: u64) {
+    let row = &mut ready[node * NUM_COMMANDS..(node + 1) * NUM_COMMANDS];
+    for &f in following {
+        let slot = &mut row[f as usize];
+        if *slot < until {
+            *slot = until;
+        }
+    }
+}

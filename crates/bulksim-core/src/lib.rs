@@ -1,0 +1,19 @@
+//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first:
+//! `workload` (trace readers and generators) -> `sim` (the top loop) -> `memory` (channels) ->
+//! `controller` (queues, scheduling, refresh, write drain) -> `device` (timing state compiled
+//! from `spec`, the standards as data). `config`, `mapping`, `stats` and `error` serve them all.
+
+pub mod config;
+pub mod controller;
+pub mod device;
+pub mod error;
+pub mod mapping;
+pub mod memory;
+pub mod sim;
+pub mod spec;
+pub mod stats;
+pub mod workload;
+
+pub use config::Config;
+pub use error::{Error, Result};
+pub use stats::Stats;

@@ -1,0 +1,276 @@
+//! Address mapping: a physical byte address to (channel, rank, bank group, bank, row, column),
+//! by a field-order string read most- to least-significant (`RoBaRaCoCh`: row bits on top,
+//! channel bits just above the line offset), with an optional XOR bank permutation (bank bits
+//! XOR the low row bits, spreading row conflicts across banks). Without an explicit `Bg`
+//! field, `Ba` covers bank group and bank with the bank-group bits lowest, so consecutive `Ba`
+//! values alternate bank groups. Every count must be a power of two.
+
+use crate::error::{config_err, Result};
+use crate::spec::Organisation;
+
+/// A decoded DRAM address, with the flat node indices the device uses precomputed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DramAddr {
+    pub channel: u32,
+    pub rank: u32,
+    pub bankgroup: u32,
+    pub bank: u32,
+    /// `rank * bankgroups + bankgroup`.
+    pub bankgroup_index: u32,
+    /// `bankgroup_index * banks_per_group + bank`.
+    pub bank_index: u32,
+    pub row: u32,
+    pub subarray: u32,
+    /// Chip column address of the burst's first column.
+    pub column: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Channel,
+    Rank,
+    BankGroup,
+    Bank,
+    Row,
+    Column,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Slice {
+    field: Field,
+    shift: u32,
+    mask: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct AddressMapper {
+    slices: Vec<Slice>,
+    xor_bank: bool,
+    explicit_bg: bool,
+    bg_bits: u32,
+    bank_field_mask: u64,
+    bankgroups: u32,
+    banks_per_group: u32,
+    burst_length: u32,
+    rows_per_subarray: u32,
+    capacity: u64,
+    line_bytes: u64,
+}
+
+pub const MAPPING_KEY: &str = "controller.address_mapping";
+
+fn log2_exact(n: u32, key: &str) -> Result<u32> {
+    if n == 0 || !n.is_power_of_two() {
+        return Err(config_err(format!(
+            "{key}: {n} is not a power of two (address mapping needs one)"
+        )));
+    }
+    Ok(n.trailing_zeros())
+}
+
+impl AddressMapper {
+    pub fn new(org: &Organisation, order: &str, xor_bank: bool) -> Result<AddressMapper> {
+        let ch_bits = log2_exact(org.channels, "dram.channels")?;
+        let ra_bits = log2_exact(org.ranks, "dram.ranks")?;
+        let bg_bits = log2_exact(org.bankgroups, "bank groups of the preset")?;
+        let ba_bits = log2_exact(org.banks_per_group, "banks per group of the preset")?;
+        let ro_bits = log2_exact(org.rows, "rows of the preset")?;
+        let co_bits = log2_exact(org.columns / org.burst_length, "columns / burst length")?;
+        let line_bytes = org.line_bytes();
+        let offset_bits = log2_exact(line_bytes as u32, "line size")?;
+
+        let expected = "each of Ch, Ra, Ba, Ro, Co exactly once, optionally Bg, most significant first (e.g. RoBaRaCoCh)";
+        if order.len() % 2 != 0 || !order.is_ascii() {
+            return Err(config_err(format!("{MAPPING_KEY}: '{order}' is not a sequence of two-letter fields; expected {expected}")));
+        }
+        let mut fields = Vec::new();
+        for i in (0..order.len()).step_by(2) {
+            let f =
+                match &order[i..i + 2] {
+                    "Ch" => Field::Channel,
+                    "Ra" => Field::Rank,
+                    "Bg" => Field::BankGroup,
+                    "Ba" => Field::Bank,
+                    "Ro" => Field::Row,
+                    "Co" => Field::Column,
+                    other => return Err(config_err(format!(
+                        "{MAPPING_KEY}: unknown field '{other}' in '{order}'; expected {expected}"
+                    ))),
+                };
+            if fields.contains(&f) {
+                return Err(config_err(format!(
+                    "{MAPPING_KEY}: field '{}' appears twice in '{order}'; expected {expected}",
+                    &order[i..i + 2]
+                )));
+            }
+            fields.push(f);
+        }
+        for needed in [
+            Field::Channel,
+            Field::Rank,
+            Field::Bank,
+            Field::Row,
+            Field::Column,
+        ] {
+            if !fields.contains(&needed) {
+                return Err(config_err(format!(
+                    "{MAPPING_KEY}: '{order}' lacks a field; expected {expected}"
+                )));
+            }
+        }
+        let explicit_bg = fields.contains(&Field::BankGroup);
+        let mut slices = Vec::new();
+        let mut shift = offset_bits;
+        for &f in fields.iter().rev() {
+            let bits = match f {
+                Field::Channel => ch_bits,
+                Field::Rank => ra_bits,
+                Field::BankGroup => bg_bits,
+                Field::Bank if explicit_bg => ba_bits,
+                Field::Bank => ba_bits + bg_bits,
+                Field::Row => ro_bits,
+                Field::Column => co_bits,
+            };
+            slices.push(Slice {
+                field: f,
+                shift,
+                mask: (1u64 << bits) - 1,
+            });
+            shift += bits;
+        }
+        Ok(AddressMapper {
+            slices,
+            xor_bank,
+            explicit_bg,
+            bg_bits,
+            bank_field_mask: (1u64 << (bg_bits + ba_bits)) - 1,
+            bankgroups: org.bankgroups,
+            banks_per_group: org.banks_per_group,
+            burst_length: org.burst_length,
+            rows_per_subarray: org.rows_per_subarray,
+            capacity: org.total_bytes(),
+            line_bytes,
+        })
+    }
+
+    /// Total bytes addressable; higher address bits are ignored by `decode`.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    pub fn line_bytes(&self) -> u64 {
+        self.line_bytes
+    }
+
+    #[inline]
+    pub fn decode(&self, addr: u64) -> DramAddr {
+        let (mut ch, mut ra, mut bg, mut ba, mut ro, mut co) = (0, 0, 0, 0, 0, 0);
+        for s in &self.slices {
+            let v = (addr >> s.shift) & s.mask;
+            match s.field {
+                Field::Channel => ch = v,
+                Field::Rank => ra = v,
+                Field::BankGroup => bg = v,
+                Field::Bank => ba = v,
+                Field::Row => ro = v,
+                Field::Column => co = v,
+            }
+        }
+        // Without an explicit Bg field, `ba` holds bank group (low bits) and bank together; with
+        // one, rebuild that combined form so the XOR permutation treats both alike.
+        let mut all_banks = if self.explicit_bg {
+            (ba << self.bg_bits) | bg
+        } else {
+            ba
+        };
+        if self.xor_bank {
+            all_banks ^= ro & self.bank_field_mask;
+        }
+        let bankgroup = (all_banks & ((1 << self.bg_bits) - 1)) as u32;
+        let bank = (all_banks >> self.bg_bits) as u32;
+        let rank = ra as u32;
+        let row = ro as u32;
+        let bankgroup_index = rank * self.bankgroups + bankgroup;
+        DramAddr {
+            channel: ch as u32,
+            rank,
+            bankgroup,
+            bank,
+            bankgroup_index,
+            bank_index: bankgroup_index * self.banks_per_group + bank,
+            row,
+            subarray: row / self.rows_per_subarray,
+            column: co as u32 * self.burst_length,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::presets::preset;
+
+    fn ddr4(channels: u32, ranks: u32) -> Organisation {
+        let mut o = preset("DDR4_8Gb_x8_2400").unwrap().organisation;
+        o.channels = channels;
+        o.ranks = ranks;
+        o
+    }
+
+    #[test]
+    fn robarachco_puts_channel_lowest_and_row_highest() {
+        let m = AddressMapper::new(&ddr4(2, 2), "RoBaRaCoCh", false).unwrap();
+        assert_eq!(m.decode(0).channel, 0);
+        assert_eq!(m.decode(64).channel, 1);
+        // Next: 7 column bits (128 bursts of 8 columns).
+        assert_eq!(m.decode(128).column, 8);
+        assert_eq!(m.decode(128 << 7).rank, 1);
+        // Then Ba: bank group bits first.
+        let a = m.decode(128 << 8);
+        assert_eq!((a.bankgroup, a.bank), (1, 0));
+        let a = m.decode(128 << 10);
+        assert_eq!((a.bankgroup, a.bank), (0, 1));
+        assert_eq!(m.decode(128 << 12).row, 1);
+        assert_eq!(m.capacity(), 2 * 2 * 8 * (1u64 << 30));
+    }
+
+    #[test]
+    fn every_line_of_capacity_maps_to_a_distinct_location() {
+        let mut o = ddr4(2, 2);
+        o.rows = 4; // keep the enumeration small
+        for order in ["RoBaRaCoCh", "RoRaBaChCo", "ChRaBaRoCo", "RoCoBgBaRaCh"] {
+            for xor in [false, true] {
+                let m = AddressMapper::new(&o, order, xor).unwrap();
+                let mut seen = std::collections::HashSet::new();
+                for line in 0..m.capacity() / 64 {
+                    let a = m.decode(line * 64);
+                    assert!(
+                        seen.insert((a.channel, a.rank, a.bankgroup, a.bank, a.row, a.column)),
+                        "{order} xor={xor}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn xor_permutes_banks_by_row() {
+        let m = AddressMapper::new(&ddr4(1, 1), "RoBaRaCoCh", true).unwrap();
+        let a = m.decode(1u64 << (6 + 7 + 4)); // row 1, bank field 0
+        assert_eq!((a.row, a.bankgroup, a.bank), (1, 1, 0));
+    }
+
+    #[test]
+    fn bad_orders_name_the_key() {
+        for bad in ["RoBaRaCo", "RoBaRaCoCx", "RoRoBaRaCoCh", "RoBaRaCoC"] {
+            let e = AddressMapper::new(&ddr4(1, 1), bad, false)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(MAPPING_KEY), "{e}");
+        }
+        let e = AddressMapper::new(&ddr4(3, 1), "RoBaRaCoCh", false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("dram.channels"), "{e}");
+    }
+}

@@ -1,0 +1,341 @@
+//! Standards as data. A DRAM standard is its organisation, its timing parameters (in memory
+//! clock cycles) and a rule table `{level, preceding, following, latency, window, sibling}`;
+//! the device model compiles the table into dense ready-at arrays and never branches on the
+//! standard. This module owns the shared vocabulary (levels, commands, timing parameters, rules),
+//! the preset registry and the structural validation of rule tables.
+
+#[macro_use]
+mod rule_macro;
+pub mod ddr3;
+pub mod ddr4;
+pub mod presets;
+
+use serde::Serialize;
+
+/// The levels of the DRAM hierarchy, outermost first. Levels up to `Bank` carry timing state;
+/// `Subarray`, `Row` and `Column` are address levels (a subarray is a group of rows sharing a
+/// row buffer, needed by in-DRAM copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[repr(u8)]
+pub enum Level {
+    Channel = 0,
+    Rank = 1,
+    BankGroup = 2,
+    Bank = 3,
+    Subarray = 4,
+    Row = 5,
+    Column = 6,
+}
+
+/// Number of levels that hold ready-at tables (channel, rank, bank group, bank).
+pub const TIMING_LEVELS: usize = 4;
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Channel => "channel",
+            Level::Rank => "rank",
+            Level::BankGroup => "bankgroup",
+            Level::Bank => "bank",
+            Level::Subarray => "subarray",
+            Level::Row => "row",
+            Level::Column => "column",
+        }
+    }
+}
+
+/// DRAM commands. The discriminant indexes the ready-at arrays.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[repr(u8)]
+pub enum Command {
+    /// Activate a row (open it into the row buffer).
+    Act = 0,
+    /// Precharge one bank.
+    Pre = 1,
+    /// Precharge all banks of a rank.
+    PreA = 2,
+    /// Read one burst from the open row.
+    Rd = 3,
+    /// Write one burst to the open row.
+    Wr = 4,
+    /// Read with auto-precharge.
+    RdA = 5,
+    /// Write with auto-precharge.
+    WrA = 6,
+    /// All-bank refresh of a rank.
+    Ref = 7,
+}
+
+pub const NUM_COMMANDS: usize = 8;
+
+impl Command {
+    pub const ALL: [Command; NUM_COMMANDS] = [
+        Command::Act,
+        Command::Pre,
+        Command::PreA,
+        Command::Rd,
+        Command::Wr,
+        Command::RdA,
+        Command::WrA,
+        Command::Ref,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Act => "ACT",
+            Command::Pre => "PRE",
+            Command::PreA => "PREA",
+            Command::Rd => "RD",
+            Command::Wr => "WR",
+            Command::RdA => "RDA",
+            Command::WrA => "WRA",
+            Command::Ref => "REF",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// The level a command addresses: the node whose state it changes.
+    pub fn scope(self) -> Level {
+        match self {
+            Command::Act => Level::Row,
+            Command::Pre => Level::Bank,
+            Command::PreA | Command::Ref => Level::Rank,
+            Command::Rd | Command::Wr | Command::RdA | Command::WrA => Level::Column,
+        }
+    }
+
+    pub fn is_column(self) -> bool {
+        matches!(
+            self,
+            Command::Rd | Command::Wr | Command::RdA | Command::WrA
+        )
+    }
+
+    pub fn is_read(self) -> bool {
+        matches!(self, Command::Rd | Command::RdA)
+    }
+
+    pub fn is_write(self) -> bool {
+        matches!(self, Command::Wr | Command::WrA)
+    }
+
+    /// Whether the command closes its bank (auto-precharge) after the access.
+    pub fn closes_bank(self) -> bool {
+        matches!(self, Command::RdA | Command::WrA)
+    }
+}
+
+/// Declares the timing parameter struct together with its name/description table, so the
+/// names used in configs, in `spec show` and in the docs can never drift from the fields.
+macro_rules! timing_params {
+    ($($field:ident => $name:literal, $desc:literal;)*) => {
+        /// Timing parameters of one part, all in memory clock cycles (tCK).
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+        pub struct Timing {
+            $(#[doc = $desc] #[serde(rename = $name)] pub $field: u32,)*
+        }
+
+        impl Timing {
+            /// (name, description) of every parameter, in declaration order.
+            pub const PARAMS: &'static [(&'static str, &'static str)] = &[$(($name, $desc)),*];
+
+            pub fn get(&self, name: &str) -> Option<u32> {
+                match name {
+                    $($name => Some(self.$field),)*
+                    _ => None,
+                }
+            }
+
+            /// Sets a parameter by name; returns false for an unknown name.
+            pub fn set(&mut self, name: &str, value: u32) -> bool {
+                match name {
+                    $($name => { self.$field = value; true })*
+                    _ => false,
+                }
+            }
+        }
+    };
+}
+
+timing_params! {
+    n_bl => "nBL", "data burst duration on the bus (burst length / 2 for DDR)";
+    n_cl => "nCL", "CAS latency: RD to first data";
+    n_cwl => "nCWL", "CAS write latency: WR to first data";
+    n_rcd => "nRCD", "ACT to RD/WR on the same bank";
+    n_rp => "nRP", "PRE to ACT on the same bank";
+    n_ras => "nRAS", "ACT to PRE on the same bank (row restore)";
+    n_rc => "nRC", "ACT to ACT on the same bank";
+    n_rtp => "nRTP", "RD to PRE on the same bank";
+    n_wr => "nWR", "write recovery: end of write data to PRE";
+    n_ccd_s => "nCCD_S", "column to column, different bank group (DDR3: tCCD)";
+    n_ccd_l => "nCCD_L", "column to column, same bank group";
+    n_rrd_s => "nRRD_S", "ACT to ACT, different bank group (DDR3: tRRD)";
+    n_rrd_l => "nRRD_L", "ACT to ACT, same bank group";
+    n_wtr_s => "nWTR_S", "end of write data to RD, different bank group (DDR3: tWTR)";
+    n_wtr_l => "nWTR_L", "end of write data to RD, same bank group";
+    n_faw => "nFAW", "four-activate window per rank";
+    n_rtrs => "nRTRS", "rank-to-rank data bus switching gap";
+    n_rfc => "nRFC", "REF to next ACT/REF of the rank";
+    n_refi => "nREFI", "average interval between all-bank refreshes of a rank";
+}
+
+/// One timing rule: after a `preceding` command on a node of `level`, a `following` command on
+/// the same node (or, with `sibling`, on another node of the same parent) waits `latency`
+/// cycles. With `window = n > 0`, at most `n` preceding commands may issue in any `latency`
+/// cycles (tFAW is `window = 4`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rule {
+    pub level: Level,
+    pub preceding: &'static [Command],
+    pub following: &'static [Command],
+    pub latency: u32,
+    pub window: u32,
+    pub sibling: bool,
+}
+
+/// Which standard a spec follows (selects its rule table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Standard {
+    #[serde(rename = "DDR3")]
+    Ddr3,
+    #[serde(rename = "DDR4")]
+    Ddr4,
+}
+
+impl Standard {
+    pub fn rules(self, t: &Timing) -> Vec<Rule> {
+        match self {
+            Standard::Ddr3 => ddr3::rules(t),
+            Standard::Ddr4 => ddr4::rules(t),
+        }
+    }
+}
+
+/// Organisation of one channel's devices: counts per level and the chip geometry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Organisation {
+    /// Chip density in Mbit.
+    pub density_mbit: u32,
+    /// Data pins per chip (x4, x8, x16).
+    pub dq: u32,
+    /// Width of the channel data bus in bits.
+    pub bus_width_bits: u32,
+    /// Burst length in beats (8 for DDR3/DDR4).
+    pub burst_length: u32,
+    pub channels: u32,
+    pub ranks: u32,
+    pub bankgroups: u32,
+    pub banks_per_group: u32,
+    pub rows: u32,
+    /// Columns per row per chip (each column is `dq` bits).
+    pub columns: u32,
+    pub rows_per_subarray: u32,
+}
+
+impl Organisation {
+    pub fn chips_per_rank(&self) -> u32 {
+        self.bus_width_bits / self.dq
+    }
+    /// Bytes moved by one RD/WR burst (a cache line for a 64-bit bus with BL8).
+    pub fn line_bytes(&self) -> u64 {
+        (self.bus_width_bits / 8 * self.burst_length) as u64
+    }
+    /// Bytes in one row across the rank (row buffer size seen by the controller).
+    pub fn row_bytes(&self) -> u64 {
+        self.columns as u64 * (self.bus_width_bits / 8) as u64
+    }
+    pub fn banks_per_rank(&self) -> u32 {
+        self.bankgroups * self.banks_per_group
+    }
+    pub fn subarrays_per_bank(&self) -> u32 {
+        self.rows.div_ceil(self.rows_per_subarray)
+    }
+    /// Bytes of one channel.
+    pub fn channel_bytes(&self) -> u64 {
+        self.ranks as u64 * self.banks_per_rank() as u64 * self.rows as u64 * self.row_bytes()
+    }
+    pub fn total_bytes(&self) -> u64 {
+        self.channel_bytes() * self.channels as u64
+    }
+}
+
+/// A complete description of one memory part: standard, organisation, speed and timing.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Spec {
+    pub name: String,
+    pub standard: Standard,
+    /// Data rate in mega-transfers per second; the clock period is 2e6 / rate picoseconds.
+    pub data_rate_mts: u32,
+    pub organisation: Organisation,
+    pub timing: Timing,
+    /// The datasheet or JEDEC bin the numbers come from.
+    pub source: String,
+}
+
+impl Spec {
+    pub fn rules(&self) -> Vec<Rule> {
+        self.standard.rules(&self.timing)
+    }
+
+    /// Clock period in picoseconds (exact rational numerator/denominator).
+    pub fn tck_ps_ratio(&self) -> (u64, u64) {
+        (2_000_000, self.data_rate_mts as u64)
+    }
+
+    pub fn tck_ns(&self) -> f64 {
+        2000.0 / self.data_rate_mts as f64
+    }
+
+    /// Peak data bandwidth of one channel in GB/s (10^9 bytes per second).
+    pub fn peak_channel_gbps(&self) -> f64 {
+        self.data_rate_mts as f64 * 1e6 * (self.organisation.bus_width_bits / 8) as f64 / 1e9
+    }
+}
+
+/// Checks that a rule table is well formed: every rule's level is one that both of its
+/// commands address (so the node is defined), sibling rules sit below the channel, windows are
+/// at least two commands wide. Returns a description of the first bad rule.
+pub fn validate_rules(rules: &[Rule]) -> Result<(), String> {
+    for (i, r) in rules.iter().enumerate() {
+        if r.level as usize >= TIMING_LEVELS {
+            return Err(format!(
+                "rule {i}: level {} has no timing state",
+                r.level.name()
+            ));
+        }
+        if r.preceding.is_empty() || r.following.is_empty() {
+            return Err(format!("rule {i}: empty command list"));
+        }
+        for c in r.preceding.iter().chain(r.following.iter()) {
+            if c.scope() < r.level {
+                return Err(format!(
+                    "rule {i}: {} addresses the {} level, above the rule's level {}",
+                    c.name(),
+                    c.scope().name(),
+                    r.level.name()
+                ));
+            }
+        }
+        if r.sibling && r.level == Level::Channel {
+            return Err(format!(
+                "rule {i}: a sibling rule needs a level below channel"
+            ));
+        }
+        if r.window == 1 {
+            return Err(format!("rule {i}: window must be 0 (none) or at least 2"));
+        }
+        if r.window > 0 && r.sibling {
+            return Err(format!("rule {i}: window and sibling cannot be combined"));
+        }
+    }
+    Ok(())
+}
+
+/// `a - b` clamped at zero, for turnaround rules whose terms can cancel (e.g. nCWL > nCL).
+pub(crate) fn sub0(a: u32, b: u32) -> u32 {
+    a.saturating_sub(b)
+}

@@ -1,0 +1,173 @@
+//! Presets named after real parts. Each gives organisation and timing in cycles, rounded up
+//! from the datasheet's nanosecond values as JEDEC specifies (nCK = ceil(t / tCK)), and names
+//! its source. `Spec::organisation.channels/ranks` are 1 here; the config sets them.
+
+use super::{Organisation, Spec, Standard, Timing};
+
+/// Names of every preset, in display order.
+pub const PRESET_NAMES: &[&str] = &["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"];
+
+pub fn preset(name: &str) -> Option<Spec> {
+    match name {
+        "DDR3_2Gb_x8_1066" => Some(ddr3_2gb_x8_1066()),
+        "DDR3_4Gb_x8_1600" => Some(ddr3_4gb_x8_1600()),
+        "DDR4_8Gb_x8_2400" => Some(ddr4_8gb_x8_2400()),
+        _ => None,
+    }
+}
+
+fn org(density_mbit: u32, bankgroups: u32, banks_per_group: u32, rows: u32) -> Organisation {
+    Organisation {
+        density_mbit,
+        dq: 8,
+        bus_width_bits: 64,
+        burst_length: 8,
+        channels: 1,
+        ranks: 1,
+        bankgroups,
+        banks_per_group,
+        rows,
+        columns: 1024,
+        rows_per_subarray: 512,
+    }
+}
+
+/// DDR3-1066G (8-8-8), 2Gb x8 (Micron MT41J256M8, speed grade -187; JESD79-3F tables).
+/// tCK 1.875 ns; tRCD = tRP = 15 ns, tRAS 37.5 ns, tRC 52.5 ns, tFAW 37.5 ns (1 KB page),
+/// tRRD max(4nCK, 7.5 ns), tWTR/tRTP max(4nCK, 7.5 ns), tWR 15 ns, tRFC 160 ns, tREFI 7.8 us.
+/// This is the system of the RowClone paper (FPM copy = tRAS + tRAS + tRP = 90 ns).
+fn ddr3_2gb_x8_1066() -> Spec {
+    Spec {
+        name: "DDR3_2Gb_x8_1066".into(),
+        standard: Standard::Ddr3,
+        data_rate_mts: 1066,
+        organisation: org(2048, 1, 8, 32768),
+        timing: Timing {
+            n_bl: 4,
+            n_cl: 8,
+            n_cwl: 6,
+            n_rcd: 8,
+            n_rp: 8,
+            n_ras: 20,
+            n_rc: 28,
+            n_rtp: 4,
+            n_wr: 8,
+            n_ccd_s: 4,
+            n_ccd_l: 4,
+            n_rrd_s: 4,
+            n_rrd_l: 4,
+            n_wtr_s: 4,
+            n_wtr_l: 4,
+            n_faw: 20,
+            n_rtrs: 2,
+            n_rfc: 86,
+            n_refi: 4160,
+        },
+        source: "JEDEC JESD79-3F DDR3-1066G; Micron MT41J256M8 (2Gb x8) -187".into(),
+    }
+}
+
+/// DDR3-1600K (11-11-11), 4Gb x8 (Micron MT41J512M8, speed grade -125). tCK 1.25 ns;
+/// tRCD = tRP = 13.75 ns, tRAS 35 ns, tRC 48.75 ns, tFAW 30 ns, tRRD max(4nCK, 6 ns),
+/// tWTR/tRTP max(4nCK, 7.5 ns), tWR 15 ns, tRFC 260 ns, tREFI 7.8 us.
+fn ddr3_4gb_x8_1600() -> Spec {
+    Spec {
+        name: "DDR3_4Gb_x8_1600".into(),
+        standard: Standard::Ddr3,
+        data_rate_mts: 1600,
+        organisation: org(4096, 1, 8, 65536),
+        timing: Timing {
+            n_bl: 4,
+            n_cl: 11,
+            n_cwl: 8,
+            n_rcd: 11,
+            n_rp: 11,
+            n_ras: 28,
+            n_rc: 39,
+            n_rtp: 6,
+            n_wr: 12,
+            n_ccd_s: 4,
+            n_ccd_l: 4,
+            n_rrd_s: 5,
+            n_rrd_l: 5,
+            n_wtr_s: 6,
+            n_wtr_l: 6,
+            n_faw: 24,
+            n_rtrs: 2,
+            n_rfc: 208,
+            n_refi: 6240,
+        },
+        source: "JEDEC JESD79-3F DDR3-1600K; Micron MT41J512M8 (4Gb x8) -125".into(),
+    }
+}
+
+/// DDR4-2400R (16-16-16), 8Gb x8: 4 bank groups x 4 banks, 64K rows, 1K columns (Micron
+/// MT40A1G8, speed grade -083E; JESD79-4B). tCK 0.833 ns; tRCD = tRP = 13.32 ns, tRAS 32 ns,
+/// tRC 45.32 ns, CWL 12, tCCD_L max(5nCK, 5 ns), tRRD_S/L max(4nCK, 3.3/4.9 ns), tFAW 21 ns
+/// (1 KB page), tWTR_S/L max(2nCK, 2.5 ns)/max(4nCK, 7.5 ns), tRTP max(4nCK, 7.5 ns), tWR 15 ns,
+/// tRFC1 350 ns, tREFI 7.8 us. The JEDEC 2400R bin, not 2400T (17-17-17).
+fn ddr4_8gb_x8_2400() -> Spec {
+    Spec {
+        name: "DDR4_8Gb_x8_2400".into(),
+        standard: Standard::Ddr4,
+        data_rate_mts: 2400,
+        organisation: org(8192, 4, 4, 65536),
+        timing: Timing {
+            n_bl: 4,
+            n_cl: 16,
+            n_cwl: 12,
+            n_rcd: 16,
+            n_rp: 16,
+            n_ras: 39,
+            n_rc: 55,
+            n_rtp: 9,
+            n_wr: 18,
+            n_ccd_s: 4,
+            n_ccd_l: 6,
+            n_rrd_s: 4,
+            n_rrd_l: 6,
+            n_wtr_s: 3,
+            n_wtr_l: 9,
+            n_faw: 26,
+            n_rtrs: 2,
+            n_rfc: 420,
+            n_refi: 9360,
+        },
+        source: "JEDEC JESD79-4B DDR4-2400R; Micron MT40A1G8 (8Gb x8) -083E".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::validate_rules;
+
+    #[test]
+    fn every_preset_has_a_well_formed_rule_table() {
+        for name in PRESET_NAMES {
+            let spec = preset(name).unwrap();
+            validate_rules(&spec.rules()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(spec.name, *name);
+        }
+    }
+
+    #[test]
+    fn capacities_match_chip_density() {
+        for name in PRESET_NAMES {
+            let spec = preset(name).unwrap();
+            let o = &spec.organisation;
+            let chip_bits =
+                o.banks_per_rank() as u64 * o.rows as u64 * o.columns as u64 * o.dq as u64;
+            assert_eq!(chip_bits, o.density_mbit as u64 * 1024 * 1024, "{name}");
+            assert_eq!(o.line_bytes(), 64);
+        }
+    }
+
+    #[test]
+    fn validation_rejects_a_rule_above_its_commands_level() {
+        let bad = vec![rule!(Bank, [Act] -> [PreA], 1)];
+        assert!(validate_rules(&bad).unwrap_err().contains("PREA"));
+        let bad = vec![rule!(Channel, [Act] -> [Act], 1, sibling)];
+        assert!(validate_rules(&bad).is_err());
+    }
+}

@@ -1,0 +1,295 @@
+//! Run statistics: the serialisable `Stats` record, the latency histogram behind its
+//! percentiles, the table giving every stat a unit and a description (docs/stats.md is generated
+//! from it and a test keeps the two in step), and the short human summary. Everything outside
+//! `host` is a deterministic function of config and input; `host` holds wall-clock figures.
+
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Exact latency distribution in cycles: one counter per cycle value.
+#[derive(Clone, Debug, Default)]
+pub struct LatencyHistogram {
+    counts: Vec<u64>,
+    n: u64,
+    sum: u64,
+    max: u64,
+}
+
+impl LatencyHistogram {
+    #[inline]
+    pub fn record(&mut self, cycles: u64) {
+        let i = cycles as usize;
+        if i >= self.counts.len() {
+            self.counts.resize((i + 1).next_power_of_two(), 0);
+        }
+        self.counts[i] += 1;
+        self.n += 1;
+        self.sum += cycles;
+        self.max = self.max.max(cycles);
+    }
+
+    pub fn merge(&mut self, other: &LatencyHistogram) {
+        if other.counts.len() > self.counts.len() {
+            self.counts.resize(other.counts.len(), 0);
+        }
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        self.n += other.n;
+        self.sum += other.sum;
+        self.max = self.max.max(other.max);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.n
+    }
+
+    pub fn mean(&self) -> f64 {
+        if self.n == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.n as f64
+        }
+    }
+
+    /// Nearest-rank percentile: the smallest value with at least `p`% of samples at or below.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.n == 0 {
+            return 0;
+        }
+        let rank = ((p / 100.0) * self.n as f64).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (v, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return v as u64;
+            }
+        }
+        self.max
+    }
+
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct LatencyStats {
+    pub mean_cycles: f64,
+    pub p50_cycles: u64,
+    pub p99_cycles: u64,
+    pub max_cycles: u64,
+    pub mean_ns: f64,
+    pub p50_ns: f64,
+    pub p99_ns: f64,
+    pub max_ns: f64,
+}
+
+impl LatencyStats {
+    pub fn from_histogram(h: &LatencyHistogram, tck_ns: f64) -> LatencyStats {
+        let (p50, p99) = (h.percentile(50.0), h.percentile(99.0));
+        LatencyStats {
+            mean_cycles: h.mean(),
+            p50_cycles: p50,
+            p99_cycles: p99,
+            max_cycles: h.max(),
+            mean_ns: h.mean() * tck_ns,
+            p50_ns: p50 as f64 * tck_ns,
+            p99_ns: p99 as f64 * tck_ns,
+            max_ns: h.max() as f64 * tck_ns,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct HostStats {
+    pub wall_seconds: f64,
+    pub requests_per_wall_second: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Stats {
+    pub preset: String,
+    pub tck_ns: f64,
+    pub cycles: u64,
+    pub simulated_ns: f64,
+    pub reads: u64,
+    pub writes: u64,
+    pub reads_forwarded: u64,
+    pub writes_merged: u64,
+    pub read_latency: LatencyStats,
+    pub bandwidth_gbps: f64,
+    pub peak_bandwidth_gbps: f64,
+    pub row_hits: u64,
+    pub row_misses: u64,
+    pub row_conflicts: u64,
+    pub row_hit_rate: f64,
+    pub commands: BTreeMap<String, u64>,
+    pub refreshes: u64,
+    pub frontend_stall_cycles: u64,
+    pub out_of_range_requests: u64,
+    pub host: HostStats,
+}
+
+/// Unit and description of one stat (dotted path as in the JSON).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StatDoc {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub description: &'static str,
+}
+
+const fn doc(name: &'static str, unit: &'static str, description: &'static str) -> StatDoc {
+    StatDoc {
+        name,
+        unit,
+        description,
+    }
+}
+
+pub const STAT_DOCS: &[StatDoc] = &[
+    doc("preset", "name", "memory part preset simulated"),
+    doc("tck_ns", "ns", "memory clock period"),
+    doc("cycles", "memory cycles", "from cycle 0 until the last request was served by DRAM (last data beat of the last read or write)"),
+    doc("simulated_ns", "ns", "`cycles` in nanoseconds"),
+    doc("reads", "requests", "read requests received (including forwarded ones)"),
+    doc("writes", "requests", "write requests received (including merged ones)"),
+    doc("reads_forwarded", "requests", "reads answered from a queued write to the same line, without a DRAM access"),
+    doc("writes_merged", "requests", "writes folded into a queued write to the same line"),
+    doc("read_latency.mean_cycles", "memory cycles", "mean read latency over reads served by DRAM, from arrival at the controller to the last data beat"),
+    doc("read_latency.p50_cycles", "memory cycles", "median read latency (nearest rank)"),
+    doc("read_latency.p99_cycles", "memory cycles", "99th percentile read latency (nearest rank)"),
+    doc("read_latency.max_cycles", "memory cycles", "largest read latency"),
+    doc("read_latency.mean_ns", "ns", "mean read latency"),
+    doc("read_latency.p50_ns", "ns", "median read latency"),
+    doc("read_latency.p99_ns", "ns", "99th percentile read latency"),
+    doc("read_latency.max_ns", "ns", "largest read latency"),
+    doc("bandwidth_gbps", "GB/s (1e9 B/s)", "bytes moved by RD and WR bursts over `simulated_ns`, all channels"),
+    doc("peak_bandwidth_gbps", "GB/s (1e9 B/s)", "data rate x bus width x channels"),
+    doc("row_hits", "requests", "requests served without an ACT or PRE of their own"),
+    doc("row_misses", "requests", "requests that needed an ACT to a closed bank"),
+    doc("row_conflicts", "requests", "requests that needed a PRE of another row first"),
+    doc("row_hit_rate", "fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
+    doc("commands", "commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF), all channels"),
+    doc("refreshes", "commands", "all-bank REF commands issued"),
+    doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
+    doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),
+    doc("host.wall_seconds", "s", "wall-clock time of the simulation (not deterministic)"),
+    doc("host.requests_per_wall_second", "requests/s", "requests simulated per wall-clock second (not deterministic)"),
+];
+
+impl Stats {
+    /// A few readable lines with units.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let l = &self.read_latency;
+        let cmds: Vec<String> = self
+            .commands
+            .iter()
+            .filter(|(_, &n)| n > 0)
+            .map(|(k, n)| format!("{k} {n}"))
+            .collect();
+        s += &format!(
+            "preset              {} (tCK {:.3} ns)\n",
+            self.preset, self.tck_ns
+        );
+        s += &format!(
+            "simulated           {} cycles = {:.1} ns\n",
+            self.cycles, self.simulated_ns
+        );
+        s += &format!(
+            "requests            {} reads ({} forwarded), {} writes ({} merged)\n",
+            self.reads, self.reads_forwarded, self.writes, self.writes_merged
+        );
+        s += &format!(
+            "read latency        mean {:.1} ns, p50 {:.1} ns, p99 {:.1} ns, max {:.1} ns\n",
+            l.mean_ns, l.p50_ns, l.p99_ns, l.max_ns
+        );
+        s += &format!(
+            "bandwidth           {:.2} GB/s of {:.2} GB/s peak ({:.1}%)\n",
+            self.bandwidth_gbps,
+            self.peak_bandwidth_gbps,
+            100.0 * self.bandwidth_gbps / self.peak_bandwidth_gbps.max(f64::MIN_POSITIVE)
+        );
+        s += &format!(
+            "row buffer          {} hits, {} misses, {} conflicts (hit rate {:.1}%)\n",
+            self.row_hits,
+            self.row_misses,
+            self.row_conflicts,
+            100.0 * self.row_hit_rate
+        );
+        s += &format!("commands            {}\n", cmds.join(", "));
+        s += &format!("refreshes           {}\n", self.refreshes);
+        if self.out_of_range_requests > 0 {
+            s += &format!(
+                "warning             {} requests addressed beyond capacity; upper address bits were ignored\n",
+                self.out_of_range_requests
+            );
+        }
+        s += &format!(
+            "host                {:.3} s wall, {:.0} requests/s\n",
+            self.host.wall_seconds, self.host.requests_per_wall_second
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let mut h = LatencyHistogram::default();
+        for v in 1..=100 {
+            h.record(v);
+        }
+        assert_eq!(h.percentile(50.0), 50);
+        assert_eq!(h.percentile(99.0), 99);
+        assert_eq!(h.max(), 100);
+        assert!((h.mean() - 50.5).abs() < 1e-12);
+        let mut g = LatencyHistogram::default();
+        g.record(1000);
+        h.merge(&g);
+        assert_eq!((h.count(), h.max(), h.percentile(100.0)), (101, 1000, 1000));
+    }
+
+    fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) if prefix != "commands" => {
+                for (k, v) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(v, &p, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
+    }
+
+    #[test]
+    fn every_stat_is_documented_and_every_doc_is_a_stat() {
+        let mut keys = Vec::new();
+        leaves(
+            &serde_json::to_value(Stats::default()).unwrap(),
+            "",
+            &mut keys,
+        );
+        let docs: Vec<&str> = STAT_DOCS.iter().map(|d| d.name).collect();
+        for k in &keys {
+            assert!(
+                docs.contains(&k.as_str()),
+                "stat {k} has no STAT_DOCS entry"
+            );
+        }
+        for d in &docs {
+            assert!(
+                keys.iter().any(|k| k == d),
+                "STAT_DOCS names {d}, which is not a stat"
+            );
+        }
+    }
+}

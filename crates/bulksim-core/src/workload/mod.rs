@@ -1,0 +1,6 @@
+//! Workloads: readers of request traces in the supported formats, and generators of synthetic
+//! request traces (stream, random, mixed, page copy) for demos, tests and benchmarks.
+
+pub mod generate;
+pub mod rng;
+pub mod trace;

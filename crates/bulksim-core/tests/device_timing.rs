@@ -1,0 +1,324 @@
+//! Every timing parameter of every preset is tight: after the preceding command, the following
+//! one is not ready one cycle before the earliest legal cycle and is ready at it. Expected
+//! cycles are written here from the JEDEC definitions, not read from the rule table.
+
+use bulksim_core::device::Device;
+use bulksim_core::mapping::DramAddr;
+use bulksim_core::spec::presets::{preset, PRESET_NAMES};
+use bulksim_core::spec::{Command, Command::*, Spec};
+
+struct Probe {
+    spec: Spec,
+    dev: Device,
+}
+
+impl Probe {
+    fn new(name: &str, tweak: impl FnOnce(&mut Spec)) -> Probe {
+        let mut spec = preset(name).unwrap();
+        spec.organisation.ranks = 2;
+        tweak(&mut spec);
+        let dev = Device::new(&spec, 0);
+        Probe { spec, dev }
+    }
+
+    fn addr(&self, rank: u32, bankgroup: u32, bank: u32, row: u32) -> DramAddr {
+        let o = &self.spec.organisation;
+        let bankgroup = bankgroup % o.bankgroups;
+        let bankgroup_index = rank * o.bankgroups + bankgroup;
+        DramAddr {
+            channel: 0,
+            rank,
+            bankgroup,
+            bank,
+            bankgroup_index,
+            bank_index: bankgroup_index * o.banks_per_group + bank,
+            row,
+            subarray: row / o.rows_per_subarray,
+            column: 0,
+        }
+    }
+
+    /// A bank in another bank group (DDR3, with one group: another bank of the rank).
+    fn other_group(&self, rank: u32, row: u32) -> DramAddr {
+        if self.spec.organisation.bankgroups > 1 {
+            self.addr(rank, 1, 0, row)
+        } else {
+            self.addr(rank, 0, 2, row)
+        }
+    }
+
+    fn issue(&mut self, cmd: Command, a: DramAddr, at: u64) {
+        assert!(self.dev.is_legal(cmd, &a), "{cmd:?} illegal");
+        assert!(
+            self.dev.earliest(cmd, &a) <= at,
+            "{cmd:?} at {at} is too early (earliest {})",
+            self.dev.earliest(cmd, &a)
+        );
+        self.dev.issue(cmd, &a, at);
+    }
+
+    /// The gate is tight: not ready at `expected - 1`, ready at `expected`.
+    fn tight(&self, what: &str, cmd: Command, a: DramAddr, expected: u64) {
+        let earliest = self.dev.earliest(cmd, &a);
+        if expected > 0 {
+            assert!(
+                earliest > expected - 1,
+                "{}: {what}: {cmd:?} ready one cycle early ({earliest} vs {expected})",
+                self.spec.name
+            );
+        }
+        assert!(
+            earliest <= expected,
+            "{}: {what}: {cmd:?} not ready at {expected} (earliest {earliest})",
+            self.spec.name
+        );
+    }
+}
+
+fn each_preset(f: impl Fn(&str)) {
+    for name in PRESET_NAMES {
+        f(name);
+    }
+}
+
+#[test]
+fn t_rcd() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let a = p.addr(0, 0, 0, 5);
+        p.issue(Act, a, 100);
+        let t = &p.spec.timing;
+        for cmd in [Rd, Wr, RdA, WrA] {
+            p.tight("tRCD", cmd, a, 100 + t.n_rcd as u64);
+        }
+    });
+}
+
+#[test]
+fn t_ras_and_t_rp() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let a = p.addr(0, 0, 0, 5);
+        let t = p.spec.timing.clone();
+        p.issue(Act, a, 100);
+        p.tight("tRAS", Pre, a, 100 + t.n_ras as u64);
+        p.tight("tRAS (PREA)", PreA, a, 100 + t.n_ras as u64);
+        p.issue(Pre, a, 100 + t.n_ras as u64);
+        // tRC = tRAS + tRP in every preset, so tRP binds here.
+        p.tight("tRP", Act, a, 100 + (t.n_ras + t.n_rp) as u64);
+    });
+}
+
+#[test]
+fn t_rc() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |s| s.timing.n_rc += 7); // make tRC the binding gate
+        let a = p.addr(0, 0, 0, 5);
+        let t = p.spec.timing.clone();
+        p.issue(Act, a, 0);
+        p.issue(Pre, a, t.n_ras as u64);
+        p.tight("tRC", Act, a, t.n_rc as u64);
+    });
+}
+
+#[test]
+fn t_rrd_s_and_t_rrd_l() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let groups = p.spec.organisation.bankgroups;
+        p.issue(Act, p.addr(0, 0, 0, 1), 50);
+        if groups > 1 {
+            p.tight("tRRD_S", Act, p.addr(0, 1, 0, 1), 50 + t.n_rrd_s as u64);
+            p.tight("tRRD_L", Act, p.addr(0, 0, 1, 1), 50 + t.n_rrd_l as u64);
+        } else {
+            p.tight("tRRD", Act, p.addr(0, 0, 1, 1), 50 + t.n_rrd_s as u64);
+        }
+        // Another rank is not held back.
+        p.tight("other rank", Act, p.addr(1, 0, 0, 1), 0);
+    });
+}
+
+#[test]
+fn t_faw() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let o = p.spec.organisation.clone();
+        // Four ACTs as fast as tRRD allows, to banks in different groups where there are groups.
+        let mut at = 0u64;
+        for i in 0..4u32 {
+            let a = p.addr(0, i % o.bankgroups, i / o.bankgroups, 1);
+            let a = if o.bankgroups == 1 {
+                p.addr(0, 0, i, 1)
+            } else {
+                a
+            };
+            p.issue(Act, a, at);
+            at += t.n_rrd_s as u64;
+        }
+        let fifth = if o.bankgroups == 1 {
+            p.addr(0, 0, 4, 1)
+        } else {
+            p.addr(0, 0, 1, 1)
+        };
+        assert!(
+            t.n_faw as u64 > 3 * t.n_rrd_s as u64 + t.n_rrd_l as u64,
+            "tFAW binds in {n}"
+        );
+        p.tight("tFAW", Act, fifth, t.n_faw as u64);
+    });
+}
+
+#[test]
+fn t_ccd_s_and_t_ccd_l() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let (a, b, c) = (p.addr(0, 0, 0, 1), p.other_group(0, 1), p.addr(0, 0, 1, 1));
+        p.issue(Act, a, 0);
+        p.issue(Act, b, 20);
+        p.issue(Act, c, 40);
+        p.issue(Rd, a, 200);
+        let other_group = b;
+        p.tight(
+            "tCCD_S (RD)",
+            Rd,
+            other_group,
+            200 + t.n_ccd_s.max(t.n_bl) as u64,
+        );
+        p.tight("tCCD_L (RD)", Rd, c, 200 + t.n_ccd_l.max(t.n_bl) as u64);
+        p.issue(Wr, a, 400);
+        p.tight(
+            "tCCD_S (WR)",
+            Wr,
+            other_group,
+            400 + t.n_ccd_s.max(t.n_bl) as u64,
+        );
+        p.tight("tCCD_L (WR)", Wr, c, 400 + t.n_ccd_l.max(t.n_bl) as u64);
+    });
+}
+
+#[test]
+fn t_wtr_s_and_t_wtr_l_and_read_to_write() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let (a, b, c) = (p.addr(0, 0, 0, 1), p.other_group(0, 1), p.addr(0, 0, 1, 1));
+        p.issue(Act, a, 0);
+        p.issue(Act, b, 20);
+        p.issue(Act, c, 40);
+        p.issue(Wr, a, 200);
+        let wr_end = 200 + (t.n_cwl + t.n_bl) as u64;
+        p.tight("tWTR_S", Rd, b, wr_end + t.n_wtr_s as u64);
+        p.tight("tWTR_L", Rd, c, wr_end + t.n_wtr_l as u64);
+        p.tight("tWTR (same bank)", Rd, a, wr_end + t.n_wtr_l as u64);
+        // RD to WR: read data clears the bus plus two turnaround cycles, minus write latency.
+        p.issue(Rd, a, 400);
+        p.tight(
+            "RD to WR",
+            Wr,
+            b,
+            400 + (t.n_cl + t.n_bl + 2 - t.n_cwl) as u64,
+        );
+    });
+}
+
+#[test]
+fn t_rtp_and_t_wr() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let (a, b) = (p.addr(0, 0, 0, 1), p.addr(0, 0, 1, 1));
+        p.issue(Act, a, 0);
+        p.issue(Act, b, 20);
+        p.issue(Rd, a, 100);
+        p.tight("tRTP", Pre, a, 100 + t.n_rtp as u64);
+        p.issue(Wr, b, 200);
+        p.tight("tWR", Pre, b, 200 + (t.n_cwl + t.n_bl + t.n_wr) as u64);
+        p.tight(
+            "tWR (PREA)",
+            PreA,
+            b,
+            200 + (t.n_cwl + t.n_bl + t.n_wr) as u64,
+        );
+    });
+}
+
+#[test]
+fn auto_precharge_reaches_the_next_activate() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let (a, b) = (p.addr(0, 0, 0, 1), p.addr(0, 0, 1, 1));
+        p.issue(Act, a, 0);
+        p.issue(Act, b, 20);
+        p.issue(RdA, a, 100);
+        p.tight("RDA: tRTP + tRP", Act, a, 100 + (t.n_rtp + t.n_rp) as u64);
+        p.issue(WrA, b, 200);
+        p.tight(
+            "WRA: write recovery + tRP",
+            Act,
+            b,
+            200 + (t.n_cwl + t.n_bl + t.n_wr + t.n_rp) as u64,
+        );
+    });
+}
+
+#[test]
+fn t_rfc_and_refresh_entry() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let a = p.addr(0, 0, 0, 1);
+        p.issue(Act, a, 0);
+        p.tight("ACT to REF (tRC)", Ref, a, t.n_rc as u64);
+        p.issue(PreA, a, t.n_ras as u64);
+        p.tight(
+            "PREA to REF (tRP)",
+            Ref,
+            a,
+            (t.n_ras + t.n_rp).max(t.n_rc) as u64,
+        );
+        p.tight("PREA to ACT (tRP)", Act, a, (t.n_ras + t.n_rp) as u64);
+        let at = 1000;
+        p.issue(Ref, a, at);
+        p.tight("tRFC (ACT)", Act, a, at + t.n_rfc as u64);
+        p.tight("tRFC (REF)", Ref, a, at + t.n_rfc as u64);
+        p.tight("other rank not refreshed", Act, p.addr(1, 0, 0, 1), 0);
+    });
+}
+
+#[test]
+fn t_rtrs_rank_to_rank() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let (a, b) = (p.addr(0, 0, 0, 1), p.addr(1, 0, 0, 1));
+        p.issue(Act, a, 0);
+        p.issue(Act, b, 1);
+        p.issue(Rd, a, 100);
+        p.tight(
+            "RD to RD other rank",
+            Rd,
+            b,
+            100 + (t.n_bl + t.n_rtrs) as u64,
+        );
+        p.tight(
+            "RD to WR other rank",
+            Wr,
+            b,
+            100 + (t.n_cl + t.n_bl + t.n_rtrs - t.n_cwl) as u64,
+        );
+        p.issue(Wr, a, 300);
+        p.tight(
+            "WR to WR other rank",
+            Wr,
+            b,
+            300 + (t.n_bl + t.n_rtrs) as u64,
+        );
+        // Only the data bus links ranks: the read's data may start nRTRS after the write's ends.
+        let wr_rd = (t.n_cwl + t.n_bl + t.n_rtrs).saturating_sub(t.n_cl);
+        p.tight("WR to RD other rank", Rd, b, 300 + wr_rd as u64);
+    });
+}

@@ -1,0 +1,190 @@
+//! The Python binding `bulksim._core`: thin wrappers that resolve configs, run simulations with
+//! the GIL released, and hand results back as JSON text (the Python package parses it). Engine
+//! errors become `ConfigError`, `TraceError` or `OSError` with the engine's message.
+
+use bulksim_core::config::{Config, CONFIG_FIELDS};
+use bulksim_core::spec::{presets, Timing};
+use bulksim_core::stats::STAT_DOCS;
+use bulksim_core::workload::generate::{GenOptions, Generator};
+use bulksim_core::workload::trace::{TraceFormat, TraceReader};
+use bulksim_core::{sim, Error};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use std::io::BufWriter;
+use std::path::Path;
+
+create_exception!(
+    _core,
+    ConfigError,
+    PyValueError,
+    "A bad config file, key or value."
+);
+create_exception!(
+    _core,
+    TraceError,
+    PyValueError,
+    "A malformed or unreadable trace."
+);
+
+fn to_py(e: Error) -> PyErr {
+    match e {
+        Error::Config(m) => ConfigError::new_err(m),
+        Error::Trace(m) => TraceError::new_err(m),
+        Error::Io(m) => PyOSError::new_err(m),
+    }
+}
+
+/// Defaults, then the TOML text (if any), then the preset (if any), then `key=value` overrides.
+fn resolve(
+    config_toml: Option<&str>,
+    source: &str,
+    preset: Option<&str>,
+    sets: &[String],
+) -> Result<Config, Error> {
+    let base = match config_toml {
+        Some(text) => Config::from_toml_str(text, source)?,
+        None => Config::default(),
+    };
+    let mut all = Vec::new();
+    if let Some(p) = preset {
+        all.push(format!("dram.preset=\"{p}\""));
+    }
+    all.extend(sets.iter().cloned());
+    let config = base.apply_sets(&all)?;
+    config.validate()?;
+    Ok(config)
+}
+
+#[pyfunction]
+#[pyo3(signature = (config_toml, source, preset, sets))]
+fn resolve_config(
+    config_toml: Option<&str>,
+    source: &str,
+    preset: Option<&str>,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    resolve(config_toml, source, preset, &sets)
+        .map(|c| c.to_toml())
+        .map_err(to_py)
+}
+
+#[pyfunction]
+#[pyo3(signature = (config_toml, source, preset, sets, trace, trace_format, command_log=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
+fn run_trace(
+    py: Python<'_>,
+    config_toml: Option<&str>,
+    source: &str,
+    preset: Option<&str>,
+    sets: Vec<String>,
+    trace: &str,
+    trace_format: &str,
+    command_log: Option<&str>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<String> {
+    let config = resolve(config_toml, source, preset, &sets).map_err(to_py)?;
+    let format: TraceFormat = trace_format.parse().map_err(to_py)?;
+    let mut reader = TraceReader::open(Path::new(trace), format).map_err(to_py)?;
+    let stats = py
+        .detach(|| {
+            let mut report = |n: u64| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        let _ = cb.call1(py, (n,));
+                    });
+                }
+            };
+            sim::run(
+                &config,
+                &mut reader,
+                command_log.map(Path::new),
+                Some(&mut report),
+            )
+        })
+        .map_err(to_py)?;
+    Ok(serde_json::to_string(&stats).expect("stats serialize"))
+}
+
+/// The resolved spec (organisation, timing in cycles, data rate, source) as JSON.
+#[pyfunction]
+#[pyo3(signature = (config_toml, source, preset, sets))]
+fn spec_json(
+    config_toml: Option<&str>,
+    source: &str,
+    preset: Option<&str>,
+    sets: Vec<String>,
+) -> PyResult<String> {
+    let config = resolve(config_toml, source, preset, &sets).map_err(to_py)?;
+    let spec = config.spec().map_err(to_py)?;
+    Ok(serde_json::to_string(&spec).expect("spec serializes"))
+}
+
+#[pyfunction]
+fn preset_names() -> Vec<&'static str> {
+    presets::PRESET_NAMES.to_vec()
+}
+
+#[pyfunction]
+fn config_fields() -> String {
+    serde_json::to_string(CONFIG_FIELDS).expect("docs serialize")
+}
+
+#[pyfunction]
+fn stat_docs() -> String {
+    serde_json::to_string(STAT_DOCS).expect("docs serialize")
+}
+
+#[pyfunction]
+fn timing_params() -> Vec<(&'static str, &'static str)> {
+    Timing::PARAMS.to_vec()
+}
+
+#[pyfunction]
+fn default_config() -> String {
+    Config::default().to_toml()
+}
+
+#[pyfunction]
+#[pyo3(signature = (path, pattern, requests, interval=0, write_fraction=0.0, footprint=1<<30, seed=0))]
+fn generate_trace(
+    py: Python<'_>,
+    path: &str,
+    pattern: &str,
+    requests: u64,
+    interval: u64,
+    write_fraction: f64,
+    footprint: u64,
+    seed: u64,
+) -> PyResult<()> {
+    let opts = GenOptions {
+        pattern: pattern.parse().map_err(to_py)?,
+        requests,
+        interval,
+        write_fraction,
+        footprint,
+        seed,
+    };
+    let generator = Generator::new(opts).map_err(to_py)?;
+    let file =
+        std::fs::File::create(path).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))?;
+    py.detach(|| generator.write_native(&mut BufWriter::with_capacity(1 << 16, file)))
+        .map_err(to_py)
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ConfigError", m.py().get_type::<ConfigError>())?;
+    m.add("TraceError", m.py().get_type::<TraceError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(resolve_config, m)?)?;
+    m.add_function(wrap_pyfunction!(run_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(spec_json, m)?)?;
+    m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(config_fields, m)?)?;
+    m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(timing_params, m)?)?;
+    m.add_function(wrap_pyfunction!(default_config, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
+    Ok(())
+}
