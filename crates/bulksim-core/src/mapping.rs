@@ -85,18 +85,19 @@ impl AddressMapper {
         }
         let mut fields = Vec::new();
         for i in (0..order.len()).step_by(2) {
-            let f =
-                match &order[i..i + 2] {
-                    "Ch" => Field::Channel,
-                    "Ra" => Field::Rank,
-                    "Bg" => Field::BankGroup,
-                    "Ba" => Field::Bank,
-                    "Ro" => Field::Row,
-                    "Co" => Field::Column,
-                    other => return Err(config_err(format!(
+            let f = match &order[i..i + 2] {
+                "Ch" => Field::Channel,
+                "Ra" => Field::Rank,
+                "Bg" => Field::BankGroup,
+                "Ba" => Field::Bank,
+                "Ro" => Field::Row,
+                "Co" => Field::Column,
+                other => {
+                    return Err(config_err(format!(
                         "{MAPPING_KEY}: unknown field '{other}' in '{order}'; expected {expected}"
-                    ))),
-                };
+                    )))
+                }
+            };
             if fields.contains(&f) {
                 return Err(config_err(format!(
                     "{MAPPING_KEY}: field '{}' appears twice in '{order}'; expected {expected}",

@@ -82,7 +82,7 @@ fn run_trace(
     trace_format: &str,
     command_log: Option<&str>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<String> {
+) -> PyResult<(String, String)> {
     let config = resolve(config_toml, source, preset, &sets).map_err(to_py)?;
     let format: TraceFormat = trace_format.parse().map_err(to_py)?;
     let mut reader = TraceReader::open(Path::new(trace), format).map_err(to_py)?;
@@ -103,7 +103,10 @@ fn run_trace(
             )
         })
         .map_err(to_py)?;
-    Ok(serde_json::to_string(&stats).expect("stats serialize"))
+    Ok((
+        serde_json::to_string(&stats).expect("stats serialize"),
+        stats.summary(),
+    ))
 }
 
 /// The resolved spec (organisation, timing in cycles, data rate, source) as JSON.

@@ -1,7 +1,8 @@
 //! Request scheduling: which queued request gets the command bus this cycle. FCFS takes the
 //! oldest request whose next command is ready. FR-FCFS takes the oldest ready row hit, else the
 //! oldest ready request, and never precharges a row that queued requests still hit (unless the
-//! row-hit cap has been reached for that bank). The same scan yields the earliest cycle any
+//! row-hit cap has been reached for that bank; then hits yield to older requests for other
+//! rows of that bank). The same scan yields the earliest cycle any
 //! blocked request could become ready, which the idle-skipping loop jumps to.
 
 use super::refresh::Refresh;
@@ -65,6 +66,9 @@ pub fn pick(
                         next_ready,
                     };
                 }
+                if cmd.is_column() && older_conflict(&queue[..i], r) {
+                    continue; // capped: the older request's PRE goes next, not another hit
+                }
                 let guarded = cmd == Command::Pre && !capped && row_still_hit(queue, device, r);
                 if oldest_ready.is_none() && !guarded {
                     oldest_ready = Some((i, cmd));
@@ -76,6 +80,13 @@ pub fn pick(
         choice: oldest_ready,
         next_ready,
     }
+}
+
+/// Whether an older request waits for another row of `r`'s bank (whose row `r` hits).
+fn older_conflict(older: &[Request], r: &Request) -> bool {
+    older
+        .iter()
+        .any(|q| q.addr.bank_index == r.addr.bank_index && q.addr.row != r.addr.row)
 }
 
 /// Whether some queued request hits the row open in `r`'s bank.

@@ -1,0 +1,51 @@
+# The README's two commands: `make demo` and `make test`. Both set everything up first:
+# a virtualenv in .venv with maturin, pytest and ruff from PyPI, and the extension built in
+# release mode into it. Nothing else is downloaded.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+DEPS := $(VENV)/.deps-installed
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+.PHONY: all setup build demo test test-rust test-python lint bench docs clean
+
+all: build
+
+$(DEPS): pyproject.toml
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "bulksim needs Python 3.11 or newer")'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet "maturin>=1.5,<2" "pytest>=8" "ruff>=0.5" "click>=8.1"
+	touch $@
+
+setup: $(DEPS)
+
+build: setup
+	$(BIN)/maturin develop --release --quiet
+
+demo: build
+	$(BIN)/bulksim demo
+
+test: build lint test-rust test-python
+
+test-rust:
+	cargo test -p bulksim-core --quiet
+
+test-python: build
+	$(BIN)/python -m pytest -q
+
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(BIN)/ruff check python tests
+	$(BIN)/ruff format --check python tests
+
+bench: build
+	$(BIN)/python -m bulksim.bench
+
+docs: build
+	$(BIN)/bulksim docs
+
+clean:
+	rm -rf target $(VENV) build

@@ -1,0 +1,32 @@
+"""bulksim: a cycle-accurate memory-system simulator for in-memory bulk data movement.
+
+The engine is Rust (``bulksim._core``); this package is the front end: ``run`` simulates a
+request trace, ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
+preset's organisation and timing, ``generate_trace`` writes synthetic traces.
+"""
+
+from bulksim._core import ConfigError, TraceError, __version__
+from bulksim.api import (
+    Stats,
+    config_fields,
+    generate_trace,
+    presets,
+    resolve_config,
+    run,
+    spec,
+    stat_docs,
+)
+
+__all__ = [
+    "ConfigError",
+    "Stats",
+    "TraceError",
+    "__version__",
+    "config_fields",
+    "generate_trace",
+    "presets",
+    "resolve_config",
+    "run",
+    "spec",
+    "stat_docs",
+]

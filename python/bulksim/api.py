@@ -1,0 +1,151 @@
+"""The Python API over the engine: config resolution, running traces, specs and docs tables.
+
+Defaults live in the Rust config structs; nothing here restates them. A config is given as a
+TOML file path, a nested dict, or None (defaults), then a preset name, then ``key=value``
+overrides, applied in that order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from bulksim import _core
+
+ConfigLike = str | os.PathLike[str] | Mapping[str, Any] | None
+
+
+def _toml_literal(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    raise _core.ConfigError(f"config value {value!r} has unsupported type {type(value).__name__}")
+
+
+def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
+    sets = []
+    for key, value in mapping.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            sets.extend(_flatten(value, dotted + "."))
+        else:
+            sets.append(f"{dotted}={_toml_literal(value)}")
+    return sets
+
+
+def _config_args(config: ConfigLike, overrides: Iterable[str]) -> tuple[str | None, str, list[str]]:
+    """(TOML text, its source name, overrides) for the engine."""
+    sets = list(overrides)
+    if config is None:
+        return None, "<defaults>", sets
+    if isinstance(config, Mapping):
+        return None, "<dict>", _flatten(config) + sets
+    path = Path(config)
+    try:
+        text = path.read_text()
+    except OSError as e:
+        raise _core.ConfigError(f"{path}: cannot read config: {e.strerror}") from e
+    return text, str(path), sets
+
+
+class Stats(Mapping[str, Any]):
+    """Results of one run: a read-only mapping of the stats JSON, plus ``summary()``.
+
+    ``stats["read_latency.p99_ns"]`` reaches nested values by dotted name.
+    """
+
+    def __init__(self, data: dict[str, Any], summary: str):
+        self._data = data
+        self._summary = summary
+
+    def __getitem__(self, key: str) -> Any:
+        node: Any = self._data
+        for part in key.split("."):
+            node = node[part]
+        return node
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def to_dict(self) -> dict[str, Any]:
+        return json.loads(json.dumps(self._data))
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self._data, indent=indent, sort_keys=True)
+
+    def summary(self) -> str:
+        return self._summary
+
+    def __repr__(self) -> str:
+        return f"Stats(cycles={self._data.get('cycles')}, reads={self._data.get('reads')}, writes={self._data.get('writes')})"
+
+
+def run(
+    config: ConfigLike = None,
+    *,
+    trace: str | os.PathLike[str],
+    trace_format: str = "native",
+    preset: str | None = None,
+    overrides: Iterable[str] = (),
+    command_log: str | os.PathLike[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> Stats:
+    """Replays a request trace and returns its stats.
+
+    ``progress`` is called with the number of requests offered so far, every 65,536 requests.
+    Raises ConfigError for a bad config and TraceError for a bad trace.
+    """
+    text, source, sets = _config_args(config, overrides)
+    log = os.fspath(command_log) if command_log is not None else None
+    data, summary = _core.run_trace(text, source, preset, sets, os.fspath(trace), trace_format, log, progress)
+    return Stats(json.loads(data), summary)
+
+
+def resolve_config(config: ConfigLike = None, *, preset: str | None = None, overrides: Iterable[str] = ()) -> str:
+    """The fully resolved config as TOML text."""
+    text, source, sets = _config_args(config, overrides)
+    return _core.resolve_config(text, source, preset, sets)
+
+
+def spec(preset: str | None = None, config: ConfigLike = None, overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """Organisation, timing (cycles), data rate and source of the resolved memory part."""
+    text, source, sets = _config_args(config, overrides)
+    return json.loads(_core.spec_json(text, source, preset, sets))
+
+
+def presets() -> list[str]:
+    return list(_core.preset_names())
+
+
+def config_fields() -> list[dict[str, str]]:
+    """Every config key with its unit and description."""
+    return json.loads(_core.config_fields())
+
+
+def stat_docs() -> list[dict[str, str]]:
+    """Every stat (dotted name) with its unit and description."""
+    return json.loads(_core.stat_docs())
+
+
+def generate_trace(
+    path: str | os.PathLike[str],
+    pattern: str,
+    requests: int,
+    *,
+    interval: int = 0,
+    write_fraction: float = 0.0,
+    footprint: int = 1 << 30,
+    seed: int = 0,
+) -> Path:
+    """Writes a synthetic native-format trace (stream, random or pagecopy) and returns its path."""
+    _core.generate_trace(os.fspath(path), pattern, requests, interval, write_fraction, footprint, seed)
+    return Path(path)

@@ -1,0 +1,226 @@
+"""The ``bulksim`` command line: run traces, show presets and configs, generate traces, run the
+demo and regenerate the reference docs. Bad input ends with one line naming the problem and a
+non-zero exit status."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import click
+
+import bulksim
+from bulksim import _core, api
+
+TRACE_FORMATS = ["native", "dramsim3", "ramulator"]
+PATTERNS = ["stream", "random", "pagecopy"]
+
+
+class UserError(click.ClickException):
+    """A bad config, trace or argument: printed as ``error: message``, exit status 1."""
+
+    def format_message(self) -> str:
+        return self.message
+
+    def show(self, file=None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def _guard(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except (bulksim.ConfigError, bulksim.TraceError, OSError) as e:
+        raise UserError(str(e)) from e
+
+
+def _progress():
+    """A progress callback printing requests done and rate to stderr, when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def report(done: int) -> None:
+        rate = done / max(time.monotonic() - start, 1e-9)
+        click.echo(f"\r  {done:,} requests, {rate:,.0f}/s", err=True, nl=False)
+
+    return report
+
+
+config_option = click.option("--config", "config", type=click.Path(dir_okay=False), help="TOML config file.")
+preset_option = click.option("--preset", help="Memory part preset (see `bulksim spec list`).")
+set_option = click.option(
+    "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable)."
+)
+
+
+@click.group()
+@click.version_option(bulksim.__version__, prog_name="bulksim")
+def main() -> None:
+    """bulksim: cycle-accurate memory-system simulation."""
+
+
+@main.command()
+@preset_option
+@config_option
+@set_option
+@click.option("--trace", required=True, type=click.Path(dir_okay=False), help="Request trace to replay.")
+@click.option("--trace-format", type=click.Choice(TRACE_FORMATS), default="native", show_default=True)
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
+@click.option("--command-log", type=click.Path(dir_okay=False), help="Write every DRAM command (CSV) here.")
+@click.option("--quiet", is_flag=True, help="Do not print the summary.")
+def run(preset, config, overrides, trace, trace_format, json_out, command_log, quiet) -> None:
+    """Replay a memory request trace and print a summary of the stats."""
+    stats = _guard(
+        api.run,
+        config,
+        trace=trace,
+        trace_format=trace_format,
+        preset=preset,
+        overrides=overrides,
+        command_log=command_log,
+        progress=_progress(),
+    )
+    if sys.stderr.isatty():
+        click.echo("\r", err=True, nl=False)
+    if json_out:
+        _guard(Path(json_out).write_text, stats.to_json() + "\n")
+    if not quiet:
+        click.echo(stats.summary(), nl=False)
+
+
+@main.command()
+@click.option("--requests", default=200_000, show_default=True, help="Requests per demo trace.")
+@click.option("--out", default="build/demo", show_default=True, type=click.Path(file_okay=False))
+def demo(requests: int, out: str) -> None:
+    """Generate streaming and random traces and replay them on DDR4-2400."""
+    outdir = Path(out)
+    outdir.mkdir(parents=True, exist_ok=True)
+    runs = [
+        ("streaming reads", "stream", 0.0),
+        ("random reads and writes (30% writes)", "random", 0.3),
+    ]
+    for title, pattern, writes in runs:
+        trace = outdir / f"{pattern}.trace"
+        api.generate_trace(trace, pattern, requests, write_fraction=writes, seed=1)
+        stats = _guard(api.run, trace=trace, preset="DDR4_8Gb_x8_2400")
+        (outdir / f"{pattern}.json").write_text(stats.to_json() + "\n")
+        click.echo(f"== {title}: {requests:,} requests, DDR4-2400, 1 channel, 1 rank, FR-FCFS, open page")
+        click.echo(stats.summary())
+    click.echo(f"traces and stats JSON are in {outdir}/")
+
+
+@main.group()
+def spec() -> None:
+    """Memory part presets."""
+
+
+@spec.command("list")
+def spec_list() -> None:
+    """List the presets."""
+    for name in api.presets():
+        s = api.spec(name)
+        o = s["organisation"]
+        click.echo(
+            f"{name:20} {s['standard']}-{s['data_rate_mts']}, {o['bankgroups'] * o['banks_per_group']} banks, "
+            f"{o['rows']} rows x {o['columns']} columns  ({s['source']})"
+        )
+
+
+@spec.command("show")
+@click.argument("preset")
+@set_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (organisation, timing in cycles).")
+def spec_show(preset, overrides, as_json) -> None:
+    """Show a preset's organisation and timing (after any --set overrides)."""
+    s = _guard(api.spec, preset, None, overrides)
+    if as_json:
+        click.echo(json.dumps(s, indent=2))
+        return
+    click.echo(f"{s['name']}: {s['standard']}-{s['data_rate_mts']} (tCK {2000 / s['data_rate_mts']:.3f} ns)")
+    click.echo(f"source: {s['source']}")
+    for key, value in s["organisation"].items():
+        click.echo(f"  {key:20} {value}")
+    descriptions = dict(_core.timing_params())
+    for key, value in s["timing"].items():
+        click.echo(f"  {key:8} {value:6} cycles  {descriptions.get(key, '')}")
+
+
+@main.group()
+def config() -> None:
+    """Inspect and check configurations."""
+
+
+@config.command("show")
+@preset_option
+@config_option
+@set_option
+def config_show(preset, config, overrides) -> None:
+    """Print the fully resolved config, each field with its unit and description."""
+    text = _guard(api.resolve_config, config, preset=preset, overrides=overrides)
+    docs = {f["key"]: f for f in api.config_fields()}
+    section = ""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("["):
+            section = stripped.strip("[]")
+            click.echo(line)
+            continue
+        key = stripped.split("=", 1)[0].strip()
+        doc = docs.get(f"{section}.{key}")
+        if doc and stripped:
+            click.echo(f"{line:45} # [{doc['unit']}] {doc['description']}")
+        else:
+            click.echo(line)
+
+
+@config.command("check")
+@click.argument("file", type=click.Path(dir_okay=False))
+def config_check(file) -> None:
+    """Validate a config file; name every problem."""
+    _guard(api.resolve_config, file)
+    click.echo(f"{file}: ok")
+
+
+@main.group()
+def trace() -> None:
+    """Request traces."""
+
+
+@trace.command("gen")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option("--pattern", type=click.Choice(PATTERNS), required=True)
+@click.option("--requests", type=click.IntRange(min=1), required=True)
+@click.option("--interval", type=click.IntRange(min=0), default=0, show_default=True, help="Cycles between requests.")
+@click.option("--write-fraction", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option("--footprint", type=click.IntRange(min=4096), default=1 << 30, show_default=True, help="Bytes.")
+@click.option("--seed", type=int, default=0, show_default=True)
+def trace_gen(out, pattern, requests, interval, write_fraction, footprint, seed) -> None:
+    """Write a synthetic trace in the native format."""
+    _guard(
+        api.generate_trace,
+        out,
+        pattern,
+        requests,
+        interval=interval,
+        write_fraction=write_fraction,
+        footprint=footprint,
+        seed=seed,
+    )
+    click.echo(f"wrote {requests:,} requests to {out}")
+
+
+@main.command()
+@click.option("--check", is_flag=True, help="Fail if the generated docs are out of date.")
+def docs(check: bool) -> None:
+    """Regenerate docs/config.md and docs/stats.md from the engine's field tables."""
+    from bulksim import docgen
+
+    stale = docgen.write_all(Path("docs"), check=check)
+    if check and stale:
+        raise UserError(f"out of date: {', '.join(stale)}; run `make docs`")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""An independent DRAM protocol checker.
+
+It replays a bulksim command log and checks every JEDEC constraint by brute force over the
+history, with its own model of the device: bank state (including the implicit precharge of
+RDA/WRA), data-bus occupancy of every burst, and the timing definitions of JESD79-3/-4 with
+AL = 0. It shares no code and no rule table with the engine; it takes only parameter values
+from the preset, as exported by ``bulksim spec show PRESET --json``.
+
+Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections import deque
+from dataclasses import dataclass
+
+READS = {"RD", "RDA"}
+WRITES = {"WR", "WRA"}
+COLUMN = READS | WRITES
+
+
+@dataclass(frozen=True)
+class Cmd:
+    cycle: int
+    name: str
+    channel: int
+    rank: int
+    bankgroup: int
+    bank: int
+    row: int
+    column: int
+
+
+@dataclass(frozen=True)
+class Violation:
+    line: int
+    cycle: int
+    command: str
+    rule: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.command} at cycle {self.cycle} violates {self.rule}"
+
+
+class Checker:
+    def __init__(self, spec: dict):
+        t = spec["timing"]
+        self.t = t
+        self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
+        # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
+        self.horizon = max(t["nRC"], t["nRAS"] + t["nRP"], self.CWL + self.BL + t["nWR"] + t["nRP"],
+                           self.CL + self.BL + 8, t["nFAW"]) + 8
+        self.history: dict[int, deque[tuple[int, Cmd]]] = {}
+        self.open_row: dict[tuple, int | None] = {}
+        # Cycle at which a bank's precharge (explicit or implicit) completes its start.
+        self.precharge_start: dict[tuple, int] = {}
+        self.last_act: dict[tuple, int] = {}
+        self.acts_by_rank: dict[tuple, deque[int]] = {}
+        self.last_ref: dict[tuple, int] = {}
+        self.last_cycle: dict[int, int] = {}
+        self.violations: list[Violation] = []
+
+    def _fail(self, line: int, c: Cmd, rule: str) -> None:
+        self.violations.append(Violation(line, c.cycle, c.name, rule))
+
+    @staticmethod
+    def bank_key(c: Cmd) -> tuple:
+        return (c.channel, c.rank, c.bankgroup, c.bank)
+
+    def _banks_of_rank(self, channel: int, rank: int) -> list[tuple]:
+        return [k for k in self.open_row if k[0] == channel and k[1] == rank]
+
+    def check(self, line: int, c: Cmd) -> None:
+        t, CL, CWL, BL = self.t, self.CL, self.CWL, self.BL
+        rank_key = (c.channel, c.rank)
+
+        # Command bus: one command per cycle per channel, in time order.
+        prev = self.last_cycle.get(c.channel)
+        if prev is not None and c.cycle <= prev:
+            self._fail(line, c, f"command bus: previous command at cycle {prev}")
+        self.last_cycle[c.channel] = c.cycle
+
+        # Bank state.
+        if c.name == "ACT":
+            if self.open_row.get(self.bank_key(c)) is not None:
+                self._fail(line, c, "state: ACT to an open bank")
+        elif c.name == "PRE":
+            if self.open_row.get(self.bank_key(c)) is None:
+                self._fail(line, c, "state: PRE to a closed bank")
+        elif c.name in COLUMN:
+            if self.open_row.get(self.bank_key(c)) != c.row:
+                self._fail(line, c, f"state: {c.name} to row {c.row} but open row is {self.open_row.get(self.bank_key(c))}")
+        elif c.name == "REF":
+            if any(self.open_row[k] is not None for k in self._banks_of_rank(c.channel, c.rank)):
+                self._fail(line, c, "state: REF with a bank open")
+
+        # Refresh: nothing but the wait during tRFC.
+        last_ref = self.last_ref.get(rank_key)
+        if last_ref is not None and c.name in {"ACT", "REF", "PREA", "PRE"} and c.cycle < last_ref + t["nRFC"]:
+            self._fail(line, c, f"tRFC: REF at {last_ref}")
+
+        # Precharge (explicit or implicit) to ACT / REF: tRP.
+        if c.name == "ACT":
+            start = self.precharge_start.get(self.bank_key(c))
+            if start is not None and c.cycle < start + t["nRP"]:
+                self._fail(line, c, f"tRP: precharge started at {start}")
+            last = self.last_act.get(self.bank_key(c))
+            if last is not None and c.cycle < last + t["nRC"]:
+                self._fail(line, c, f"tRC: ACT at {last}")
+            window = self.acts_by_rank.setdefault(rank_key, deque())
+            while window and window[0] <= c.cycle - t["nFAW"]:
+                window.popleft()
+            if len(window) >= 4:
+                self._fail(line, c, f"tFAW: four ACTs since {window[0]}")
+        if c.name == "REF":
+            for k in self._banks_of_rank(c.channel, c.rank):
+                start = self.precharge_start.get(k)
+                if start is not None and c.cycle < start + t["nRP"]:
+                    self._fail(line, c, f"tRP before REF: bank {k[2:]} precharge started at {start}")
+                last = self.last_act.get(k)
+                if last is not None and c.cycle < last + t["nRC"]:
+                    self._fail(line, c, f"tRC before REF: ACT at {last}")
+
+        # Pairwise constraints against recent history on this channel.
+        hist = self.history.setdefault(c.channel, deque())
+        while hist and hist[0][1].cycle < c.cycle - self.horizon:
+            hist.popleft()
+        for _, p in hist:
+            rule = self._pair(p, c)
+            if rule:
+                self._fail(line, c, rule)
+        hist.append((line, c))
+
+        # Apply state.
+        if c.name == "ACT":
+            self.open_row[self.bank_key(c)] = c.row
+            self.last_act[self.bank_key(c)] = c.cycle
+            self.acts_by_rank[rank_key].append(c.cycle)
+        elif c.name == "PRE":
+            self.open_row[self.bank_key(c)] = None
+            self.precharge_start[self.bank_key(c)] = c.cycle
+        elif c.name == "PREA":
+            for k in self._banks_of_rank(c.channel, c.rank):
+                if self.open_row[k] is not None:
+                    self.open_row[k] = None
+                    self.precharge_start[k] = c.cycle
+        elif c.name in {"RDA", "WRA"}:
+            # Auto-precharge starts once both tRAS (from ACT) and the read/write recovery are met.
+            recovery = t["nRTP"] if c.name == "RDA" else CWL + BL + t["nWR"]
+            k = self.bank_key(c)
+            self.precharge_start[k] = max(self.last_act[k] + t["nRAS"], c.cycle + recovery)
+            self.open_row[k] = None
+        elif c.name == "REF":
+            self.last_ref[rank_key] = c.cycle
+        if c.name == "REF":
+            pass
+
+    def _pair(self, p: Cmd, c: Cmd) -> str | None:
+        """The violated constraint between an earlier command p and c, if any."""
+        t, CL, CWL, BL = self.t, self.CL, self.CWL, self.BL
+        gap = c.cycle - p.cycle
+        same_rank = p.rank == c.rank
+        same_bg = same_rank and p.bankgroup == c.bankgroup
+        same_bank = same_bg and p.bank == c.bank
+
+        if p.name in COLUMN and c.name in COLUMN:
+            # Data bus: bursts may not overlap; switching ranks costs nRTRS.
+            p_start = p.cycle + (CL if p.name in READS else CWL)
+            c_start = c.cycle + (CL if c.name in READS else CWL)
+            if c_start < p_start + BL + (0 if same_rank else t["nRTRS"]):
+                return f"data bus: burst of {p.name} at {p.cycle} still on the bus"
+            if same_rank:
+                if (p.name in READS) == (c.name in READS):
+                    ccd = t["nCCD_L"] if same_bg else t["nCCD_S"]
+                    if gap < ccd:
+                        return f"tCCD: {p.name} at {p.cycle}"
+                elif p.name in READS:
+                    if c.cycle + CWL < p.cycle + CL + BL + 2:
+                        return f"read-to-write turnaround: {p.name} at {p.cycle}"
+                else:
+                    wtr = t["nWTR_L"] if same_bg else t["nWTR_S"]
+                    if gap < CWL + BL + wtr:
+                        return f"tWTR: {p.name} at {p.cycle}"
+            return None
+
+        if p.name == "ACT" and same_rank:
+            if c.name == "ACT" and not same_bank:
+                rrd = t["nRRD_L"] if same_bg else t["nRRD_S"]
+                if gap < rrd:
+                    return f"tRRD: ACT at {p.cycle}"
+            if same_bank and c.name in COLUMN and gap < t["nRCD"]:
+                return f"tRCD: ACT at {p.cycle}"
+            if c.name == "PREA" or (same_bank and c.name == "PRE"):
+                if gap < t["nRAS"]:
+                    return f"tRAS: ACT at {p.cycle}"
+        if same_rank and p.name in COLUMN and (c.name == "PREA" or (same_bank and c.name == "PRE")):
+            if p.name == "RD" and gap < t["nRTP"]:
+                return f"tRTP: RD at {p.cycle}"
+            if p.name == "WR" and gap < CWL + BL + t["nWR"]:
+                return f"tWR: WR at {p.cycle}"
+        return None
+
+    def finish(self, spec: dict) -> None:
+        """Refresh is not starved: consecutive REFs of a rank at most 9 x tREFI apart (JEDEC
+        allows postponing 8)."""
+        return None
+
+
+def read_log(path: str) -> list[tuple[int, Cmd]]:
+    out = []
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        for i, row in enumerate(reader, start=2):
+            out.append((i, Cmd(int(row["cycle"]), row["command"], int(row["channel"]), int(row["rank"]),
+                               int(row["bankgroup"]), int(row["bank"]), int(row["row"]), int(row["column"]))))
+    return out
+
+
+def check_log(spec: dict, log_path: str) -> list[Violation]:
+    """All violations in a command log (empty list: the log is legal)."""
+    checker = Checker(spec)
+    o = spec["organisation"]
+    for ch in range(o["channels"]):
+        for r in range(o["ranks"]):
+            for g in range(o["bankgroups"]):
+                for b in range(o["banks_per_group"]):
+                    checker.open_row[(ch, r, g, b)] = None
+    commands = read_log(log_path)
+    refs: dict[tuple, list[int]] = {}
+    for line, c in commands:
+        checker.check(line, c)
+        if c.name == "REF":
+            refs.setdefault((c.channel, c.rank), []).append(c.cycle)
+    limit = 9 * spec["timing"]["nREFI"]
+    for key, cycles in refs.items():
+        for a, b in zip(cycles, cycles[1:], strict=False):
+            if b - a > limit:
+                checker.violations.append(Violation(0, b, "REF", f"refresh starved: rank {key} waited {b - a} cycles"))
+    return checker.violations
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 3:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    with open(argv[1]) as f:
+        spec = json.load(f)
+    violations = check_log(spec, argv[2])
+    for v in violations[:50]:
+        print(v)
+    print(f"{len(violations)} violations")
+    return 1 if violations else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
