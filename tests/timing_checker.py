@@ -51,8 +51,16 @@ class Checker:
         self.t = t
         self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
         # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
-        self.horizon = max(t["nRC"], t["nRAS"] + t["nRP"], self.CWL + self.BL + t["nWR"] + t["nRP"],
-                           self.CL + self.BL + 8, t["nFAW"]) + 8
+        self.horizon = (
+            max(
+                t["nRC"],
+                t["nRAS"] + t["nRP"],
+                self.CWL + self.BL + t["nWR"] + t["nRP"],
+                self.CL + self.BL + 8,
+                t["nFAW"],
+            )
+            + 8
+        )
         self.history: dict[int, deque[tuple[int, Cmd]]] = {}
         self.open_row: dict[tuple, int | None] = {}
         # Cycle at which a bank's precharge (explicit or implicit) completes its start.
@@ -74,7 +82,7 @@ class Checker:
         return [k for k in self.open_row if k[0] == channel and k[1] == rank]
 
     def check(self, line: int, c: Cmd) -> None:
-        t, CL, CWL, BL = self.t, self.CL, self.CWL, self.BL
+        t, CWL, BL = self.t, self.CWL, self.BL
         rank_key = (c.channel, c.rank)
 
         # Command bus: one command per cycle per channel, in time order.
@@ -92,14 +100,22 @@ class Checker:
                 self._fail(line, c, "state: PRE to a closed bank")
         elif c.name in COLUMN:
             if self.open_row.get(self.bank_key(c)) != c.row:
-                self._fail(line, c, f"state: {c.name} to row {c.row} but open row is {self.open_row.get(self.bank_key(c))}")
+                self._fail(
+                    line,
+                    c,
+                    f"state: {c.name} to row {c.row} but open row is {self.open_row.get(self.bank_key(c))}",
+                )
         elif c.name == "REF":
             if any(self.open_row[k] is not None for k in self._banks_of_rank(c.channel, c.rank)):
                 self._fail(line, c, "state: REF with a bank open")
 
         # Refresh: nothing but the wait during tRFC.
         last_ref = self.last_ref.get(rank_key)
-        if last_ref is not None and c.name in {"ACT", "REF", "PREA", "PRE"} and c.cycle < last_ref + t["nRFC"]:
+        if (
+            last_ref is not None
+            and c.name in {"ACT", "REF", "PREA", "PRE"}
+            and c.cycle < last_ref + t["nRFC"]
+        ):
             self._fail(line, c, f"tRFC: REF at {last_ref}")
 
         # Precharge (explicit or implicit) to ACT / REF: tRP.
@@ -155,8 +171,6 @@ class Checker:
             self.open_row[k] = None
         elif c.name == "REF":
             self.last_ref[rank_key] = c.cycle
-        if c.name == "REF":
-            pass
 
     def _pair(self, p: Cmd, c: Cmd) -> str | None:
         """The violated constraint between an earlier command p and c, if any."""
@@ -203,19 +217,27 @@ class Checker:
                 return f"tWR: WR at {p.cycle}"
         return None
 
-    def finish(self, spec: dict) -> None:
-        """Refresh is not starved: consecutive REFs of a rank at most 9 x tREFI apart (JEDEC
-        allows postponing 8)."""
-        return None
-
 
 def read_log(path: str) -> list[tuple[int, Cmd]]:
     out = []
     with open(path, newline="") as f:
         reader = csv.DictReader(f)
         for i, row in enumerate(reader, start=2):
-            out.append((i, Cmd(int(row["cycle"]), row["command"], int(row["channel"]), int(row["rank"]),
-                               int(row["bankgroup"]), int(row["bank"]), int(row["row"]), int(row["column"]))))
+            out.append(
+                (
+                    i,
+                    Cmd(
+                        int(row["cycle"]),
+                        row["command"],
+                        int(row["channel"]),
+                        int(row["rank"]),
+                        int(row["bankgroup"]),
+                        int(row["bank"]),
+                        int(row["row"]),
+                        int(row["column"]),
+                    ),
+                )
+            )
     return out
 
 
@@ -234,11 +256,14 @@ def check_log(spec: dict, log_path: str) -> list[Violation]:
         checker.check(line, c)
         if c.name == "REF":
             refs.setdefault((c.channel, c.rank), []).append(c.cycle)
+    # Refresh is not starved: JEDEC allows postponing 8 REFs, so gaps stay within 9 x tREFI.
     limit = 9 * spec["timing"]["nREFI"]
     for key, cycles in refs.items():
         for a, b in zip(cycles, cycles[1:], strict=False):
             if b - a > limit:
-                checker.violations.append(Violation(0, b, "REF", f"refresh starved: rank {key} waited {b - a} cycles"))
+                checker.violations.append(
+                    Violation(0, b, "REF", f"refresh starved: rank {key} waited {b - a} cycles")
+                )
     return checker.violations
 
 

@@ -86,7 +86,8 @@ class Stats(Mapping[str, Any]):
         return self._summary
 
     def __repr__(self) -> str:
-        return f"Stats(cycles={self._data.get('cycles')}, reads={self._data.get('reads')}, writes={self._data.get('writes')})"
+        d = self._data
+        return f"Stats(cycles={d.get('cycles')}, reads={d.get('reads')}, writes={d.get('writes')})"
 
 
 def run(
@@ -110,13 +111,17 @@ def run(
     return Stats(json.loads(data), summary)
 
 
-def resolve_config(config: ConfigLike = None, *, preset: str | None = None, overrides: Iterable[str] = ()) -> str:
+def resolve_config(
+    config: ConfigLike = None, *, preset: str | None = None, overrides: Iterable[str] = ()
+) -> str:
     """The fully resolved config as TOML text."""
     text, source, sets = _config_args(config, overrides)
     return _core.resolve_config(text, source, preset, sets)
 
 
-def spec(preset: str | None = None, config: ConfigLike = None, overrides: Iterable[str] = ()) -> dict[str, Any]:
+def spec(
+    preset: str | None = None, config: ConfigLike = None, overrides: Iterable[str] = ()
+) -> dict[str, Any]:
     """Organisation, timing (cycles), data rate and source of the resolved memory part."""
     text, source, sets = _config_args(config, overrides)
     return json.loads(_core.spec_json(text, source, preset, sets))

@@ -123,7 +123,8 @@ def spec_list() -> None:
         s = api.spec(name)
         o = s["organisation"]
         click.echo(
-            f"{name:20} {s['standard']}-{s['data_rate_mts']}, {o['bankgroups'] * o['banks_per_group']} banks, "
+            f"{name:20} {s['standard']}-{s['data_rate_mts']}, "
+            f"{o['bankgroups'] * o['banks_per_group']} banks, "
             f"{o['rows']} rows x {o['columns']} columns  ({s['source']})"
         )
 
@@ -192,7 +193,9 @@ def trace() -> None:
 @click.argument("out", type=click.Path(dir_okay=False))
 @click.option("--pattern", type=click.Choice(PATTERNS), required=True)
 @click.option("--requests", type=click.IntRange(min=1), required=True)
-@click.option("--interval", type=click.IntRange(min=0), default=0, show_default=True, help="Cycles between requests.")
+@click.option(
+    "--interval", type=click.IntRange(min=0), default=0, show_default=True, help="Cycles between requests."
+)
 @click.option("--write-fraction", type=click.FloatRange(0, 1), default=0.0, show_default=True)
 @click.option("--footprint", type=click.IntRange(min=4096), default=1 << 30, show_default=True, help="Bytes.")
 @click.option("--seed", type=int, default=0, show_default=True)

@@ -25,7 +25,10 @@ def config_md() -> str:
     lines.append("All in memory clock cycles (tCK).\n\n| name | meaning |\n| --- | --- |")
     for name, desc in _core.timing_params():
         lines.append(f"| `{name}` | {desc} |")
-    lines.append("\n## Presets\n\n| preset | standard | banks | rows x columns | source |\n| --- | --- | --- | --- | --- |")
+    lines.append(
+        "\n## Presets\n\n| preset | standard | banks | rows x columns | source |\n"
+        "| --- | --- | --- | --- | --- |"
+    )
     for name in api.presets():
         s = api.spec(name)
         o = s["organisation"]

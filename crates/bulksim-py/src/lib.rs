@@ -150,6 +150,7 @@ fn default_config() -> String {
 
 #[pyfunction]
 #[pyo3(signature = (path, pattern, requests, interval=0, write_fraction=0.0, footprint=1<<30, seed=0))]
+#[allow(clippy::too_many_arguments)]
 fn generate_trace(
     py: Python<'_>,
     path: &str,

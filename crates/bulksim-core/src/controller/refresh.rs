@@ -8,6 +8,7 @@ pub struct Refresh {
     interval: u64,
     next_due: Vec<u64>,
     pending: Vec<bool>,
+    any: bool,
 }
 
 impl Refresh {
@@ -20,6 +21,7 @@ impl Refresh {
             interval,
             next_due,
             pending: vec![false; ranks],
+            any: false,
         }
     }
 
@@ -34,7 +36,14 @@ impl Refresh {
             *pending |= now >= *due;
             any |= *pending;
         }
+        self.any = any;
         any
+    }
+
+    /// Whether any rank is blocked for refresh (as of the last `poll`).
+    #[inline]
+    pub fn any_pending(&self) -> bool {
+        self.any
     }
 
     #[inline]
@@ -53,6 +62,7 @@ impl Refresh {
     /// The REF for `rank` issued: the next one falls due a tREFI after this one was due.
     pub fn done(&mut self, rank: u32) {
         self.pending[rank as usize] = false;
+        self.any = self.pending.iter().any(|&p| p);
         self.next_due[rank as usize] += self.interval;
     }
 

@@ -41,8 +41,9 @@ pub fn pick(
 ) -> Pick {
     let mut next_ready = u64::MAX;
     let mut oldest_ready: Option<(usize, Command)> = None;
+    let refreshing = refresh.any_pending();
     for (i, r) in queue.iter().enumerate() {
-        if refresh.is_pending(r.addr.rank) {
+        if refreshing && refresh.is_pending(r.addr.rank) {
             continue; // the rank is blocked; the refresh's own timing wakes the controller
         }
         let cmd = device.required(r.column, &r.addr);

@@ -1,8 +1,17 @@
-//! The device model of one channel: the rule table compiled into dense ready-at arrays
-//! (`ready[level][node * NUM_COMMANDS + command]`, earliest legal cycle), ring buffers for
+//! The device model of one channel: the rule table compiled into dense ready-at arrays, ring
+//! buffers for
 //! windowed rules (tFAW), the open row of every bank, and per-command counts. It answers "when
 //! is this command legal here" and "which command does this access need next", and applies an
 //! issued command. It knows nothing of requests or scheduling.
+//!
+//! Ready-at times are kept in two combined tables: `rank_ready[rank]` holds, per command, the
+//! earliest cycle allowed by the channel- and rank-level rules, `bank_ready[bank]` that of the
+//! bank-group- and bank-level rules. An issued command pushes each rule's deadline into every
+//! row under the rule's node (a channel rule into every rank, a bank-group rule into its
+//! banks), so the scheduler's question, asked for every queued request on every scan, is two
+//! loads and a max. Rules with the same preceding command, level and sibling flag are merged
+//! at start-up into one latency row, applied branch-free as `row[f] = max(row[f], now + lat[f])`
+//! (a zero latency raises a deadline only to `now`, which constrains nothing).
 
 pub mod command_log;
 
@@ -21,13 +30,24 @@ pub struct IssuedCommand {
 /// Marks a closed bank in `open_row`.
 pub const NO_ROW: u32 = u32::MAX;
 
-/// A compiled non-window rule, applied when its preceding command issues.
+type Row = [u64; NUM_COMMANDS];
+
+/// `u64::MAX` at each following command of a rule, 0 elsewhere.
+fn mask_of(following: &[Command]) -> Row {
+    let mut m = [0; NUM_COMMANDS];
+    for &f in following {
+        m[f as usize] = u64::MAX;
+    }
+    m
+}
+
+/// The merged non-window rules of one preceding command at one level: the latency to each
+/// following command (0 where no rule applies).
 #[derive(Clone, Debug)]
 struct Effect {
     level: usize,
     sibling: bool,
-    latency: u64,
-    following: Vec<Command>,
+    latency: Row,
 }
 
 /// A compiled window rule: the last `size` issue times of its trigger per node.
@@ -36,7 +56,7 @@ struct Window {
     level: usize,
     size: usize,
     latency: u64,
-    following: Vec<Command>,
+    mask: Row,
     /// `size` slots per node; `next[node]` is the slot to overwrite (the oldest when full).
     times: Vec<u64>,
     next: Vec<u32>,
@@ -49,7 +69,8 @@ pub struct Device {
     bankgroups: usize,
     banks_per_group: usize,
     nodes: [usize; TIMING_LEVELS],
-    ready: [Vec<u64>; TIMING_LEVELS],
+    rank_ready: Vec<Row>,
+    bank_ready: Vec<Row>,
     effects: [Vec<Effect>; NUM_COMMANDS],
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
@@ -78,7 +99,6 @@ impl Device {
             ranks * bankgroups,
             ranks * bankgroups * banks_per_group,
         ];
-        let ready = nodes.map(|n| vec![0u64; n * NUM_COMMANDS]);
         let mut effects: [Vec<Effect>; NUM_COMMANDS] = Default::default();
         let mut windows = Vec::new();
         let mut window_triggers: [Vec<usize>; NUM_COMMANDS] = Default::default();
@@ -93,19 +113,32 @@ impl Device {
                     level,
                     size,
                     latency: rule.latency as u64,
-                    following: rule.following.to_vec(),
+                    mask: mask_of(rule.following),
                     times: vec![0; nodes[level] * size],
                     next: vec![0; nodes[level]],
                     filled: vec![0; nodes[level]],
                 });
             } else {
                 for &p in rule.preceding {
-                    effects[p as usize].push(Effect {
-                        level,
-                        sibling: rule.sibling,
-                        latency: rule.latency as u64,
-                        following: rule.following.to_vec(),
-                    });
+                    let list: &mut Vec<Effect> = &mut effects[p as usize];
+                    let at = match list
+                        .iter()
+                        .position(|e| e.level == level && e.sibling == rule.sibling)
+                    {
+                        Some(i) => i,
+                        None => {
+                            list.push(Effect {
+                                level,
+                                sibling: rule.sibling,
+                                latency: [0; NUM_COMMANDS],
+                            });
+                            list.len() - 1
+                        }
+                    };
+                    for &f in rule.following {
+                        let slot = &mut list[at].latency[f as usize];
+                        *slot = (*slot).max(rule.latency as u64);
+                    }
                 }
             }
         }
@@ -115,7 +148,8 @@ impl Device {
             bankgroups,
             banks_per_group,
             nodes,
-            ready,
+            rank_ready: vec![[0; NUM_COMMANDS]; ranks],
+            bank_ready: vec![[0; NUM_COMMANDS]; nodes[Level::Bank as usize]],
             effects,
             windows,
             window_triggers,
@@ -152,21 +186,16 @@ impl Device {
         }
     }
 
-    /// Deepest timing level a command is checked at.
-    #[inline]
-    fn depth(cmd: Command) -> usize {
-        (cmd.scope() as usize).min(Level::Bank as usize)
-    }
-
     /// Earliest cycle at which `cmd` satisfies every timing rule at `addr` (state not checked).
     #[inline]
     pub fn earliest(&self, cmd: Command, addr: &DramAddr) -> u64 {
         let c = cmd as usize;
-        let mut t = self.ready[0][c];
-        for level in 1..=Self::depth(cmd) {
-            t = t.max(self.ready[level][Self::node(addr, level) * NUM_COMMANDS + c]);
+        let rank = self.rank_ready[addr.rank as usize][c];
+        if cmd.scope() == Level::Rank {
+            rank
+        } else {
+            rank.max(self.bank_ready[addr.bank_index as usize][c])
         }
-        t
     }
 
     /// The command an access of kind `column_cmd` to `addr` needs next, given the bank state.
@@ -209,19 +238,22 @@ impl Device {
         debug_assert!(self.is_legal(cmd, addr), "{cmd:?} illegal at {addr:?}");
         debug_assert!(self.earliest(cmd, addr) <= now, "{cmd:?} early at {now}");
         let c = cmd as usize;
-        for e in &self.effects[c] {
-            let until = now + e.latency;
-            let node = Self::node(addr, e.level);
-            if e.sibling {
-                let (first, count) = self.siblings(e.level, node);
+        for i in 0..self.effects[c].len() {
+            let e = &self.effects[c][i];
+            let (level, sibling) = (e.level, e.sibling);
+            let until = e.latency.map(|l| now + l);
+            let node = Self::node(addr, level);
+            if sibling {
+                let (first, count) = self.siblings(level, node);
                 for n in (first..first + count).filter(|&n| n != node) {
-                    raise(&mut self.ready[e.level], n, &e.following, until);
+                    self.raise(level, n, &until);
                 }
             } else {
-                raise(&mut self.ready[e.level], node, &e.following, until);
+                self.raise(level, node, &until);
             }
         }
-        for &w in &self.window_triggers[c] {
+        for k in 0..self.window_triggers[c].len() {
+            let w = self.window_triggers[c][k];
             let win = &mut self.windows[w];
             let node = Self::node(addr, win.level);
             let base = node * win.size;
@@ -231,12 +263,9 @@ impl Device {
             win.filled[node] = (win.filled[node] + 1).min(win.size as u32);
             if win.filled[node] as usize == win.size {
                 let oldest = win.times[base + win.next[node] as usize];
-                raise(
-                    &mut self.ready[win.level],
-                    node,
-                    &win.following,
-                    oldest + win.latency,
-                );
+                let until = win.mask.map(|m| (oldest + win.latency) & m);
+                let level = win.level;
+                self.raise(level, node, &until);
             }
         }
         self.apply_state(cmd, addr);
@@ -287,15 +316,22 @@ impl Device {
     pub fn command_counts(&self) -> &[u64; NUM_COMMANDS] {
         &self.command_counts
     }
-}
 
-#[inline]
-fn raise(ready: &mut [u64], node: usize, following: &[Command], until: u64) {
-    let row = &mut ready[node * NUM_COMMANDS..(node + 1) * NUM_COMMANDS];
-    for &f in following {
-        let slot = &mut row[f as usize];
-        if *slot < until {
-            *slot = until;
+    /// Pushes per-command deadlines into the rows under `node` of `level`: ranks for channel
+    /// and rank rules, banks for bank-group and bank rules.
+    fn raise(&mut self, level: usize, node: usize, until: &Row) {
+        let rows = match level {
+            0 => &mut self.rank_ready[..],
+            1 => &mut self.rank_ready[node..node + 1],
+            2 => {
+                &mut self.bank_ready[node * self.banks_per_group..(node + 1) * self.banks_per_group]
+            }
+            _ => &mut self.bank_ready[node..node + 1],
+        };
+        for row in rows {
+            for (slot, &u) in row.iter_mut().zip(until) {
+                *slot = (*slot).max(u);
+            }
         }
     }
 }

@@ -1,0 +1,33 @@
+"""Shared fixtures: generated traces and a helper that runs a config with a command log and
+returns (stats, spec, log path)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import bulksim  # noqa: E402
+
+
+@pytest.fixture
+def make_trace(tmp_path):
+    def make(pattern: str = "random", requests: int = 2000, **kwargs) -> Path:
+        name = f"{pattern}-{requests}-{abs(hash(tuple(sorted(kwargs.items()))))}.trace"
+        return bulksim.generate_trace(tmp_path / name, pattern, requests, **kwargs)
+
+    return make
+
+
+@pytest.fixture
+def run_logged(tmp_path):
+    def run(trace: Path, preset: str, overrides=()):
+        log = tmp_path / f"cmd-{abs(hash((str(trace), preset, tuple(overrides))))}.csv"
+        stats = bulksim.run(trace=trace, preset=preset, overrides=overrides, command_log=log)
+        spec = bulksim.spec(preset, overrides=overrides)
+        return stats, spec, log
+
+    return run

@@ -1,0 +1,100 @@
+"""The command line: runs, outputs, and one clear error line with a non-zero status for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from timing_checker import check_log
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bulksim(*args, cwd=None):
+    return subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+    )
+
+
+def test_run_writes_json_and_command_log_and_prints_summary(tmp_path):
+    trace = tmp_path / "t.trace"
+    assert (
+        bulksim(
+            "trace", "gen", trace, "--pattern", "random", "--requests", "800", "--write-fraction", "0.3"
+        ).returncode
+        == 0
+    )
+    out, log = tmp_path / "s.json", tmp_path / "cmds.csv"
+    r = bulksim(
+        "run",
+        "--preset",
+        "DDR4_8Gb_x8_2400",
+        "--trace",
+        trace,
+        "--json",
+        out,
+        "--command-log",
+        log,
+        "--set",
+        "dram.ranks=2",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "read latency" in r.stdout and "GB/s" in r.stdout
+    stats = json.loads(out.read_text())
+    assert stats["reads"] + stats["writes"] == 800
+    spec = json.loads(bulksim("spec", "show", "DDR4_8Gb_x8_2400", "--json", "--set", "dram.ranks=2").stdout)
+    assert check_log(spec, str(log)) == []
+
+
+def test_bad_input_gives_one_error_line_and_nonzero_status(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("0,R,0x0\nzzz\n")
+    r = bulksim("run", "--trace", trace)
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        f"error: {trace}:2: wrong number of fields; expected `cycle,R|W,address` (native format), got 'zzz'"
+    ]
+    r = bulksim("run", "--trace", trace, "--set", "controller.schedular=fcfs")
+    assert r.returncode == 1 and "did you mean 'controller.scheduler'" in r.stderr
+    r = bulksim("run", "--trace", trace, "--trace-format", "csv")
+    assert r.returncode == 2 and "csv" in r.stderr
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[dram]\nchanels = 2\n")
+    r = bulksim("config", "check", bad)
+    assert r.returncode == 1 and "bad.toml" in r.stderr and "dram.channels" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_config_show_has_units_and_check_accepts_good_files(tmp_path):
+    r = bulksim("config", "show", "--set", "controller.scheduler=fcfs")
+    assert r.returncode == 0
+    assert 'scheduler = "fcfs"' in r.stdout and "[requests] read queue entries per channel" in r.stdout
+    good = tmp_path / "good.toml"
+    good.write_text('[dram]\npreset = "DDR3_4Gb_x8_1600"\nranks = 2\n[dram.timing]\nnCL = 12\n')
+    assert bulksim("config", "check", good).returncode == 0
+
+
+def test_spec_list_and_show():
+    r = bulksim("spec", "list")
+    assert r.returncode == 0 and all(
+        p in r.stdout for p in ["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"]
+    )
+    r = bulksim("spec", "show", "DDR3_2Gb_x8_1066")
+    assert "nRAS" in r.stdout and "cycles" in r.stdout
+
+
+def test_reference_docs_are_current():
+    r = bulksim("docs", "--check")
+    assert r.returncode == 0, r.stderr
+
+
+def test_demo_runs(tmp_path):
+    r = bulksim("demo", "--requests", "3000", "--out", tmp_path / "demo")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.count("read latency") == 2
+    assert (tmp_path / "demo" / "random.json").exists()

@@ -1,0 +1,112 @@
+"""The independent timing checker finds zero violations in bulksim's command logs for every
+traffic pattern, preset and controller setting, and does find violations that are planted."""
+
+from __future__ import annotations
+
+import csv
+
+import pytest
+
+from timing_checker import check_log
+
+PRESETS = ["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"]
+
+# (name, generator options, config overrides)
+PATTERNS = [
+    ("stream", dict(pattern="stream"), []),
+    ("random", dict(pattern="random"), []),
+    ("mixed-read-write", dict(pattern="random", write_fraction=0.4, interval=2), []),
+    ("page-copy", dict(pattern="pagecopy", interval=1), []),
+    ("refresh-heavy", dict(pattern="random", write_fraction=0.3, interval=3), ["dram.timing.nREFI=1200"]),
+    ("multi-rank", dict(pattern="random", write_fraction=0.3), ["dram.ranks=4"]),
+    ("multi-channel", dict(pattern="random", write_fraction=0.3), ["dram.channels=2", "dram.ranks=2"]),
+    (
+        "closed-page",
+        dict(pattern="random", write_fraction=0.3, interval=1),
+        ["controller.page_policy=closed"],
+    ),
+    ("fcfs", dict(pattern="pagecopy"), ["controller.scheduler=fcfs", "dram.ranks=2"]),
+    (
+        "row-hit-cap-xor",
+        dict(pattern="stream", write_fraction=0.5),
+        ["controller.row_hit_cap=4", "controller.xor_bank=true"],
+    ),
+]
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("name,gen,overrides", PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_zero_violations(preset, name, gen, overrides, make_trace, run_logged):
+    trace = make_trace(requests=3000, seed=3, **gen)
+    stats, spec, log = run_logged(trace, preset, overrides)
+    assert stats["reads"] + stats["writes"] == 3000
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    with open(log) as f:
+        commands = sum(1 for _ in f) - 1
+    assert commands == sum(stats["commands"].values())
+    if "refresh-heavy" in name:
+        assert stats["refreshes"] > 0
+
+
+def _write_log(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["cycle", "command", "channel", "rank", "bankgroup", "bank", "subarray", "row", "column"])
+        for cycle, cmd, rank, bg, bank, row, col in rows:
+            w.writerow([cycle, cmd, 0, rank, bg, bank, 0, row, col])
+
+
+@pytest.fixture
+def ddr4():
+    import bulksim
+
+    return bulksim.spec("DDR4_8Gb_x8_2400", overrides=["dram.ranks=2"])
+
+
+def _violations(tmp_path, spec, rows):
+    path = tmp_path / "planted.csv"
+    _write_log(path, rows)
+    return [v.rule for v in check_log(spec, str(path))]
+
+
+def test_planted_violations_are_found(tmp_path, ddr4):
+    t = ddr4["timing"]
+    rcd, ras, rp, faw = t["nRCD"], t["nRAS"], t["nRP"], t["nFAW"]
+    cases = {
+        "tRCD": [(0, "ACT", 0, 0, 0, 5, -1), (rcd - 1, "RD", 0, 0, 0, 5, 0)],
+        "tRAS": [(0, "ACT", 0, 0, 0, 5, -1), (ras - 1, "PRE", 0, 0, 0, -1, -1)],
+        "tRP": [
+            (0, "ACT", 0, 0, 0, 5, -1),
+            (ras, "PRE", 0, 0, 0, -1, -1),
+            (ras + rp - 1, "ACT", 0, 0, 0, 6, -1),
+        ],
+        "tRRD": [(0, "ACT", 0, 0, 0, 5, -1), (t["nRRD_L"] - 1, "ACT", 0, 0, 1, 5, -1)],
+        "tFAW": [(i * 6, "ACT", 0, i % 4, i // 4, 1, -1) for i in range(5)],
+        "tCCD": [
+            (0, "ACT", 0, 0, 0, 1, -1),
+            (100, "RD", 0, 0, 0, 1, 0),
+            (100 + t["nCCD_L"] - 1, "RD", 0, 0, 0, 1, 8),
+        ],
+        "tWTR": [(0, "ACT", 0, 0, 0, 1, -1), (100, "WR", 0, 0, 0, 1, 0), (110, "RD", 0, 0, 0, 1, 8)],
+        "data bus": [
+            (0, "ACT", 0, 0, 0, 1, -1),
+            (1, "ACT", 1, 0, 0, 1, -1),
+            (100, "RD", 0, 0, 0, 1, 0),
+            (100 + t["nBL"], "RD", 1, 0, 0, 1, 0),
+        ],
+        "tRFC": [(0, "REF", 0, -1, -1, -1, -1), (t["nRFC"] - 1, "ACT", 0, 0, 0, 1, -1)],
+        "state": [(0, "RD", 0, 0, 0, 1, 0)],
+        "command bus": [(0, "ACT", 0, 0, 0, 1, -1), (0, "ACT", 1, 0, 0, 1, -1)],
+    }
+    assert faw > 4 * 6
+    for rule, rows in cases.items():
+        found = _violations(tmp_path, ddr4, rows)
+        assert any(v.startswith(rule) for v in found), f"{rule} not caught: {found}"
+    legal = [
+        (0, "ACT", 0, 0, 0, 5, -1),
+        (rcd, "RD", 0, 0, 0, 5, 0),
+        (ras, "PRE", 0, 0, 0, -1, -1),
+        (ras + rp, "ACT", 0, 0, 0, 6, -1),
+    ]
+    assert _violations(tmp_path, ddr4, legal) == []
