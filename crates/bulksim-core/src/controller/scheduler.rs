@@ -46,8 +46,7 @@ pub fn pick(
         if refreshing && refresh.is_pending(r.addr.rank) {
             continue; // the rank is blocked; the refresh's own timing wakes the controller
         }
-        let cmd = device.required(r.column, &r.addr);
-        let t = device.earliest(cmd, &r.addr);
+        let (cmd, t) = device.next_for(r.column, &r.addr);
         if t > now {
             next_ready = next_ready.min(t);
             continue;

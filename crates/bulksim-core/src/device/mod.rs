@@ -5,7 +5,7 @@
 //! issued command. It knows nothing of requests or scheduling.
 //!
 //! Ready-at times are kept in two combined tables: `rank_ready[rank]` holds, per command, the
-//! earliest cycle allowed by the channel- and rank-level rules, `bank_ready[bank]` that of the
+//! earliest cycle allowed by the channel- and rank-level rules, `banks[bank].ready` that of the
 //! bank-group- and bank-level rules. An issued command pushes each rule's deadline into every
 //! row under the rule's node (a channel rule into every rank, a bank-group rule into its
 //! banks), so the scheduler's question, asked for every queued request on every scan, is two
@@ -27,8 +27,15 @@ pub struct IssuedCommand {
     pub addr: DramAddr,
 }
 
-/// Marks a closed bank in `open_row`.
+/// Marks a closed bank in `BankState::open_row`.
 pub const NO_ROW: u32 = u32::MAX;
+
+/// One bank: its ready-at row (bank-group and bank rules) and its open row.
+#[derive(Clone, Copy, Debug)]
+struct BankState {
+    ready: Row,
+    open_row: u32,
+}
 
 type Row = [u64; NUM_COMMANDS];
 
@@ -70,11 +77,10 @@ pub struct Device {
     banks_per_group: usize,
     nodes: [usize; TIMING_LEVELS],
     rank_ready: Vec<Row>,
-    bank_ready: Vec<Row>,
+    banks: Vec<BankState>,
     effects: [Vec<Effect>; NUM_COMMANDS],
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
-    open_row: Vec<u32>,
     open_banks_in_rank: Vec<u32>,
     command_counts: [u64; NUM_COMMANDS],
     /// Commands issued since the last drain, when logging is on.
@@ -149,11 +155,16 @@ impl Device {
             banks_per_group,
             nodes,
             rank_ready: vec![[0; NUM_COMMANDS]; ranks],
-            bank_ready: vec![[0; NUM_COMMANDS]; nodes[Level::Bank as usize]],
+            banks: vec![
+                BankState {
+                    ready: [0; NUM_COMMANDS],
+                    open_row: NO_ROW
+                };
+                nodes[Level::Bank as usize]
+            ],
             effects,
             windows,
             window_triggers,
-            open_row: vec![NO_ROW; nodes[Level::Bank as usize]],
             open_banks_in_rank: vec![0; ranks],
             command_counts: [0; NUM_COMMANDS],
             log: None,
@@ -194,23 +205,36 @@ impl Device {
         if cmd.scope() == Level::Rank {
             rank
         } else {
-            rank.max(self.bank_ready[addr.bank_index as usize][c])
+            rank.max(self.banks[addr.bank_index as usize].ready[c])
         }
     }
 
     /// The command an access of kind `column_cmd` to `addr` needs next, given the bank state.
     #[inline]
     pub fn required(&self, column_cmd: Command, addr: &DramAddr) -> Command {
-        match self.open_row[addr.bank_index as usize] {
+        self.next_for(column_cmd, addr).0
+    }
+
+    /// The command an access needs next and the earliest cycle it may issue: the scheduler's
+    /// question for every queued request, answered with one bank and one rank lookup.
+    #[inline]
+    pub fn next_for(&self, column_cmd: Command, addr: &DramAddr) -> (Command, u64) {
+        let bank = &self.banks[addr.bank_index as usize];
+        let cmd = match bank.open_row {
             NO_ROW => Command::Act,
             row if row == addr.row => column_cmd,
             _ => Command::Pre,
-        }
+        };
+        let c = cmd as usize;
+        (
+            cmd,
+            bank.ready[c].max(self.rank_ready[addr.rank as usize][c]),
+        )
     }
 
     #[inline]
     pub fn open_row(&self, addr: &DramAddr) -> Option<u32> {
-        match self.open_row[addr.bank_index as usize] {
+        match self.banks[addr.bank_index as usize].open_row {
             NO_ROW => None,
             row => Some(row),
         }
@@ -223,7 +247,7 @@ impl Device {
 
     /// Whether the bank state allows `cmd` at `addr` (timing aside).
     pub fn is_legal(&self, cmd: Command, addr: &DramAddr) -> bool {
-        let open = self.open_row[addr.bank_index as usize];
+        let open = self.banks[addr.bank_index as usize].open_row;
         match cmd {
             Command::Act => open == NO_ROW,
             Command::Pre => open != NO_ROW,
@@ -284,18 +308,20 @@ impl Device {
         let rank = addr.rank as usize;
         match cmd {
             Command::Act => {
-                self.open_row[bank] = addr.row;
+                self.banks[bank].open_row = addr.row;
                 self.open_banks_in_rank[rank] += 1;
             }
             Command::Pre | Command::RdA | Command::WrA => {
-                if self.open_row[bank] != NO_ROW {
-                    self.open_row[bank] = NO_ROW;
+                if self.banks[bank].open_row != NO_ROW {
+                    self.banks[bank].open_row = NO_ROW;
                     self.open_banks_in_rank[rank] -= 1;
                 }
             }
             Command::PreA => {
                 let per_rank = self.bankgroups * self.banks_per_group;
-                self.open_row[rank * per_rank..(rank + 1) * per_rank].fill(NO_ROW);
+                for b in &mut self.banks[rank * per_rank..(rank + 1) * per_rank] {
+                    b.open_row = NO_ROW;
+                }
                 self.open_banks_in_rank[rank] = 0;
             }
             Command::Rd | Command::Wr | Command::Ref => {}
@@ -320,18 +346,21 @@ impl Device {
     /// Pushes per-command deadlines into the rows under `node` of `level`: ranks for channel
     /// and rank rules, banks for bank-group and bank rules.
     fn raise(&mut self, level: usize, node: usize, until: &Row) {
-        let rows = match level {
-            0 => &mut self.rank_ready[..],
-            1 => &mut self.rank_ready[node..node + 1],
-            2 => {
-                &mut self.bank_ready[node * self.banks_per_group..(node + 1) * self.banks_per_group]
-            }
-            _ => &mut self.bank_ready[node..node + 1],
-        };
-        for row in rows {
+        let raise_row = |row: &mut Row| {
             for (slot, &u) in row.iter_mut().zip(until) {
                 *slot = (*slot).max(u);
             }
+        };
+        match level {
+            0 => self.rank_ready.iter_mut().for_each(raise_row),
+            1 => raise_row(&mut self.rank_ready[node]),
+            2 => {
+                let group = node * self.banks_per_group..(node + 1) * self.banks_per_group;
+                self.banks[group]
+                    .iter_mut()
+                    .for_each(|b| raise_row(&mut b.ready));
+            }
+            _ => raise_row(&mut self.banks[node].ready),
         }
     }
 }
