@@ -411,10 +411,12 @@ fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
         Some(v) => format!("; valid values: {}", v.join(", ")),
         None => String::new(),
     };
+    // serde appends "in `key`" on a second line; the key is already named in front.
+    let message = e.to_string();
+    let first = message.lines().next().unwrap_or("").trim();
     config_err(format!(
-        "{key}: bad value '{}': {}{valid}",
-        value.trim(),
-        e.to_string().trim()
+        "{key}: bad value '{}': {first}{valid}",
+        value.trim()
     ))
 }
 
@@ -542,6 +544,7 @@ mod tests {
             m.contains("controller.page_policy") && m.contains("open, closed"),
             "{m}"
         );
+        assert!(!m.contains('\n'), "one line: {m}");
         let m = Config::default()
             .apply_sets(&["dram.ranks=two"])
             .unwrap_err()

@@ -114,56 +114,44 @@ impl<R: BufRead> TraceReader<R> {
 
     /// Parses one non-blank line. Works on bytes: the hot path of a million-line replay.
     fn parse(&self, text: &[u8]) -> std::result::Result<TraceRecord, &'static str> {
-        const FIELDS: &str = "wrong number of fields";
         let sep = if self.format == TraceFormat::Native {
             b','
         } else {
             b' '
         };
         let mut f = Fields { rest: text, sep };
-        let record = match self.format {
-            TraceFormat::Native => {
-                let cycle = number(f.next().ok_or(FIELDS)?).ok_or("bad cycle")?;
-                let kind = match f.next().ok_or(FIELDS)? {
-                    b"R" => RequestKind::Read,
-                    b"W" => RequestKind::Write,
-                    _ => return Err("bad request type"),
-                };
-                let addr = number(f.next().ok_or(FIELDS)?).ok_or("bad address")?;
-                TraceRecord { cycle, kind, addr }
-            }
-            TraceFormat::Dramsim3 => {
-                let addr = f.next().ok_or(FIELDS)?;
-                let kind = match f.next().ok_or(FIELDS)? {
-                    b"READ" => RequestKind::Read,
-                    b"WRITE" => RequestKind::Write,
-                    _ => return Err("bad request type"),
-                };
-                let cycle = number(f.next().ok_or(FIELDS)?).ok_or("bad cycle")?;
-                TraceRecord {
-                    cycle,
-                    kind,
-                    addr: number(addr).ok_or("bad address")?,
-                }
-            }
-            TraceFormat::Ramulator => {
-                let kind = match f.next().ok_or(FIELDS)? {
-                    b"LD" => RequestKind::Read,
-                    b"ST" => RequestKind::Write,
-                    _ => return Err("bad request type"),
-                };
-                let addr = number(f.next().ok_or(FIELDS)?).ok_or("bad address")?;
-                TraceRecord {
-                    cycle: 0,
-                    kind,
-                    addr,
-                }
-            }
+        let fields = [f.next(), f.next(), f.next(), f.next()];
+        let arity = if self.format == TraceFormat::Ramulator {
+            2
+        } else {
+            3
         };
-        match f.next() {
-            None => Ok(record),
-            Some(_) => Err(FIELDS),
+        if fields.iter().take_while(|x| x.is_some()).count() != arity {
+            return Err("wrong number of fields");
         }
+        let field = |i: usize| fields[i].unwrap_or_default();
+        let kind = |word: &[u8], read: &[u8], write: &[u8]| match word {
+            w if w == read => Ok(RequestKind::Read),
+            w if w == write => Ok(RequestKind::Write),
+            _ => Err("bad request type"),
+        };
+        Ok(match self.format {
+            TraceFormat::Native => TraceRecord {
+                cycle: number(field(0)).ok_or("bad cycle")?,
+                kind: kind(field(1), b"R", b"W")?,
+                addr: number(field(2)).ok_or("bad address")?,
+            },
+            TraceFormat::Dramsim3 => TraceRecord {
+                kind: kind(field(1), b"READ", b"WRITE")?,
+                cycle: number(field(2)).ok_or("bad cycle")?,
+                addr: number(field(0)).ok_or("bad address")?,
+            },
+            TraceFormat::Ramulator => TraceRecord {
+                kind: kind(field(0), b"LD", b"ST")?,
+                cycle: 0,
+                addr: number(field(1)).ok_or("bad address")?,
+            },
+        })
     }
 }
 
