@@ -69,8 +69,9 @@ pub fn pick(
                 if cmd.is_column() && older_conflict(&queue[..i], r) {
                     continue; // capped: the older request's PRE goes next, not another hit
                 }
-                let guarded = cmd == Command::Pre && !capped && row_still_hit(queue, device, r);
-                if oldest_ready.is_none() && !guarded {
+                if oldest_ready.is_none()
+                    && !(cmd == Command::Pre && !capped && row_still_hit(queue, device, r))
+                {
                     oldest_ready = Some((i, cmd));
                 }
             }
