@@ -1,6 +1,6 @@
-# The README's two commands: `make demo` and `make test`. Both set everything up first:
-# a virtualenv in .venv with maturin, pytest and ruff from PyPI, and the extension built in
-# release mode into it. Nothing else is downloaded.
+# The README's two commands: `make demo` and `make test`. Both set everything up first: a
+# virtualenv in .venv with maturin, pytest, ruff and the package's dependencies from PyPI, and
+# the extension built in release mode into it. Nothing else is downloaded.
 
 PYTHON ?= python3
 VENV := .venv
@@ -16,7 +16,8 @@ $(DEPS): pyproject.toml
 	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "bulksim needs Python 3.11 or newer")'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet "maturin>=1.5,<2" "pytest>=8" "ruff>=0.5" "click>=8.1"
+	$(BIN)/python -m pip install --quiet "maturin>=1.5,<2" "pytest>=8" "ruff>=0.5" "click>=8.1" \
+		"dask[distributed]>=2024.1" "pandas>=2.1" "pyarrow>=14" "matplotlib>=3.8" "tqdm>=4.66"
 	touch $@
 
 setup: $(DEPS)

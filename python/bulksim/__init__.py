@@ -8,6 +8,7 @@ preset's organisation and timing, ``generate_trace`` writes synthetic traces.
 from bulksim._core import ConfigError, TraceError, __version__
 from bulksim.api import (
     Stats,
+    check_config,
     config_fields,
     generate_trace,
     presets,
@@ -20,6 +21,7 @@ from bulksim.api import (
 __all__ = [
     "ConfigError",
     "Stats",
+    "check_config",
     "TraceError",
     "__version__",
     "config_fields",

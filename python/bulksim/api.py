@@ -1,8 +1,8 @@
 """The Python API over the engine: config resolution, running traces, specs and docs tables.
 
 Defaults live in the Rust config structs; nothing here restates them. A config is given as a
-TOML file path, a nested dict, or None (defaults), then a preset name, then ``key=value``
-overrides, applied in that order.
+TOML file path (which may ``include`` others), a nested dict, or None (defaults), then a preset
+name, then ``key=value`` overrides, applied in that order.
 """
 
 from __future__ import annotations
@@ -39,19 +39,14 @@ def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> list[str]:
     return sets
 
 
-def _config_args(config: ConfigLike, overrides: Iterable[str]) -> tuple[str | None, str, list[str]]:
-    """(TOML text, its source name, overrides) for the engine."""
+def _config_args(config: ConfigLike, overrides: Iterable[str]) -> tuple[str | None, list[str]]:
+    """(config file path, overrides) for the engine; a dict becomes overrides."""
     sets = list(overrides)
     if config is None:
-        return None, "<defaults>", sets
+        return None, sets
     if isinstance(config, Mapping):
-        return None, "<dict>", _flatten(config) + sets
-    path = Path(config)
-    try:
-        text = path.read_text()
-    except OSError as e:
-        raise _core.ConfigError(f"{path}: cannot read config: {e.strerror}") from e
-    return text, str(path), sets
+        return None, _flatten(config) + sets
+    return os.fspath(config), sets
 
 
 class Stats(Mapping[str, Any]):
@@ -105,9 +100,9 @@ def run(
     ``progress`` is called with the number of requests offered so far, every 65,536 requests.
     Raises ConfigError for a bad config and TraceError for a bad trace.
     """
-    text, source, sets = _config_args(config, overrides)
+    path, sets = _config_args(config, overrides)
     log = os.fspath(command_log) if command_log is not None else None
-    data, summary = _core.run_trace(text, source, preset, sets, os.fspath(trace), trace_format, log, progress)
+    data, summary = _core.run_trace(path, preset, sets, os.fspath(trace), trace_format, log, progress)
     return Stats(json.loads(data), summary)
 
 
@@ -115,16 +110,21 @@ def resolve_config(
     config: ConfigLike = None, *, preset: str | None = None, overrides: Iterable[str] = ()
 ) -> str:
     """The fully resolved config as TOML text."""
-    text, source, sets = _config_args(config, overrides)
-    return _core.resolve_config(text, source, preset, sets)
+    path, sets = _config_args(config, overrides)
+    return _core.resolve_config(path, preset, sets)
 
 
 def spec(
     preset: str | None = None, config: ConfigLike = None, overrides: Iterable[str] = ()
 ) -> dict[str, Any]:
     """Organisation, timing (cycles), data rate and source of the resolved memory part."""
-    text, source, sets = _config_args(config, overrides)
-    return json.loads(_core.spec_json(text, source, preset, sets))
+    path, sets = _config_args(config, overrides)
+    return json.loads(_core.spec_json(path, preset, sets))
+
+
+def check_config(path: str | os.PathLike[str]) -> list[str]:
+    """Every problem in a config file and the files it includes; empty when it is good."""
+    return list(_core.check_config(os.fspath(path)))
 
 
 def presets() -> list[str]:

@@ -5,6 +5,7 @@ non-zero exit status."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -192,8 +193,12 @@ def config_show(preset, config, overrides) -> None:
 @config.command("check")
 @click.argument("file", type=click.Path(dir_okay=False))
 def config_check(file) -> None:
-    """Validate a config file; name every problem."""
-    _guard(api.resolve_config, file)
+    """Validate a config file (and the files it includes); name every problem."""
+    problems = api.check_config(file)
+    if problems:
+        for problem in problems:
+            click.echo(f"error: {problem}", err=True)
+        raise SystemExit(1)
     click.echo(f"{file}: ok")
 
 
@@ -225,6 +230,139 @@ def trace_gen(out, pattern, requests, interval, write_fraction, footprint, seed)
         seed=seed,
     )
     click.echo(f"wrote {requests:,} requests to {out}")
+
+
+def _run_experiment(exp_path: Path, results, out, scheduler, workers, force) -> None:
+    from bulksim import experiment, plots, sweep
+
+    exp = _guard_exp(experiment.load, exp_path)
+    results = Path(results) if results else exp_path.parent / "results.db"
+    out = Path(out) if out else results.parent / exp.name
+    from bulksim.results import ResultsStore
+
+    _guard_exp(ResultsStore, results).close()  # a bad results file fails before any work
+    points = exp.points()
+    where = f"Dask cluster at {scheduler}" if scheduler else f"{workers or os.cpu_count()} local workers"
+    click.echo(f"{exp.name}: {len(points)} points on {where}; results in {results}", err=True)
+    summary = _guard_exp(
+        sweep.sweep,
+        exp,
+        results,
+        scheduler=scheduler,
+        workers=workers,
+        force=force,
+        progress=sys.stderr.isatty(),
+    )
+    click.echo(
+        f"{summary.ok} run, {summary.skipped} already done, {summary.failed} failed ({summary.seconds:.1f} s)"
+    )
+    for label, error in summary.failures:
+        click.echo(f"  failed: {label}: {error}", err=True)
+    report = _guard_exp(plots.write_all, exp, results, out)
+    click.echo(f"report: {report}")
+
+
+def _guard_exp(fn, *args, **kwargs):
+    from bulksim.experiment import ExperimentError
+    from bulksim.results import ResultsError
+
+    try:
+        return _guard(fn, *args, **kwargs)
+    except (ExperimentError, ResultsError) as e:
+        raise UserError(str(e)) from e
+
+
+sweep_options = [
+    click.option("--results", type=click.Path(dir_okay=False), help="SQLite results file."),
+    click.option("--out", type=click.Path(file_okay=False), help="Directory for report.md and figures."),
+    click.option("--scheduler", help="Address of an existing Dask scheduler, e.g. tcp://host:8786."),
+    click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: cores)."),
+    click.option("--force", is_flag=True, help="Rerun points that are already in the results."),
+]
+
+
+def _with(options):
+    def decorate(fn):
+        for option in reversed(options):
+            fn = option(fn)
+        return fn
+
+    return decorate
+
+
+@main.command()
+@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@_with(sweep_options)
+def sweep(file, results, out, scheduler, workers, force) -> None:
+    """Run an experiment file's points; resume where a previous run stopped."""
+    _run_experiment(Path(file), results, out, scheduler, workers, force)
+
+
+@main.command()
+@click.argument("name", required=False)
+@click.option("--list", "list_", is_flag=True, help="List the bundled experiments.")
+@_with(sweep_options)
+def reproduce(name, list_, results, out, scheduler, workers, force) -> None:
+    """Run a bundled experiment (results in results/NAME.db, report in results/NAME/)."""
+    from bulksim import experiment
+
+    if list_ or not name:
+        for exp_name, path in experiment.bundled().items():
+            exp = _guard_exp(experiment.load, path)
+            first = exp.description.strip().splitlines()[0] if exp.description.strip() else ""
+            click.echo(f"{exp_name:24} {len(exp.points()):4} points  {first}")
+        return
+    path = _guard_exp(experiment.find, name)
+    results = results or Path("results") / f"{path.stem}.db"
+    _run_experiment(path, results, out or Path("results") / path.stem, scheduler, workers, force)
+
+
+@main.command("results")
+@click.argument("db", type=click.Path(dir_okay=False))
+@click.option("--where", "filters", multiple=True, metavar="COLUMN=VALUE", help="Keep matching rows.")
+@click.option("--failed", is_flag=True, help="Include failed runs (with their errors).")
+@click.option("--columns", help="Comma-separated columns to print.")
+@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Export the rows as CSV.")
+@click.option("--parquet", "parquet_out", type=click.Path(dir_okay=False), help="Export the rows as Parquet.")
+def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
+    """List, filter and export a results file."""
+    from bulksim.results import load
+
+    df = _guard_exp(load, db, include_failed=failed)
+    for f in filters:
+        column, _, value = f.partition("=")
+        if column not in df.columns:
+            raise UserError(f"--where {f}: no column '{column}'")
+        df = df[df[column].astype(str) == value]
+    if csv_out:
+        df.to_csv(csv_out, index=False)
+    if parquet_out:
+        df.to_parquet(parquet_out, index=False)
+    default = ["experiment", "workload", "status", "cycles", "bandwidth_gbps", "read_latency.mean_ns"]
+    wanted = columns.split(",") if columns else [c for c in default if c in df.columns]
+    missing = [c for c in wanted if c not in df.columns]
+    if missing:
+        raise UserError(f"--columns: no column {', '.join(missing)}")
+    params = [c for c in df.columns if c.startswith(("controller.", "dram.")) and df[c].nunique() > 1]
+    click.echo(df[params + wanted].to_string(index=False) if len(df) else "no rows")
+    click.echo(f"{len(df)} rows")
+
+
+@main.command()
+@click.argument("experiment_file")
+@click.option(
+    "--results", type=click.Path(dir_okay=False), help="Results file (default: next to the experiment)."
+)
+@click.option("--out", type=click.Path(file_okay=False), help="Directory for figures and report.md.")
+def plot(experiment_file, results, out) -> None:
+    """Draw an experiment's figures and report from its results."""
+    from bulksim import experiment, plots
+
+    path = _guard_exp(experiment.find, experiment_file)
+    exp = _guard_exp(experiment.load, path)
+    results = Path(results) if results else path.parent / "results.db"
+    report = _guard_exp(plots.write_all, exp, results, Path(out) if out else results.parent / exp.name)
+    click.echo(f"report: {report}")
 
 
 @main.command()

@@ -9,10 +9,14 @@ use crate::spec::presets::{preset, PRESET_NAMES};
 use crate::spec::{validate_rules, Spec, Timing};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct Config {
+    /// Files merged under this one (resolved by `from_file`; empty afterwards).
+    #[serde(skip_serializing)]
+    pub include: Includes,
     pub dram: DramConfig,
     pub controller: ControllerConfig,
     pub sim: SimConfig,
@@ -105,6 +109,26 @@ impl Default for SimConfig {
     }
 }
 
+/// `include = "base.toml"` or `include = ["a.toml", "b.toml"]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Includes {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Includes {
+    fn paths(&self) -> Vec<&str> {
+        match self {
+            Includes::None => vec![],
+            Includes::One(p) => vec![p.as_str()],
+            Includes::Many(ps) => ps.iter().map(String::as_str).collect(),
+        }
+    }
+}
+
 /// Unit and description of one config field.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct FieldDoc {
@@ -123,6 +147,11 @@ const fn doc(key: &'static str, unit: &'static str, description: &'static str) -
 
 /// Every config field. Tests keep this in step with the structs.
 pub const CONFIG_FIELDS: &[FieldDoc] = &[
+    doc(
+        "include",
+        "paths",
+        "config files merged under this one (relative to it); this file's values win",
+    ),
     doc(
         "dram.preset",
         "name",
@@ -274,6 +303,58 @@ fn parse_value(text: &str) -> toml::Value {
 }
 
 impl Config {
+    /// Reads a config file, merging the files it includes (recursively; paths relative to
+    /// the including file; the including file's values win).
+    pub fn from_file(path: &Path) -> Result<Config> {
+        let table = load_merged(path, &mut Vec::new())?;
+        Config::deserialize(toml::Value::Table(table))
+            .map_err(|e| config_err(format!("{}: {}", path.display(), e.to_string().trim())))
+    }
+
+    /// Every problem in a config file and its includes: each unknown key, then the first type
+    /// error, then the first semantic error. Empty when the file is good.
+    pub fn check_file(path: &Path) -> Vec<String> {
+        let mut problems = Vec::new();
+        let mut files = vec![path.to_path_buf()];
+        let mut seen = Vec::new();
+        while let Some(file) = files.pop() {
+            if seen.contains(&file) {
+                continue;
+            }
+            seen.push(file.clone());
+            let text = match std::fs::read_to_string(&file) {
+                Ok(t) => t,
+                Err(e) => {
+                    problems.push(format!("{}: cannot read config: {e}", file.display()));
+                    continue;
+                }
+            };
+            let table: toml::Table = match toml::from_str(&text) {
+                Ok(t) => t,
+                Err(e) => {
+                    problems.push(format!("{}: {}", file.display(), e.to_string().trim()));
+                    continue;
+                }
+            };
+            for key in flat_keys(&table, "") {
+                if let Err(e) = check_key(&key) {
+                    problems.push(format!("{}: {e}", file.display()));
+                }
+            }
+            if let Ok(c) = toml::from_str::<Config>(&text) {
+                let dir = file.parent().unwrap_or(Path::new("."));
+                files.extend(c.include.paths().iter().map(|p| dir.join(p)));
+            }
+        }
+        if problems.is_empty() {
+            match Config::from_file(path).and_then(|c| c.validate().map(|_| c)) {
+                Ok(_) => {}
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+        problems
+    }
+
     /// Parses a TOML document; `source` (a file name) prefixes every error.
     pub fn from_toml_str(text: &str, source: &str) -> Result<Config> {
         let table: toml::Table =
@@ -420,6 +501,52 @@ fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
     ))
 }
 
+/// One file's table merged over its includes; each file is first checked on its own so errors
+/// carry that file's name and line.
+fn load_merged(path: &Path, stack: &mut Vec<PathBuf>) -> Result<toml::Table> {
+    let name = path.display().to_string();
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if stack.contains(&canonical) {
+        return Err(config_err(format!(
+            "{name}: include cycle ({})",
+            stack
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        )));
+    }
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| config_err(format!("{name}: cannot read config: {e}")))?;
+    let own = Config::from_toml_str(&text, &name)?;
+    let mut table: toml::Table =
+        toml::from_str(&text).map_err(|e| config_err(format!("{name}: {e}")))?;
+    table.remove("include");
+    stack.push(canonical);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut merged = toml::Table::new();
+    for include in own.include.paths() {
+        let base = load_merged(&dir.join(include), stack)
+            .map_err(|e| config_err(format!("{e} (included from {name})")))?;
+        merge(&mut merged, base);
+    }
+    stack.pop();
+    merge(&mut merged, table);
+    Ok(merged)
+}
+
+/// Deep merge: tables merge key by key, anything else in `over` replaces `base`.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
+}
+
 /// Dotted keys of every leaf; each `dram.timing` entry is a leaf of its own.
 fn flat_keys(table: &toml::Table, prefix: &str) -> Vec<String> {
     let mut keys = Vec::new();
@@ -450,6 +577,7 @@ mod tests {
         let table = toml::Table::try_from(Config::default()).unwrap();
         let mut keys = flat_keys(&table, "");
         keys.push("dram.timing".into());
+        keys.push("include".into());
         keys.sort();
         keys.dedup();
         keys
@@ -560,6 +688,51 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(m.contains("key=value"), "{m}");
+    }
+
+    #[test]
+    fn includes_merge_with_the_including_file_winning() {
+        let dir = std::env::temp_dir().join(format!("bulksim-include-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::write(
+            dir.join("sub/base.toml"),
+            "[dram]\nranks = 2\nchannels = 2\n[controller]\nscheduler = \"fcfs\"\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("mid.toml"),
+            "include = \"sub/base.toml\"\n[dram]\nranks = 4\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("top.toml"),
+            "include = [\"mid.toml\"]\n[controller]\npage_policy = \"closed\"\n",
+        )
+        .unwrap();
+        let c = Config::from_file(&dir.join("top.toml")).unwrap();
+        assert_eq!((c.dram.ranks, c.dram.channels), (4, 2));
+        assert_eq!(c.controller.scheduler, Scheduler::Fcfs);
+        assert_eq!(c.controller.page_policy, PagePolicy::Closed);
+        std::fs::write(dir.join("loop.toml"), "include = \"loop.toml\"\n").unwrap();
+        assert!(Config::from_file(&dir.join("loop.toml"))
+            .unwrap_err()
+            .to_string()
+            .contains("include cycle"));
+        std::fs::write(
+            dir.join("bad.toml"),
+            "include = \"sub/base.toml\"\n[dram]\nrank = 1\n[controller]\nschedular = 1\n",
+        )
+        .unwrap();
+        let problems = Config::check_file(&dir.join("bad.toml"));
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems
+            .iter()
+            .any(|p| p.contains("bad.toml") && p.contains("'dram.rank'")));
+        assert!(problems
+            .iter()
+            .any(|p| p.contains("'controller.schedular'")));
+        assert!(Config::check_file(&dir.join("top.toml")).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

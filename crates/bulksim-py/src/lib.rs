@@ -35,15 +35,15 @@ fn to_py(e: Error) -> PyErr {
     }
 }
 
-/// Defaults, then the TOML text (if any), then the preset (if any), then `key=value` overrides.
+/// Defaults, then the config file (if any, with its includes), then the preset (if any), then
+/// `key=value` overrides.
 fn resolve(
-    config_toml: Option<&str>,
-    source: &str,
+    config_path: Option<&str>,
     preset: Option<&str>,
     sets: &[String],
 ) -> Result<Config, Error> {
-    let base = match config_toml {
-        Some(text) => Config::from_toml_str(text, source)?,
+    let base = match config_path {
+        Some(path) => Config::from_file(Path::new(path))?,
         None => Config::default(),
     };
     let mut all = Vec::new();
@@ -57,25 +57,23 @@ fn resolve(
 }
 
 #[pyfunction]
-#[pyo3(signature = (config_toml, source, preset, sets))]
+#[pyo3(signature = (config_path, preset, sets))]
 fn resolve_config(
-    config_toml: Option<&str>,
-    source: &str,
+    config_path: Option<&str>,
     preset: Option<&str>,
     sets: Vec<String>,
 ) -> PyResult<String> {
-    resolve(config_toml, source, preset, &sets)
+    resolve(config_path, preset, &sets)
         .map(|c| c.to_toml())
         .map_err(to_py)
 }
 
 #[pyfunction]
-#[pyo3(signature = (config_toml, source, preset, sets, trace, trace_format, command_log=None, progress=None))]
+#[pyo3(signature = (config_path, preset, sets, trace, trace_format, command_log=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_trace(
     py: Python<'_>,
-    config_toml: Option<&str>,
-    source: &str,
+    config_path: Option<&str>,
     preset: Option<&str>,
     sets: Vec<String>,
     trace: &str,
@@ -83,7 +81,7 @@ fn run_trace(
     command_log: Option<&str>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, String)> {
-    let config = resolve(config_toml, source, preset, &sets).map_err(to_py)?;
+    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
     let format: TraceFormat = trace_format.parse().map_err(to_py)?;
     let mut reader = TraceReader::open(Path::new(trace), format).map_err(to_py)?;
     let stats = py
@@ -111,16 +109,21 @@ fn run_trace(
 
 /// The resolved spec (organisation, timing in cycles, data rate, source) as JSON.
 #[pyfunction]
-#[pyo3(signature = (config_toml, source, preset, sets))]
+#[pyo3(signature = (config_path, preset, sets))]
 fn spec_json(
-    config_toml: Option<&str>,
-    source: &str,
+    config_path: Option<&str>,
     preset: Option<&str>,
     sets: Vec<String>,
 ) -> PyResult<String> {
-    let config = resolve(config_toml, source, preset, &sets).map_err(to_py)?;
+    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
     let spec = config.spec().map_err(to_py)?;
     Ok(serde_json::to_string(&spec).expect("spec serializes"))
+}
+
+/// Every problem in a config file and its includes (empty when it is good).
+#[pyfunction]
+fn check_config(path: &str) -> Vec<String> {
+    Config::check_file(Path::new(path))
 }
 
 #[pyfunction]
@@ -185,6 +188,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_trace, m)?)?;
     m.add_function(wrap_pyfunction!(spec_json, m)?)?;
     m.add_function(wrap_pyfunction!(preset_names, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_fields, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(timing_params, m)?)?;
