@@ -190,10 +190,34 @@ impl Controller {
         match pick.choice {
             Some((index, cmd)) => {
                 self.serve(writing, index, cmd, now);
-                now + 1
+                if cmd.is_column() || self.refresh.any_pending() {
+                    // A column command frees a queue slot the front end may fill next cycle.
+                    return now + 1;
+                }
+                // An ACT or PRE leaves the queues as they were, so the next event is the
+                // earliest ready cycle of a queued request (or a refresh deadline). This is
+                // cheaper than a full scheduling pass at now + 1, which after a row command
+                // usually finds nothing: the command just issued delays the other candidates.
+                next.min(self.earliest_ready(writing, now + 1))
             }
             None => next.min(pick.next_ready),
         }
+    }
+
+    /// The earliest cycle at or after `from` at which a request of the active queue has its
+    /// next command ready; stops at the first one ready by `from`. Ignores FR-FCFS hold-backs,
+    /// so it may wake the controller early, never late.
+    fn earliest_ready(&self, writing: bool, from: u64) -> u64 {
+        let queue = if writing { &self.writes } else { &self.reads };
+        let mut next = u64::MAX;
+        for r in queue {
+            let t = self.device.next_for(r.column, &r.addr).1;
+            if t <= from {
+                return from;
+            }
+            next = next.min(t);
+        }
+        next
     }
 
     fn serve(&mut self, writing: bool, index: usize, cmd: Command, now: u64) {
