@@ -34,11 +34,9 @@ class SweepSummary:
     seconds: float
 
 
-def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
-    """Runs one point (in a worker) and returns its results row; never raises."""
-    started = time.time()
-    key = point.key()
-    row: dict[str, Any] = {
+def _row(point: Point, key: str) -> dict[str, Any]:
+    """A results row for `point` with everything but the outcome filled in."""
+    return {
         "key": key,
         "experiment": point.experiment,
         "workload": point.workload_name,
@@ -49,8 +47,16 @@ def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
         "status": "ok",
         "stats_json": None,
         "error": None,
+        "wall_seconds": 0.0,
         "host": socket.gethostname(),
+        "finished_at": time.time(),
     }
+
+
+def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
+    """Runs one point (in a worker) and returns its results row; never raises."""
+    started = time.time()
+    row = _row(point, point.key())
     try:
         row["config_toml"] = api.resolve_config(
             point.config_path, preset=point.preset, overrides=point.overrides
@@ -72,21 +78,10 @@ def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
 
 
 def _error_row(point: Point, key: str, error: BaseException) -> dict[str, Any]:
-    return {
-        "key": key,
-        "experiment": point.experiment,
-        "workload": point.workload_name,
-        "params_json": json.dumps(dict(point.params), sort_keys=True),
-        "config_toml": "",
-        "workload_json": json.dumps(dict(point.workload), sort_keys=True),
-        "version": _core.__version__,
-        "status": "error",
-        "stats_json": None,
-        "error": f"worker failed: {type(error).__name__}: {error}",
-        "wall_seconds": 0.0,
-        "host": "?",
-        "finished_at": time.time(),
-    }
+    """The row of a point whose worker died before returning one."""
+    row = _row(point, key)
+    row.update(status="error", error=f"worker failed: {type(error).__name__}: {error}", host="?")
+    return row
 
 
 def sweep(
