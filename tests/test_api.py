@@ -113,8 +113,8 @@ def test_spec_export_is_the_preset(tmp_path):
     s = bulksim.spec("DDR3_2Gb_x8_1066")
     assert s["timing"]["nRAS"] == 20 and s["timing"]["nRP"] == 8 and s["data_rate_mts"] == 1066
     # 8-8-8: tRAS + tRAS + tRP = 90 ns, the RowClone paper's FPM latency.
-    tck = 2000 / s["data_rate_mts"]
-    assert (2 * s["timing"]["nRAS"] + s["timing"]["nRP"]) * tck == pytest.approx(90.0, abs=0.1)
+    assert s["tck_ns"] == 1.875, "DDR3-1066 runs at 1066.67 MT/s: tCK is exactly 1.875 ns"
+    assert (2 * s["timing"]["nRAS"] + s["timing"]["nRP"]) * s["tck_ns"] == pytest.approx(90.0, abs=1e-9)
     d4 = bulksim.spec("DDR4_8Gb_x8_2400", overrides=["dram.timing.nCL=17", "dram.ranks=2"])
     assert d4["timing"]["nCL"] == 17 and d4["organisation"]["ranks"] == 2
     assert d4["organisation"]["bankgroups"] == 4 and d4["organisation"]["rows"] == 65536

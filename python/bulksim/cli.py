@@ -153,7 +153,7 @@ def spec_show(preset, overrides, as_json) -> None:
     if as_json:
         click.echo(json.dumps(s, indent=2))
         return
-    click.echo(f"{s['name']}: {s['standard']}-{s['data_rate_mts']} (tCK {2000 / s['data_rate_mts']:.3f} ns)")
+    click.echo(f"{s['name']}: {s['standard']}-{s['data_rate_mts']} (tCK {s['tck_ns']:.4g} ns)")
     click.echo(f"source: {s['source']}")
     for key, value in s["organisation"].items():
         click.echo(f"  {key:20} {value}")

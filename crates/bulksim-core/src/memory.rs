@@ -5,10 +5,11 @@
 use crate::config::Config;
 use crate::controller::{Controller, ControllerStats, RequestKind};
 use crate::device::CommandLog;
+use crate::energy::{rank_energy, EnergyBreakdown};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapper;
 use crate::spec::{Command, Spec};
-use crate::stats::{LatencyStats, Stats};
+use crate::stats::{EnergyStats, LatencyStats, Stats};
 use std::path::Path;
 
 pub struct MemorySystem {
@@ -129,6 +130,15 @@ impl MemorySystem {
             .sum();
         let bytes = bursts * self.mapper.line_bytes();
         let accesses = total.row_hits + total.row_misses + total.row_conflicts;
+        let mut energy = EnergyBreakdown::default();
+        let mut by_rank_nj = Vec::new();
+        for c in &self.controllers {
+            for activity in c.device.activity(cycles) {
+                let e = rank_energy(&self.spec, &activity);
+                by_rank_nj.push(e.total_nj());
+                energy.add(&e);
+            }
+        }
         Stats {
             preset: self.spec.name.clone(),
             tck_ns,
@@ -160,6 +170,19 @@ impl MemorySystem {
             refreshes: counts[Command::Ref as usize],
             frontend_stall_cycles,
             out_of_range_requests: self.out_of_range,
+            energy: EnergyStats {
+                act_nj: energy.act_nj,
+                pre_nj: energy.pre_nj,
+                read_nj: energy.read_nj,
+                write_nj: energy.write_nj,
+                refresh_nj: energy.refresh_nj,
+                background_nj: energy.background_nj,
+                core_nj: energy.core_nj(),
+                io_nj: energy.io_nj,
+                total_nj: energy.total_nj(),
+                by_rank_nj,
+                power_source: self.spec.power.source.clone(),
+            },
             host: Default::default(),
         }
     }

@@ -101,6 +101,23 @@ impl LatencyStats {
     }
 }
 
+/// DRAM energy by component and by rank, in nJ (see `energy.rs`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct EnergyStats {
+    pub act_nj: f64,
+    pub pre_nj: f64,
+    pub read_nj: f64,
+    pub write_nj: f64,
+    pub refresh_nj: f64,
+    pub background_nj: f64,
+    pub core_nj: f64,
+    pub io_nj: f64,
+    pub total_nj: f64,
+    /// Total per rank, channel by channel.
+    pub by_rank_nj: Vec<f64>,
+    pub power_source: String,
+}
+
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct HostStats {
     pub wall_seconds: f64,
@@ -128,6 +145,7 @@ pub struct Stats {
     pub refreshes: u64,
     pub frontend_stall_cycles: u64,
     pub out_of_range_requests: u64,
+    pub energy: EnergyStats,
     pub host: HostStats,
 }
 
@@ -174,6 +192,17 @@ pub const STAT_DOCS: &[StatDoc] = &[
     doc("refreshes", "commands", "all-bank REF commands issued"),
     doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
     doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),
+    doc("energy.act_nj", "nJ", "activate energy: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC per ACT, all chips of the rank"),
+    doc("energy.pre_nj", "nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
+    doc("energy.read_nj", "nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time"),
+    doc("energy.write_nj", "nJ", "write burst energy in the DRAM: VDD (IDD4W - IDD3N) per burst time"),
+    doc("energy.refresh_nj", "nJ", "refresh energy: (IDD5B - IDD3N) and (IPP5B - IPP3N) over tRFC per REF"),
+    doc("energy.background_nj", "nJ", "standby energy: IDD3N while a bank of the rank is open, IDD2N while all are precharged, IPP3N throughout"),
+    doc("energy.core_nj", "nJ", "DRAM energy without channel I/O: the six components above"),
+    doc("energy.io_nj", "nJ", "channel I/O and termination energy of every RD and WR burst"),
+    doc("energy.total_nj", "nJ", "core_nj + io_nj"),
+    doc("energy.by_rank_nj", "nJ per rank", "total energy of each rank, channel 0's ranks first"),
+    doc("energy.power_source", "text", "where the preset's currents and I/O powers come from"),
     doc("host.wall_seconds", "s", "wall-clock time of the simulation (not deterministic)"),
     doc("host.requests_per_wall_second", "requests/s", "requests simulated per wall-clock second (not deterministic)"),
 ];
@@ -220,6 +249,20 @@ impl Stats {
         );
         s += &format!("commands            {}\n", cmds.join(", "));
         s += &format!("refreshes           {}\n", self.refreshes);
+        let e = &self.energy;
+        let uj = |nj: f64| nj / 1000.0;
+        s += &format!(
+            "DRAM energy         {:.2} uJ = core {:.2} (act {:.2}, pre {:.2}, rd {:.2}, wr {:.2}, ref {:.2}, background {:.2}) + I/O {:.2}\n",
+            uj(e.total_nj),
+            uj(e.core_nj),
+            uj(e.act_nj),
+            uj(e.pre_nj),
+            uj(e.read_nj),
+            uj(e.write_nj),
+            uj(e.refresh_nj),
+            uj(e.background_nj),
+            uj(e.io_nj)
+        );
         if self.out_of_range_requests > 0 {
             s += &format!(
                 "warning             {} requests addressed beyond capacity; upper address bits were ignored\n",

@@ -30,6 +30,34 @@ pub struct IssuedCommand {
 /// Marks a closed bank in `BankState::open_row`.
 pub const NO_ROW: u32 = u32::MAX;
 
+/// What one rank did, for the energy model: command counts and the cycles spent with at least
+/// one bank open (active standby) or all banks precharged (precharge standby).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RankActivity {
+    pub acts: u64,
+    /// Banks closed by PRE, PREA (each open bank) or auto-precharge.
+    pub precharges: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub refreshes: u64,
+    pub active_cycles: u64,
+    pub precharged_cycles: u64,
+    interval_start: u64,
+}
+
+impl RankActivity {
+    /// Ends the current standby interval at `now`, booking it as active or precharged.
+    fn close_interval(&mut self, now: u64, was_active: bool) {
+        let span = now - self.interval_start;
+        if was_active {
+            self.active_cycles += span;
+        } else {
+            self.precharged_cycles += span;
+        }
+        self.interval_start = now;
+    }
+}
+
 /// One bank: its ready-at row (bank-group and bank rules) and its open row.
 #[derive(Clone, Copy, Debug)]
 struct BankState {
@@ -82,6 +110,7 @@ pub struct Device {
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
     open_banks_in_rank: Vec<u32>,
+    activity: Vec<RankActivity>,
     command_counts: [u64; NUM_COMMANDS],
     /// Commands issued since the last drain, when logging is on.
     log: Option<Vec<IssuedCommand>>,
@@ -166,6 +195,7 @@ impl Device {
             windows,
             window_triggers,
             open_banks_in_rank: vec![0; ranks],
+            activity: vec![RankActivity::default(); ranks],
             command_counts: [0; NUM_COMMANDS],
             log: None,
         }
@@ -292,7 +322,7 @@ impl Device {
                 self.raise(level, node, &until);
             }
         }
-        self.apply_state(cmd, addr);
+        self.apply_state(cmd, addr, now);
         self.command_counts[c] += 1;
         if let Some(log) = &mut self.log {
             log.push(IssuedCommand {
@@ -303,18 +333,22 @@ impl Device {
         }
     }
 
-    fn apply_state(&mut self, cmd: Command, addr: &DramAddr) {
+    fn apply_state(&mut self, cmd: Command, addr: &DramAddr, now: u64) {
         let bank = addr.bank_index as usize;
         let rank = addr.rank as usize;
+        let was_open = self.open_banks_in_rank[rank];
+        let activity = &mut self.activity[rank];
         match cmd {
             Command::Act => {
                 self.banks[bank].open_row = addr.row;
                 self.open_banks_in_rank[rank] += 1;
+                activity.acts += 1;
             }
             Command::Pre | Command::RdA | Command::WrA => {
                 if self.banks[bank].open_row != NO_ROW {
                     self.banks[bank].open_row = NO_ROW;
                     self.open_banks_in_rank[rank] -= 1;
+                    activity.precharges += 1;
                 }
             }
             Command::PreA => {
@@ -322,10 +356,34 @@ impl Device {
                 for b in &mut self.banks[rank * per_rank..(rank + 1) * per_rank] {
                     b.open_row = NO_ROW;
                 }
+                activity.precharges += was_open as u64;
                 self.open_banks_in_rank[rank] = 0;
             }
             Command::Rd | Command::Wr | Command::Ref => {}
         }
+        match cmd {
+            Command::Rd | Command::RdA => activity.reads += 1,
+            Command::Wr | Command::WrA => activity.writes += 1,
+            Command::Ref => activity.refreshes += 1,
+            _ => {}
+        }
+        let is_open = self.open_banks_in_rank[rank];
+        if (was_open == 0) != (is_open == 0) {
+            activity.close_interval(now, was_open > 0);
+        }
+    }
+
+    /// Per-rank activity up to cycle `end` (for energy).
+    pub fn activity(&self, end: u64) -> Vec<RankActivity> {
+        self.activity
+            .iter()
+            .zip(&self.open_banks_in_rank)
+            .map(|(a, &open)| {
+                let mut a = a.clone();
+                a.close_interval(end.max(a.interval_start), open > 0);
+                a
+            })
+            .collect()
     }
 
     /// First node index and count of the nodes sharing `node`'s parent at `level`.

@@ -263,15 +263,54 @@ impl Organisation {
     }
 }
 
+/// Supply voltages and datasheet currents of one chip, and I/O power per data pin. Currents
+/// in mA, voltages in V, I/O powers in mW per DQ while it carries a burst. VPP currents are 0
+/// for parts without a VPP rail (DDR3).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PowerSpec {
+    pub vdd: f64,
+    /// One-bank ACTIVATE-PRECHARGE current.
+    pub idd0: f64,
+    /// Precharge standby current.
+    pub idd2n: f64,
+    /// Active standby current.
+    pub idd3n: f64,
+    /// Burst read current.
+    pub idd4r: f64,
+    /// Burst write current.
+    pub idd4w: f64,
+    /// Burst refresh current.
+    pub idd5b: f64,
+    pub vpp: f64,
+    pub ipp0: f64,
+    pub ipp3n: f64,
+    pub ipp5b: f64,
+    /// Output driver power of a read, per DQ (mW).
+    pub read_io_mw: f64,
+    /// Termination power of a read at the receiving end, per DQ (mW).
+    pub read_termination_mw: f64,
+    /// On-die termination power of a write, per DQ (mW).
+    pub write_odt_mw: f64,
+    /// Termination power of a write, per DQ (mW).
+    pub write_termination_mw: f64,
+    /// Where the numbers come from.
+    pub source: String,
+}
+
 /// A complete description of one memory part: standard, organisation, speed and timing.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Spec {
     pub name: String,
     pub standard: Standard,
-    /// Data rate in mega-transfers per second; the clock period is 2e6 / rate picoseconds.
+    /// Nominal data rate in mega-transfers per second (the speed bin's name: DDR3-1066 runs
+    /// at 1066.67 MT/s).
     pub data_rate_mts: u32,
+    /// Clock period as the JEDEC speed bin defines it, exactly, in ns: 2000 / 1066.67 = 1.875
+    /// for DDR3-1066 (not 2000 / 1066).
+    pub tck_ns: f64,
     pub organisation: Organisation,
     pub timing: Timing,
+    pub power: PowerSpec,
     /// The datasheet or JEDEC bin the numbers come from.
     pub source: String,
 }
@@ -281,18 +320,14 @@ impl Spec {
         self.standard.rules(&self.timing)
     }
 
-    /// Clock period in picoseconds (exact rational numerator/denominator).
-    pub fn tck_ps_ratio(&self) -> (u64, u64) {
-        (2_000_000, self.data_rate_mts as u64)
-    }
-
     pub fn tck_ns(&self) -> f64 {
-        2000.0 / self.data_rate_mts as f64
+        self.tck_ns
     }
 
-    /// Peak data bandwidth of one channel in GB/s (10^9 bytes per second).
+    /// Peak data bandwidth of one channel in GB/s (10^9 bytes per second): two transfers of
+    /// the bus width per clock.
     pub fn peak_channel_gbps(&self) -> f64 {
-        self.data_rate_mts as f64 * 1e6 * (self.organisation.bus_width_bits / 8) as f64 / 1e9
+        2.0 * (self.organisation.bus_width_bits / 8) as f64 / self.tck_ns
     }
 }
 

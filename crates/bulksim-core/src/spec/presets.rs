@@ -2,7 +2,7 @@
 //! from the datasheet's nanosecond values as JEDEC specifies (nCK = ceil(t / tCK)), and names
 //! its source. `Spec::organisation.channels/ranks` are 1 here; the config sets them.
 
-use super::{Organisation, Spec, Standard, Timing};
+use super::{Organisation, PowerSpec, Spec, Standard, Timing};
 
 /// Names of every preset, in display order.
 pub const PRESET_NAMES: &[&str] = &["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"];
@@ -41,6 +41,7 @@ fn ddr3_2gb_x8_1066() -> Spec {
         name: "DDR3_2Gb_x8_1066".into(),
         standard: Standard::Ddr3,
         data_rate_mts: 1066,
+        tck_ns: 1.875,
         organisation: org(2048, 1, 8, 32768),
         timing: Timing {
             n_bl: 4,
@@ -63,7 +64,33 @@ fn ddr3_2gb_x8_1066() -> Spec {
             n_rfc: 86,
             n_refi: 4160,
         },
+        power: ddr3_2gb_x8_power(),
         source: "JEDEC JESD79-3F DDR3-1066G; Micron MT41J256M8 (2Gb x8) -187".into(),
+    }
+}
+
+/// Micron 2Gb x8 DDR3 (MT41J256M8, die rev. D) at DDR3-1066: IDD values of the component
+/// data sheet (as DRAMPower's MICRON_2Gb_DDR3-1066_8bit_D memspec also records them), and the
+/// per-DQ I/O and termination powers of Micron TN-41-01 (DDR3 system power calculation).
+fn ddr3_2gb_x8_power() -> PowerSpec {
+    PowerSpec {
+        vdd: 1.5,
+        idd0: 75.0,
+        idd2n: 32.0,
+        idd3n: 35.0,
+        idd4r: 140.0,
+        idd4w: 145.0,
+        idd5b: 190.0,
+        vpp: 0.0,
+        ipp0: 0.0,
+        ipp3n: 0.0,
+        ipp5b: 0.0,
+        read_io_mw: 4.6,
+        read_termination_mw: 15.5,
+        write_odt_mw: 21.2,
+        write_termination_mw: 15.4,
+        source: "Micron MT41J256M8 die D data sheet, DDR3-1066 IDD; Micron TN-41-01 I/O powers"
+            .into(),
     }
 }
 
@@ -75,6 +102,7 @@ fn ddr3_4gb_x8_1600() -> Spec {
         name: "DDR3_4Gb_x8_1600".into(),
         standard: Standard::Ddr3,
         data_rate_mts: 1600,
+        tck_ns: 1.25,
         organisation: org(4096, 1, 8, 65536),
         timing: Timing {
             n_bl: 4,
@@ -97,6 +125,14 @@ fn ddr3_4gb_x8_1600() -> Spec {
             n_rfc: 208,
             n_refi: 6240,
         },
+        // Same die family as the 2Gb part; its DDR3-1066 currents stand in until the 4Gb
+        // DDR3-1600 values are entered (documented in docs/energy.md).
+        power: PowerSpec {
+            source:
+                "stand-in: Micron 2Gb x8 DDR3-1066 currents (no 4Gb DDR3-1600 values entered yet)"
+                    .into(),
+            ..ddr3_2gb_x8_power()
+        },
         source: "JEDEC JESD79-3F DDR3-1600K; Micron MT41J512M8 (4Gb x8) -125".into(),
     }
 }
@@ -111,6 +147,7 @@ fn ddr4_8gb_x8_2400() -> Spec {
         name: "DDR4_8Gb_x8_2400".into(),
         standard: Standard::Ddr4,
         data_rate_mts: 2400,
+        tck_ns: 2000.0 / 2400.0,
         organisation: org(8192, 4, 4, 65536),
         timing: Timing {
             n_bl: 4,
@@ -133,7 +170,38 @@ fn ddr4_8gb_x8_2400() -> Spec {
             n_rfc: 420,
             n_refi: 9360,
         },
+        power: ddr4_8gb_x8_power(),
         source: "JEDEC JESD79-4B DDR4-2400R; Micron MT40A1G8 (8Gb x8) -083E".into(),
+    }
+}
+
+/// Micron 8Gb x8 DDR4 (MT40A1G8, die rev. B) at DDR4-2400, per chip, derived from the IDD
+/// table of Micron's MTA18ASF2G72HZ 16GB dual-rank SODIMM data sheet (Table 15, "computed from
+/// values specified in the 8Gb (1 Gig x 8) component data sheet"; 18 chips, one rank active
+/// and the other in IDD2P/IPP3N where noted): IDD2N = 612/18, IDD3N = 774/18, IDD2P = 450/18,
+/// IPP3N = 54/18, IDD0 = (657 - 9 x IDD2P)/9, IDD4R = (1440 - 225)/9, IDD4W = (1332 - 225)/9,
+/// IDD5B = (2475 - 225)/9, IPP0 = (54 - 27)/9, IPP5B = (279 - 27)/9. The data sheets give no
+/// I/O powers for DDR4; the DDR3 values of TN-41-01 are scaled by (1.2 V / 1.5 V)^2 as an
+/// estimate (docs/energy.md).
+fn ddr4_8gb_x8_power() -> PowerSpec {
+    let io_scale = (1.2f64 / 1.5).powi(2);
+    PowerSpec {
+        vdd: 1.2,
+        idd0: 48.0,
+        idd2n: 34.0,
+        idd3n: 43.0,
+        idd4r: 135.0,
+        idd4w: 123.0,
+        idd5b: 250.0,
+        vpp: 2.5,
+        ipp0: 3.0,
+        ipp3n: 3.0,
+        ipp5b: 28.0,
+        read_io_mw: 4.6 * io_scale,
+        read_termination_mw: 15.5 * io_scale,
+        write_odt_mw: 21.2 * io_scale,
+        write_termination_mw: 15.4 * io_scale,
+        source: "Micron MT40A1G8 die B via MTA18ASF2G72HZ data sheet Table 15 (per chip derived); I/O estimated".into(),
     }
 }
 

@@ -1,0 +1,93 @@
+//! The DRAM energy model, from datasheet currents as JEDEC's IDD definitions and DRAMPower use
+//! them, per rank (all chips of the rank together), in nJ:
+//!
+//! - ACT: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC, per activate;
+//! - PRE: VDD (IDD0 - IDD2N) tRP, per bank precharged (PRE, each open bank of a PREA, RDA/WRA);
+//! - RD / WR: VDD (IDD4R - IDD3N) and VDD (IDD4W - IDD3N) over one burst (nBL tCK);
+//! - REF: VDD (IDD5B - IDD3N) tRFC + VPP (IPP5B - IPP3N) tRFC, per all-bank refresh;
+//! - background: VDD IDD3N while any bank of the rank is open, VDD IDD2N while all are
+//!   precharged, plus VPP IPP3N throughout (power-down is not modelled);
+//!
+//! each times the chips of a rank; and, as a separate component, the channel's I/O and
+//! termination: per burst, (driver + termination) power per DQ times the bus width times the
+//! burst time. mA x V x ns = pJ.
+
+use crate::device::RankActivity;
+use crate::spec::Spec;
+use serde::Serialize;
+
+/// Energy of one rank (or a sum of ranks) by component, in nJ.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct EnergyBreakdown {
+    pub act_nj: f64,
+    pub pre_nj: f64,
+    pub read_nj: f64,
+    pub write_nj: f64,
+    pub refresh_nj: f64,
+    pub background_nj: f64,
+    pub io_nj: f64,
+}
+
+impl EnergyBreakdown {
+    /// DRAM core energy: everything but the channel I/O.
+    pub fn core_nj(&self) -> f64 {
+        self.act_nj
+            + self.pre_nj
+            + self.read_nj
+            + self.write_nj
+            + self.refresh_nj
+            + self.background_nj
+    }
+
+    pub fn total_nj(&self) -> f64 {
+        self.core_nj() + self.io_nj
+    }
+
+    pub fn add(&mut self, o: &EnergyBreakdown) {
+        self.act_nj += o.act_nj;
+        self.pre_nj += o.pre_nj;
+        self.read_nj += o.read_nj;
+        self.write_nj += o.write_nj;
+        self.refresh_nj += o.refresh_nj;
+        self.background_nj += o.background_nj;
+        self.io_nj += o.io_nj;
+    }
+}
+
+/// Energy of one rank's activity under `spec`.
+pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
+    let p = &spec.power;
+    let t = &spec.timing;
+    let tck = spec.tck_ns();
+    let chips = spec.organisation.chips_per_rank() as f64;
+    let ns = |cycles: u32| cycles as f64 * tck;
+    let burst_ns = ns(t.n_bl);
+    // mA x V x ns = pJ; / 1000 -> nJ.
+    let nj =
+        |milliamps: f64, volts: f64, nanoseconds: f64| milliamps * volts * nanoseconds / 1000.0;
+    let per_act =
+        nj(p.idd0 - p.idd3n, p.vdd, ns(t.n_ras)) + nj(p.ipp0 - p.ipp3n, p.vpp, ns(t.n_rc));
+    let per_pre = nj(p.idd0 - p.idd2n, p.vdd, ns(t.n_rp));
+    let per_read = nj(p.idd4r - p.idd3n, p.vdd, burst_ns);
+    let per_write = nj(p.idd4w - p.idd3n, p.vdd, burst_ns);
+    let per_ref =
+        nj(p.idd5b - p.idd3n, p.vdd, ns(t.n_rfc)) + nj(p.ipp5b - p.ipp3n, p.vpp, ns(t.n_rfc));
+    let active_ns = a.active_cycles as f64 * tck;
+    let precharged_ns = a.precharged_cycles as f64 * tck;
+    let background = nj(p.idd3n, p.vdd, active_ns)
+        + nj(p.idd2n, p.vdd, precharged_ns)
+        + nj(p.ipp3n, p.vpp, active_ns + precharged_ns);
+    let dq = spec.organisation.bus_width_bits as f64;
+    // mW x ns = pJ.
+    let io_read = (p.read_io_mw + p.read_termination_mw) * dq * burst_ns / 1000.0;
+    let io_write = (p.write_odt_mw + p.write_termination_mw) * dq * burst_ns / 1000.0;
+    EnergyBreakdown {
+        act_nj: chips * per_act * a.acts as f64,
+        pre_nj: chips * per_pre * a.precharges as f64,
+        read_nj: chips * per_read * a.reads as f64,
+        write_nj: chips * per_write * a.writes as f64,
+        refresh_nj: chips * per_ref * a.refreshes as f64,
+        background_nj: chips * background,
+        io_nj: io_read * a.reads as f64 + io_write * a.writes as f64,
+    }
+}
