@@ -2,9 +2,11 @@
 
 The engine is Rust (``bulksim._core``); this package is the front end: ``run`` simulates a
 request trace, ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
-preset's organisation and timing, ``generate_trace`` writes synthetic traces.
+preset's organisation and timing, ``generate_trace`` writes synthetic traces, ``results.load`` reads a sweep's results as a
+DataFrame.
 """
 
+from bulksim import results
 from bulksim._core import ConfigError, TraceError, __version__
 from bulksim.api import (
     Stats,
@@ -27,6 +29,7 @@ __all__ = [
     "config_fields",
     "generate_trace",
     "presets",
+    "results",
     "resolve_config",
     "run",
     "spec",
