@@ -2,8 +2,8 @@
 
 The engine is Rust (``bulksim._core``); this package is the front end: ``run`` simulates a
 request trace, ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
-preset's organisation and timing, ``generate_trace`` writes synthetic traces, ``results.load`` reads a sweep's results as a
-DataFrame.
+preset's organisation and timing, ``generate_trace`` writes synthetic traces, and
+``results.load`` reads a sweep's results as a DataFrame.
 """
 
 from bulksim import results
