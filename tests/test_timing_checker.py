@@ -110,3 +110,33 @@ def test_planted_violations_are_found(tmp_path, ddr4):
         (ras + rp, "ACT", 0, 0, 0, 6, -1),
     ]
     assert _violations(tmp_path, ddr4, legal) == []
+
+
+def test_rowclone_fpm_sequences(tmp_path, ddr4):
+    t = ddr4["timing"]
+    ras, rp = t["nRAS"], t["nRP"]
+    fpm = [
+        (0, "ACT", 0, 0, 0, 1024, -1),
+        (ras, "ACT2", 0, 0, 0, 1030, -1),
+        (2 * ras, "PRE", 0, 0, 0, -1, -1),
+        (2 * ras + rp, "ACT", 0, 0, 0, 1030, -1),
+    ]
+    assert _violations(tmp_path, ddr4, fpm) == []
+    early = [(0, "ACT", 0, 0, 0, 1024, -1), (ras - 1, "ACT2", 0, 0, 0, 1030, -1)]
+    assert any(v.startswith("tRAS: ACT2") for v in _violations(tmp_path, ddr4, early))
+    other_subarray = [(0, "ACT", 0, 0, 0, 1024, -1), (ras, "ACT2", 0, 0, 0, 1536, -1)]
+    assert any(v.startswith("state: ACT2") for v in _violations(tmp_path, ddr4, other_subarray))
+    closed = [(0, "ACT2", 0, 0, 0, 1030, -1)]
+    assert any(v.startswith("state: ACT2") for v in _violations(tmp_path, ddr4, closed))
+    early_pre = [
+        (0, "ACT", 0, 0, 0, 1024, -1),
+        (ras, "ACT2", 0, 0, 0, 1030, -1),
+        (2 * ras - 1, "PRE", 0, 0, 0, -1, -1),
+    ]
+    assert any(v.startswith("tRAS") for v in _violations(tmp_path, ddr4, early_pre))
+    act2_rrd = [
+        (0, "ACT", 0, 0, 0, 1024, -1),
+        (ras, "ACT", 0, 1, 0, 7, -1),
+        (ras + 1, "ACT2", 0, 0, 0, 1030, -1),
+    ]
+    assert any(v.startswith("tRRD") for v in _violations(tmp_path, ddr4, act2_rrd))

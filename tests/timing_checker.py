@@ -6,6 +6,12 @@ RDA/WRA), data-bus occupancy of every burst, and the timing definitions of JESD7
 AL = 0. It shares no code and no rule table with the engine; it takes only parameter values
 from the preset, as exported by ``bulksim spec show PRESET --json``.
 
+RowClone's ACT2 (Seshadri et al., MICRO 2013, section 3.1) is checked from the paper: it is
+legal only on an open bank whose open row lies in the destination row's subarray, once that
+row is fully restored (tRAS after the activation); the destination row is then restored
+before the bank is precharged, read or written (tRAS); and as a wordline activation it counts
+towards tRRD, tFAW and tRC like ACT.
+
 Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv
 """
 
@@ -17,6 +23,7 @@ import sys
 from collections import deque
 from dataclasses import dataclass
 
+ACTIVATES = {"ACT", "ACT2"}  # ACT2: RowClone's second activate (Fast Parallel Mode)
 READS = {"RD", "RDA"}
 WRITES = {"WR", "WRA"}
 COLUMN = READS | WRITES
@@ -50,6 +57,7 @@ class Checker:
         t = spec["timing"]
         self.t = t
         self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
+        self.rows_per_subarray = spec["organisation"]["rows_per_subarray"]
         # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
         self.horizon = (
             max(
@@ -95,6 +103,15 @@ class Checker:
         if c.name == "ACT":
             if self.open_row.get(self.bank_key(c)) is not None:
                 self._fail(line, c, "state: ACT to an open bank")
+        elif c.name == "ACT2":
+            open_row = self.open_row.get(self.bank_key(c))
+            rps = self.rows_per_subarray
+            if open_row is None or open_row == c.row or open_row // rps != c.row // rps:
+                self._fail(
+                    line,
+                    c,
+                    f"state: ACT2 to row {c.row} needs another open row of its subarray (open: {open_row})",
+                )
         elif c.name == "PRE":
             if self.open_row.get(self.bank_key(c)) is None:
                 self._fail(line, c, "state: PRE to a closed bank")
@@ -119,12 +136,12 @@ class Checker:
             self._fail(line, c, f"tRFC: REF at {last_ref}")
 
         # Precharge (explicit or implicit) to ACT / REF: tRP.
-        if c.name == "ACT":
-            start = self.precharge_start.get(self.bank_key(c))
+        if c.name in ACTIVATES:
+            start = self.precharge_start.get(self.bank_key(c)) if c.name == "ACT" else None
             if start is not None and c.cycle < start + t["nRP"]:
                 self._fail(line, c, f"tRP: precharge started at {start}")
             last = self.last_act.get(self.bank_key(c))
-            if last is not None and c.cycle < last + t["nRC"]:
+            if c.name == "ACT" and last is not None and c.cycle < last + t["nRC"]:
                 self._fail(line, c, f"tRC: ACT at {last}")
             window = self.acts_by_rank.setdefault(rank_key, deque())
             while window and window[0] <= c.cycle - t["nFAW"]:
@@ -151,7 +168,7 @@ class Checker:
         hist.append((line, c))
 
         # Apply state.
-        if c.name == "ACT":
+        if c.name in ACTIVATES:
             self.open_row[self.bank_key(c)] = c.row
             self.last_act[self.bank_key(c)] = c.cycle
             self.acts_by_rank[rank_key].append(c.cycle)
@@ -200,13 +217,17 @@ class Checker:
                         return f"tWTR: {p.name} at {p.cycle}"
             return None
 
-        if p.name == "ACT" and same_rank:
-            if c.name == "ACT" and not same_bank:
+        if p.name in ACTIVATES and same_rank:
+            if c.name in ACTIVATES and not same_bank:
                 rrd = t["nRRD_L"] if same_bg else t["nRRD_S"]
                 if gap < rrd:
-                    return f"tRRD: ACT at {p.cycle}"
+                    return f"tRRD: {p.name} at {p.cycle}"
             if same_bank and c.name in COLUMN and gap < t["nRCD"]:
-                return f"tRCD: ACT at {p.cycle}"
+                return f"tRCD: {p.name} at {p.cycle}"
+            if same_bank and c.name == "ACT2" and gap < t["nRAS"]:
+                return f"tRAS: ACT2 before the row opened by {p.name} at {p.cycle} is restored"
+            if same_bank and p.name == "ACT2" and c.name in COLUMN and gap < t["nRAS"]:
+                return f"tRAS: {c.name} before the ACT2 destination row (at {p.cycle}) is restored"
             if c.name == "PREA" or (same_bank and c.name == "PRE"):
                 if gap < t["nRAS"]:
                     return f"tRAS: ACT at {p.cycle}"

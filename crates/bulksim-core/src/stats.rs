@@ -188,7 +188,7 @@ pub const STAT_DOCS: &[StatDoc] = &[
     doc("row_misses", "requests", "requests that needed an ACT to a closed bank"),
     doc("row_conflicts", "requests", "requests that needed a PRE of another row first"),
     doc("row_hit_rate", "fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
-    doc("commands", "commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF), all channels"),
+    doc("commands", "commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2), all channels"),
     doc("refreshes", "commands", "all-bank REF commands issued"),
     doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
     doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),

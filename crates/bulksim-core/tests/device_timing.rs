@@ -322,3 +322,89 @@ fn t_rtrs_rank_to_rank() {
         p.tight("WR to RD other rank", Rd, b, 300 + wr_rd as u64);
     });
 }
+
+/// RowClone FPM (ACT src, ACT2 dst, PRE): ACT2 waits for the source row's restore (tRAS), PRE
+/// for the destination's (tRAS), and the bank is ready again tRP later. On DDR3-1066 8-8-8
+/// that is tRAS + tRAS + tRP = 90 ns, the paper's FPM copy latency.
+#[test]
+fn fpm_act2_is_tight_and_copies_in_two_tras_plus_trp() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let src = p.addr(0, 0, 0, 1024);
+        let dst = p.addr(0, 0, 0, 1030); // same 512-row subarray
+        p.issue(Act, src, 100);
+        p.tight("ACT to ACT2 (tRAS)", Act2, dst, 100 + t.n_ras as u64);
+        p.issue(Act2, dst, 100 + t.n_ras as u64);
+        p.tight("ACT2 to PRE (tRAS)", Pre, dst, 100 + 2 * t.n_ras as u64);
+        p.tight("ACT2 to RD (tRAS)", Rd, dst, 100 + 2 * t.n_ras as u64);
+        p.issue(Pre, dst, 100 + 2 * t.n_ras as u64);
+        let done = (2 * t.n_ras + t.n_rp) as u64;
+        p.tight("bank free after FPM", Act, src, 100 + done);
+        if n == "DDR3_2Gb_x8_1066" {
+            assert_eq!(done as f64 * p.spec.tck_ns, 90.0);
+        }
+    });
+}
+
+#[test]
+fn act2_needs_an_open_row_in_the_same_subarray() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let dst = p.addr(0, 0, 0, 1030);
+        assert!(!p.dev.is_legal(Act2, &dst), "{n}: closed bank");
+        p.issue(Act, p.addr(0, 0, 0, 1024), 0);
+        assert!(p.dev.is_legal(Act2, &dst), "{n}: same subarray");
+        assert!(
+            !p.dev.is_legal(Act2, &p.addr(0, 0, 0, 1024)),
+            "{n}: the open row itself"
+        );
+        assert!(
+            !p.dev.is_legal(Act2, &p.addr(0, 0, 0, 1536)),
+            "{n}: next subarray"
+        );
+        assert!(
+            !p.dev.is_legal(Act2, &p.addr(0, 0, 1, 1030)),
+            "{n}: another bank"
+        );
+    });
+}
+
+/// ACT2 raises a wordline: it counts towards tRRD and the four-activate window.
+#[test]
+fn act2_shares_the_activation_limits() {
+    each_preset(|n| {
+        let mut p = Probe::new(n, |_| {});
+        let t = p.spec.timing.clone();
+        let o = p.spec.organisation.clone();
+        let other = |p: &Probe, i: u32| {
+            if o.bankgroups > 1 {
+                p.addr(0, i % 4, i / 4, 1)
+            } else {
+                p.addr(0, 0, i, 1)
+            }
+        };
+        p.issue(Act, p.addr(0, 0, 0, 1024), 0);
+        let act2_at = t.n_ras as u64;
+        p.issue(Act2, p.addr(0, 0, 0, 1030), act2_at);
+        p.tight(
+            "ACT2 to ACT (tRRD)",
+            Act,
+            other(&p, 1),
+            act2_at + t.n_rrd_s as u64,
+        );
+        // ACT2, then three more ACTs as fast as tRRD_L allows: a fifth activation must wait
+        // until tFAW after the ACT2, the oldest of the four in the window.
+        let mut at = act2_at;
+        for i in 1..=3 {
+            at += t.n_rrd_l as u64;
+            p.issue(Act, other(&p, i), at);
+        }
+        let expected = act2_at + t.n_faw as u64;
+        assert!(
+            expected > at + t.n_rrd_l as u64,
+            "{n}: tFAW, not tRRD, binds here"
+        );
+        p.tight("tFAW counts ACT2", Act, other(&p, 4), expected);
+    });
+}

@@ -110,6 +110,7 @@ pub struct Device {
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
     open_banks_in_rank: Vec<u32>,
+    rows_per_subarray: u32,
     activity: Vec<RankActivity>,
     command_counts: [u64; NUM_COMMANDS],
     /// Commands issued since the last drain, when logging is on.
@@ -195,6 +196,7 @@ impl Device {
             windows,
             window_triggers,
             open_banks_in_rank: vec![0; ranks],
+            rows_per_subarray: o.rows_per_subarray,
             activity: vec![RankActivity::default(); ranks],
             command_counts: [0; NUM_COMMANDS],
             log: None,
@@ -280,6 +282,9 @@ impl Device {
         let open = self.banks[addr.bank_index as usize].open_row;
         match cmd {
             Command::Act => open == NO_ROW,
+            Command::Act2 => {
+                open != NO_ROW && open != addr.row && open / self.rows_per_subarray == addr.subarray
+            }
             Command::Pre => open != NO_ROW,
             Command::PreA => true,
             Command::Ref => self.open_banks_in_rank[addr.rank as usize] == 0,
@@ -342,6 +347,11 @@ impl Device {
             Command::Act => {
                 self.banks[bank].open_row = addr.row;
                 self.open_banks_in_rank[rank] += 1;
+                activity.acts += 1;
+            }
+            Command::Act2 => {
+                // The row buffer now drives the destination row, which stays open.
+                self.banks[bank].open_row = addr.row;
                 activity.acts += 1;
             }
             Command::Pre | Command::RdA | Command::WrA => {

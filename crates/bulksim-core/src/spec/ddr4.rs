@@ -11,7 +11,7 @@ pub fn rules(t: &Timing) -> Vec<Rule> {
         rule!(BankGroup, [Rd, RdA] -> [Rd, RdA], t.n_ccd_l),
         rule!(BankGroup, [Wr, WrA] -> [Wr, WrA], t.n_ccd_l),
         rule!(BankGroup, [Wr, WrA] -> [Rd, RdA], wr_end + t.n_wtr_l),
-        rule!(BankGroup, [Act] -> [Act], t.n_rrd_l),
+        rule!(BankGroup, [Act, Act2] -> [Act, Act2], t.n_rrd_l),
     ]);
     rules
 }

@@ -9,6 +9,7 @@ mod rule_macro;
 pub mod ddr3;
 pub mod ddr4;
 pub mod presets;
+pub mod rowclone;
 
 use serde::Serialize;
 
@@ -65,9 +66,12 @@ pub enum Command {
     WrA = 6,
     /// All-bank refresh of a rank.
     Ref = 7,
+    /// RowClone's second ACTIVATE (Fast Parallel Mode): to a bank whose open row is in the same
+    /// subarray, it connects another row to the row buffer, copying the open row into it.
+    Act2 = 8,
 }
 
-pub const NUM_COMMANDS: usize = 8;
+pub const NUM_COMMANDS: usize = 9;
 
 impl Command {
     pub const ALL: [Command; NUM_COMMANDS] = [
@@ -79,6 +83,7 @@ impl Command {
         Command::RdA,
         Command::WrA,
         Command::Ref,
+        Command::Act2,
     ];
 
     pub fn name(self) -> &'static str {
@@ -91,6 +96,7 @@ impl Command {
             Command::RdA => "RDA",
             Command::WrA => "WRA",
             Command::Ref => "REF",
+            Command::Act2 => "ACT2",
         }
     }
 
@@ -101,7 +107,7 @@ impl Command {
     /// The level a command addresses: the node whose state it changes.
     pub fn scope(self) -> Level {
         match self {
-            Command::Act => Level::Row,
+            Command::Act | Command::Act2 => Level::Row,
             Command::Pre => Level::Bank,
             Command::PreA | Command::Ref => Level::Rank,
             Command::Rd | Command::Wr | Command::RdA | Command::WrA => Level::Column,
@@ -207,11 +213,14 @@ pub enum Standard {
 }
 
 impl Standard {
+    /// The standard's rules plus RowClone's in-DRAM commands.
     pub fn rules(self, t: &Timing) -> Vec<Rule> {
-        match self {
+        let mut rules = match self {
             Standard::Ddr3 => ddr3::rules(t),
             Standard::Ddr4 => ddr4::rules(t),
-        }
+        };
+        rules.extend(rowclone::rules(t));
+        rules
     }
 }
 
