@@ -37,14 +37,6 @@ impl MemorySystem {
         })
     }
 
-    pub fn spec(&self) -> &Spec {
-        &self.spec
-    }
-
-    pub fn mapper(&self) -> &AddressMapper {
-        &self.mapper
-    }
-
     /// Writes every issued command to `path` (CSV, see `device::command_log`).
     pub fn log_commands_to(&mut self, path: &Path) -> Result<()> {
         let log = CommandLog::create(path)

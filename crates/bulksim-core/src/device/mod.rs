@@ -241,12 +241,6 @@ impl Device {
         }
     }
 
-    /// The command an access of kind `column_cmd` to `addr` needs next, given the bank state.
-    #[inline]
-    pub fn required(&self, column_cmd: Command, addr: &DramAddr) -> Command {
-        self.next_for(column_cmd, addr).0
-    }
-
     /// The command an access needs next and the earliest cycle it may issue: the scheduler's
     /// question for every queued request, answered with one bank and one rank lookup.
     #[inline]

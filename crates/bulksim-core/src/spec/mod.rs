@@ -149,12 +149,6 @@ macro_rules! timing_params {
             /// (name, description) of every parameter, in declaration order.
             pub const PARAMS: &'static [(&'static str, &'static str)] = &[$(($name, $desc)),*];
 
-            pub fn get(&self, name: &str) -> Option<u32> {
-                match name {
-                    $($name => Some(self.$field),)*
-                    _ => None,
-                }
-            }
 
             /// Sets a parameter by name; returns false for an unknown name.
             pub fn set(&mut self, name: &str, value: u32) -> bool {
