@@ -67,7 +67,13 @@ def main() -> None:
 @config_option
 @set_option
 @click.option("--trace", required=True, type=click.Path(dir_okay=False), help="Request trace to replay.")
-@click.option("--trace-format", type=click.Choice(TRACE_FORMATS), default="native", show_default=True)
+@click.option(
+    "--trace-format",
+    type=click.Choice(TRACE_FORMATS),
+    default="native",
+    show_default=True,
+    help="native: cycle,R|W,addr; dramsim3: 0xADDR READ|WRITE cycle; ramulator: LD|ST 0xADDR.",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
 @click.option("--command-log", type=click.Path(dir_okay=False), help="Write every DRAM command (CSV) here.")
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
@@ -93,7 +99,13 @@ def run(preset, config, overrides, trace, trace_format, json_out, command_log, q
 
 @main.command()
 @click.option("--requests", default=200_000, show_default=True, help="Requests per demo trace.")
-@click.option("--out", default="build/demo", show_default=True, type=click.Path(file_okay=False))
+@click.option(
+    "--out",
+    default="build/demo",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Directory for traces and JSON.",
+)
 def demo(requests: int, out: str) -> None:
     """Generate streaming and random traces and replay them on DDR4-2400."""
     outdir = Path(out)
@@ -209,14 +221,24 @@ def trace() -> None:
 
 @trace.command("gen")
 @click.argument("out", type=click.Path(dir_okay=False))
-@click.option("--pattern", type=click.Choice(PATTERNS), required=True)
-@click.option("--requests", type=click.IntRange(min=1), required=True)
+@click.option(
+    "--pattern", type=click.Choice(PATTERNS), required=True, help="Access pattern (docs/traces.md)."
+)
+@click.option("--requests", type=click.IntRange(min=1), required=True, help="Number of requests.")
 @click.option(
     "--interval", type=click.IntRange(min=0), default=0, show_default=True, help="Cycles between requests."
 )
-@click.option("--write-fraction", type=click.FloatRange(0, 1), default=0.0, show_default=True)
+@click.option(
+    "--write-fraction",
+    type=click.FloatRange(0, 1),
+    default=0.0,
+    show_default=True,
+    help="Probability a request is a write.",
+)
 @click.option("--footprint", type=click.IntRange(min=4096), default=1 << 30, show_default=True, help="Bytes.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Generator seed (same seed, same trace)."
+)
 def trace_gen(out, pattern, requests, interval, write_fraction, footprint, seed) -> None:
     """Write a synthetic trace in the native format."""
     _guard(
