@@ -140,3 +140,38 @@ def test_rowclone_fpm_sequences(tmp_path, ddr4):
         (ras + 1, "ACT2", 0, 0, 0, 1030, -1),
     ]
     assert any(v.startswith("tRRD") for v in _violations(tmp_path, ddr4, act2_rrd))
+
+
+def _psm_log(t, lines=8, dst=(1, 0)):
+    """A PSM copy (ACT both rows, TRR/TRW pairs one burst apart, PRE both) built from the
+    paper's description and the timing values."""
+    bg, bank = dst
+    act_dst = t["nRRD_S"]
+    rows = [(0, "ACT", 0, 0, 0, 7, -1), (act_dst, "ACT", 0, bg, bank, 9, -1)]
+    trr = max(t["nRCD"], act_dst + t["nRCD"] - 1)
+    spacing = max(t["nCCD_L"], t["nBL"])
+    for i in range(lines):
+        rows += [(trr, "TRR", 0, 0, 0, 7, 8 * i), (trr + 1, "TRW", 0, bg, bank, 9, 8 * i)]
+        trr += spacing
+    last = trr - spacing
+    pre_src = max(t["nRAS"], last + t["nRTP"])
+    pre_dst = max(act_dst + t["nRAS"], last + 1 + t["nCWL"] + t["nBL"] + t["nWR"])
+    rows += sorted([(pre_src, "PRE", 0, 0, 0, -1, -1), (pre_dst, "PRE", 0, bg, bank, -1, -1)])
+    return rows
+
+
+def test_rowclone_psm_sequences(tmp_path, ddr4):
+    t = ddr4["timing"]
+    legal = _psm_log(t)
+    assert _violations(tmp_path, ddr4, legal) == []
+    # A TRR one cycle early (with its TRW) breaks the internal-bus spacing.
+    early = [r if i not in (4, 5) else (r[0] - 1, *r[1:]) for i, r in enumerate(legal)]
+    assert any(v.startswith("tCCD") for v in _violations(tmp_path, ddr4, early))
+    # A TRW must follow its TRR in the next cycle, to another bank.
+    split = [r if i != 3 else (r[0] + 1, *r[1:]) for i, r in enumerate(legal)]
+    assert any(v.startswith("TRANSFER") for v in _violations(tmp_path, ddr4, split))
+    same_bank = [(r[0], r[1], r[2], 0, 0, 7, r[6]) if r[1] == "TRW" else r for r in legal]
+    assert any(v.startswith("TRANSFER") for v in _violations(tmp_path, ddr4, same_bank))
+    # Precharging the destination before write recovery ends.
+    early_pre = legal[:-1] + [(legal[-1][0] - 1, *legal[-1][1:])]
+    assert any(v.startswith("tWR: TRW") for v in _violations(tmp_path, ddr4, early_pre))

@@ -10,7 +10,9 @@ RowClone's ACT2 (Seshadri et al., MICRO 2013, section 3.1) is checked from the p
 legal only on an open bank whose open row lies in the destination row's subarray, once that
 row is fully restored (tRAS after the activation); the destination row is then restored
 before the bank is precharged, read or written (tRAS); and as a wordline activation it counts
-towards tRRD, tFAW and tRC like ACT.
+towards tRRD, tFAW and tRC like ACT. TRANSFER (section 3.2) takes two command cycles, logged
+as TRR (source bank) then TRW (destination bank, next cycle, same rank); it has the latency of
+READ/WRITE on the chip's internal bus and uses no channel data bus.
 
 Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv
 """
@@ -26,7 +28,12 @@ from dataclasses import dataclass
 ACTIVATES = {"ACT", "ACT2"}  # ACT2: RowClone's second activate (Fast Parallel Mode)
 READS = {"RD", "RDA"}
 WRITES = {"WR", "WRA"}
-COLUMN = READS | WRITES
+CHANNEL = READS | WRITES  # commands that move data over the channel
+# TRANSFER (RowClone PSM), two command cycles: TRR reads a line from the source bank onto the
+# chip's internal bus, TRW writes it into the destination bank in the next cycle.
+INTERNAL_READS = READS | {"TRR"}
+INTERNAL_WRITES = WRITES | {"TRW"}
+COLUMN = INTERNAL_READS | INTERNAL_WRITES
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,7 @@ class Checker:
         self.acts_by_rank: dict[tuple, deque[int]] = {}
         self.last_ref: dict[tuple, int] = {}
         self.last_cycle: dict[int, int] = {}
+        self.pending_trr: dict[int, Cmd] = {}
         self.violations: list[Violation] = []
 
     def _fail(self, line: int, c: Cmd, rule: str) -> None:
@@ -98,6 +106,23 @@ class Checker:
         if prev is not None and c.cycle <= prev:
             self._fail(line, c, f"command bus: previous command at cycle {prev}")
         self.last_cycle[c.channel] = c.cycle
+
+        # TRANSFER: a TRR's next command on the channel is its TRW, one cycle later, to another
+        # bank of the same rank.
+        trr = self.pending_trr.pop(c.channel, None)
+        if trr is not None and (
+            c.name != "TRW"
+            or c.cycle != trr.cycle + 1
+            or c.rank != trr.rank
+            or self.bank_key(c) == self.bank_key(trr)
+        ):
+            self._fail(
+                line, c, f"TRANSFER: TRR at {trr.cycle} needs its TRW to another bank of rank {trr.rank} next"
+            )
+        if c.name == "TRW" and trr is None:
+            self._fail(line, c, "TRANSFER: TRW without a TRR in the previous cycle")
+        if c.name == "TRR":
+            self.pending_trr[c.channel] = c
 
         # Bank state.
         if c.name == "ACT":
@@ -198,22 +223,26 @@ class Checker:
         same_bank = same_bg and p.bank == c.bank
 
         if p.name in COLUMN and c.name in COLUMN:
-            # Data bus: bursts may not overlap; switching ranks costs nRTRS.
-            p_start = p.cycle + (CL if p.name in READS else CWL)
-            c_start = c.cycle + (CL if c.name in READS else CWL)
-            if c_start < p_start + BL + (0 if same_rank else t["nRTRS"]):
-                return f"data bus: burst of {p.name} at {p.cycle} still on the bus"
+            if p.name in CHANNEL and c.name in CHANNEL:
+                # Data bus: bursts may not overlap; switching ranks costs nRTRS.
+                p_start = p.cycle + (CL if p.name in READS else CWL)
+                c_start = c.cycle + (CL if c.name in READS else CWL)
+                if c_start < p_start + BL + (0 if same_rank else t["nRTRS"]):
+                    return f"data bus: burst of {p.name} at {p.cycle} still on the bus"
             if same_rank:
-                if (p.name in READS) == (c.name in READS):
+                # The chip's internal bus: reads and TRRs, writes and TRWs, one burst apart.
+                if (p.name in INTERNAL_READS) == (c.name in INTERNAL_READS):
                     ccd = t["nCCD_L"] if same_bg else t["nCCD_S"]
                     if gap < ccd:
                         return f"tCCD: {p.name} at {p.cycle}"
-                elif p.name in READS:
-                    if c.cycle + CWL < p.cycle + CL + BL + 2:
+                elif p.name in INTERNAL_READS:
+                    # A read's data must clear the internal bus before a channel write's data.
+                    if c.name in WRITES and c.cycle + CWL < p.cycle + CL + BL + 2:
                         return f"read-to-write turnaround: {p.name} at {p.cycle}"
                 else:
+                    # Write recovery before a read; a TRANSFER's TRW and the next TRR pipeline.
                     wtr = t["nWTR_L"] if same_bg else t["nWTR_S"]
-                    if gap < CWL + BL + wtr:
+                    if not (p.name == "TRW" and c.name == "TRR") and gap < CWL + BL + wtr:
                         return f"tWTR: {p.name} at {p.cycle}"
             return None
 
@@ -232,10 +261,10 @@ class Checker:
                 if gap < t["nRAS"]:
                     return f"tRAS: ACT at {p.cycle}"
         if same_rank and p.name in COLUMN and (c.name == "PREA" or (same_bank and c.name == "PRE")):
-            if p.name == "RD" and gap < t["nRTP"]:
-                return f"tRTP: RD at {p.cycle}"
-            if p.name == "WR" and gap < CWL + BL + t["nWR"]:
-                return f"tWR: WR at {p.cycle}"
+            if p.name in ("RD", "TRR") and gap < t["nRTP"]:
+                return f"tRTP: {p.name} at {p.cycle}"
+            if p.name in ("WR", "TRW") and gap < CWL + BL + t["nWR"]:
+                return f"tWR: {p.name} at {p.cycle}"
         return None
 
 

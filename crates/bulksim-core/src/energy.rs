@@ -3,7 +3,8 @@
 //!
 //! - ACT: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC, per activate;
 //! - PRE: VDD (IDD0 - IDD2N) tRP, per bank precharged (PRE, each open bank of a PREA, RDA/WRA);
-//! - RD / WR: VDD (IDD4R - IDD3N) and VDD (IDD4W - IDD3N) over one burst (nBL tCK);
+//! - RD / WR: VDD (IDD4R - IDD3N) and VDD (IDD4W - IDD3N) over one burst (nBL tCK); a
+//!   TRANSFER (RowClone PSM) is one internal read plus one internal write, with no I/O;
 //! - REF: VDD (IDD5B - IDD3N) tRFC + VPP (IPP5B - IPP3N) tRFC, per all-bank refresh;
 //! - background: VDD IDD3N while any bank of the rank is open, VDD IDD2N while all are
 //!   precharged, plus VPP IPP3N throughout (power-down is not modelled);
@@ -84,10 +85,43 @@ pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
     EnergyBreakdown {
         act_nj: chips * per_act * a.acts as f64,
         pre_nj: chips * per_pre * a.precharges as f64,
-        read_nj: chips * per_read * a.reads as f64,
-        write_nj: chips * per_write * a.writes as f64,
+        read_nj: chips * per_read * (a.reads + a.transfer_reads) as f64,
+        write_nj: chips * per_write * (a.writes + a.transfer_writes) as f64,
         refresh_nj: chips * per_ref * a.refreshes as f64,
         background_nj: chips * background,
         io_nj: io_read * a.reads as f64 + io_write * a.writes as f64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::presets::preset;
+
+    /// A TRANSFER costs one internal read and one internal write burst and no channel I/O:
+    /// on DDR3-1066, 8 x 1.5 V x (140 - 35) mA x 7.5 ns = 9.45 nJ and 8 x 1.5 x (145 - 35) x 7.5
+    /// = 9.9 nJ.
+    #[test]
+    fn transfer_is_an_internal_read_and_write_without_io() {
+        let spec = preset("DDR3_2Gb_x8_1066").unwrap();
+        let transfer = RankActivity {
+            transfer_reads: 1,
+            transfer_writes: 1,
+            ..Default::default()
+        };
+        let e = rank_energy(&spec, &transfer);
+        assert!(
+            (e.read_nj - 9.45).abs() < 1e-9 && (e.write_nj - 9.9).abs() < 1e-9,
+            "{e:?}"
+        );
+        assert_eq!(e.io_nj, 0.0);
+        let channel = RankActivity {
+            reads: 1,
+            writes: 1,
+            ..Default::default()
+        };
+        let c = rank_energy(&spec, &channel);
+        assert_eq!((c.read_nj, c.write_nj), (e.read_nj, e.write_nj));
+        assert!(c.io_nj > 0.0);
     }
 }

@@ -39,10 +39,13 @@ pub struct RankActivity {
     pub precharges: u64,
     pub reads: u64,
     pub writes: u64,
+    /// TRANSFER halves: internal reads and writes with no channel I/O.
+    pub transfer_reads: u64,
+    pub transfer_writes: u64,
     pub refreshes: u64,
     pub active_cycles: u64,
     pub precharged_cycles: u64,
-    interval_start: u64,
+    pub(crate) interval_start: u64,
 }
 
 impl RankActivity {
@@ -363,11 +366,13 @@ impl Device {
                 activity.precharges += was_open as u64;
                 self.open_banks_in_rank[rank] = 0;
             }
-            Command::Rd | Command::Wr | Command::Ref => {}
+            Command::Rd | Command::Wr | Command::Ref | Command::Trr | Command::Trw => {}
         }
         match cmd {
             Command::Rd | Command::RdA => activity.reads += 1,
             Command::Wr | Command::WrA => activity.writes += 1,
+            Command::Trr => activity.transfer_reads += 1,
+            Command::Trw => activity.transfer_writes += 1,
             Command::Ref => activity.refreshes += 1,
             _ => {}
         }

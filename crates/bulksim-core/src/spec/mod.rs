@@ -69,9 +69,14 @@ pub enum Command {
     /// RowClone's second ACTIVATE (Fast Parallel Mode): to a bank whose open row is in the same
     /// subarray, it connects another row to the row buffer, copying the open row into it.
     Act2 = 8,
+    /// RowClone's TRANSFER, first command cycle: one line from the source bank's open row onto
+    /// the chip's internal bus (no channel data).
+    Trr = 9,
+    /// TRANSFER, second command cycle: that line into the destination bank's open row.
+    Trw = 10,
 }
 
-pub const NUM_COMMANDS: usize = 9;
+pub const NUM_COMMANDS: usize = 11;
 
 impl Command {
     pub const ALL: [Command; NUM_COMMANDS] = [
@@ -84,6 +89,8 @@ impl Command {
         Command::WrA,
         Command::Ref,
         Command::Act2,
+        Command::Trr,
+        Command::Trw,
     ];
 
     pub fn name(self) -> &'static str {
@@ -97,6 +104,8 @@ impl Command {
             Command::WrA => "WRA",
             Command::Ref => "REF",
             Command::Act2 => "ACT2",
+            Command::Trr => "TRR",
+            Command::Trw => "TRW",
         }
     }
 
@@ -110,7 +119,12 @@ impl Command {
             Command::Act | Command::Act2 => Level::Row,
             Command::Pre => Level::Bank,
             Command::PreA | Command::Ref => Level::Rank,
-            Command::Rd | Command::Wr | Command::RdA | Command::WrA => Level::Column,
+            Command::Rd
+            | Command::Wr
+            | Command::RdA
+            | Command::WrA
+            | Command::Trr
+            | Command::Trw => Level::Column,
         }
     }
 
