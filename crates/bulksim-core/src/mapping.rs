@@ -55,6 +55,7 @@ pub struct AddressMapper {
     rows_per_subarray: u32,
     capacity: u64,
     line_bytes: u64,
+    mcgr: u64,
 }
 
 pub const MAPPING_KEY: &str = "controller.address_mapping";
@@ -120,7 +121,7 @@ impl AddressMapper {
             }
         }
         let explicit_bg = fields.contains(&Field::BankGroup);
-        let mut slices = Vec::new();
+        let mut slices: Vec<Slice> = Vec::new();
         let mut shift = offset_bits;
         for &f in fields.iter().rev() {
             let bits = match f {
@@ -139,7 +140,15 @@ impl AddressMapper {
             });
             shift += bits;
         }
+        // Minimum copy granularity: the column field's top bit bounds the smallest aligned range
+        // that holds whole rows (of every bank and channel interleaved below it).
+        let column = slices
+            .iter()
+            .find(|s| s.field == Field::Column)
+            .expect("column field");
+        let mcgr = 1u64 << (column.shift + column.mask.count_ones());
         Ok(AddressMapper {
+            mcgr,
             slices,
             xor_bank,
             explicit_bg,
@@ -161,6 +170,12 @@ impl AddressMapper {
 
     pub fn line_bytes(&self) -> u64 {
         self.line_bytes
+    }
+
+    /// RowClone's minimum copy granularity (MCGR) in bytes: the smallest aligned address range
+    /// that covers whole rows under this mapping (row size x channels for `RoBaRaCoCh`).
+    pub fn mcgr_bytes(&self) -> u64 {
+        self.mcgr
     }
 
     #[inline]
@@ -252,6 +267,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn minimum_copy_granularity_follows_the_interleaving() {
+        // 8 KB rows (1K columns x 8 B); two channels below the columns: 16 KB.
+        let m = AddressMapper::new(&ddr4(2, 2), "RoBaRaCoCh", false).unwrap();
+        assert_eq!(m.mcgr_bytes(), 2 * 8192);
+        // Banks, ranks and channels interleaved below the columns: every row of the channel set.
+        let m = AddressMapper::new(&ddr4(2, 2), "RoCoBaRaCh", false).unwrap();
+        assert_eq!(m.mcgr_bytes(), 8192 * 16 * 2 * 2);
+        let m = AddressMapper::new(&ddr4(1, 1), "RoBaRaCoCh", false).unwrap();
+        assert_eq!(m.mcgr_bytes(), 8192);
     }
 
     #[test]

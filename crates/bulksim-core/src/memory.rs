@@ -162,6 +162,7 @@ impl MemorySystem {
             refreshes: counts[Command::Ref as usize],
             frontend_stall_cycles,
             out_of_range_requests: self.out_of_range,
+            mcgr_bytes: self.mapper.mcgr_bytes(),
             energy: EnergyStats {
                 act_nj: energy.act_nj,
                 pre_nj: energy.pre_nj,

@@ -145,6 +145,7 @@ pub struct Stats {
     pub refreshes: u64,
     pub frontend_stall_cycles: u64,
     pub out_of_range_requests: u64,
+    pub mcgr_bytes: u64,
     pub energy: EnergyStats,
     pub host: HostStats,
 }
@@ -192,6 +193,7 @@ pub const STAT_DOCS: &[StatDoc] = &[
     doc("refreshes", "commands", "all-bank REF commands issued"),
     doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
     doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),
+    doc("mcgr_bytes", "bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
     doc("energy.act_nj", "nJ", "activate energy: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC per ACT, all chips of the rank"),
     doc("energy.pre_nj", "nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
     doc("energy.read_nj", "nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time, RD and the read half of TRANSFER (TRR)"),
