@@ -26,6 +26,7 @@ PATTERNS = [
         ["controller.page_policy=closed"],
     ),
     ("fcfs", dict(pattern="pagecopy"), ["controller.scheduler=fcfs", "dram.ranks=2"]),
+    ("short-rows", dict(pattern="pagecopy", interval=1), ["dram.columns=512"]),
     (
         "row-hit-cap-xor",
         dict(pattern="stream", write_fraction=0.5),

@@ -29,6 +29,8 @@ pub struct DramConfig {
     pub channels: u32,
     pub ranks: u32,
     pub rows_per_subarray: u32,
+    /// Columns per row per chip; 0 keeps the preset's.
+    pub columns: u32,
     pub timing: BTreeMap<String, u32>,
 }
 
@@ -39,6 +41,7 @@ impl Default for DramConfig {
             channels: 1,
             ranks: 1,
             rows_per_subarray: 512,
+            columns: 0,
             timing: BTreeMap::new(),
         }
     }
@@ -171,6 +174,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "dram.rows_per_subarray",
         "rows",
         "rows sharing one row buffer (subarray size)",
+    ),
+    doc(
+        "dram.columns",
+        "columns per row per chip",
+        "row size override (0 = the preset's); e.g. 512 on an x8 DDR3 part gives the 4 KB rank rows the RowClone paper assumes",
     ),
     doc(
         "dram.timing",
@@ -429,6 +437,15 @@ impl Config {
             )));
         }
         o.rows_per_subarray = d.rows_per_subarray;
+        if d.columns != 0 {
+            if !d.columns.is_power_of_two() || d.columns < o.burst_length || d.columns > 8192 {
+                return Err(config_err(format!(
+                    "dram.columns: {} is not a power of two in {}..=8192 (0 keeps the preset's {})",
+                    d.columns, o.burst_length, o.columns
+                )));
+            }
+            o.columns = d.columns;
+        }
         for (name, &value) in &d.timing {
             check_key(&format!("dram.timing.{name}"))?;
             spec.timing.set(name, value);
@@ -736,6 +753,21 @@ mod tests {
     }
 
     #[test]
+    fn columns_override_sets_the_row_size() {
+        let c = Config::default()
+            .apply_sets(&["dram.preset=\"DDR3_2Gb_x8_1066\"", "dram.columns=512"])
+            .unwrap();
+        let spec = c.spec().unwrap();
+        assert_eq!(spec.organisation.columns, 512);
+        assert_eq!(
+            spec.organisation.row_bytes(),
+            4096,
+            "the RowClone paper's 4 KB rank row"
+        );
+        assert_eq!(Config::default().spec().unwrap().organisation.columns, 1024);
+    }
+
+    #[test]
     fn semantic_errors_name_the_key() {
         let bad = |sets: &[&str], key: &str| {
             let m = Config::default()
@@ -761,6 +793,8 @@ mod tests {
             "controller.address_mapping",
         );
         bad(&["dram.rows_per_subarray=0"], "dram.rows_per_subarray");
+        bad(&["dram.columns=500"], "dram.columns");
+        bad(&["dram.columns=4"], "dram.columns");
         bad(&["dram.timing.nREFI=10"], "nREFI");
     }
 }
