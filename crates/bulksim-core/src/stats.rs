@@ -3,6 +3,7 @@
 //! from it and a test keeps the two in step), and the short human summary. Everything outside
 //! `host` is a deterministic function of config and input; `host` holds wall-clock figures.
 
+use crate::energy::EnergyBreakdown;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -104,14 +105,10 @@ impl LatencyStats {
 /// DRAM energy by component and by rank, in nJ (see `energy.rs`).
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct EnergyStats {
-    pub act_nj: f64,
-    pub pre_nj: f64,
-    pub read_nj: f64,
-    pub write_nj: f64,
-    pub refresh_nj: f64,
-    pub background_nj: f64,
+    /// act_nj, pre_nj, read_nj, write_nj, refresh_nj, background_nj, io_nj.
+    #[serde(flatten)]
+    pub components: EnergyBreakdown,
     pub core_nj: f64,
-    pub io_nj: f64,
     pub total_nj: f64,
     /// Total per rank, channel by channel.
     pub by_rank_nj: Vec<f64>,
@@ -251,19 +248,19 @@ impl Stats {
         );
         s += &format!("commands            {}\n", cmds.join(", "));
         s += &format!("refreshes           {}\n", self.refreshes);
-        let e = &self.energy;
+        let (e, c) = (&self.energy, &self.energy.components);
         let uj = |nj: f64| nj / 1000.0;
         s += &format!(
             "DRAM energy         {:.2} uJ = core {:.2} (act {:.2}, pre {:.2}, rd {:.2}, wr {:.2}, ref {:.2}, background {:.2}) + I/O {:.2}\n",
             uj(e.total_nj),
             uj(e.core_nj),
-            uj(e.act_nj),
-            uj(e.pre_nj),
-            uj(e.read_nj),
-            uj(e.write_nj),
-            uj(e.refresh_nj),
-            uj(e.background_nj),
-            uj(e.io_nj)
+            uj(c.act_nj),
+            uj(c.pre_nj),
+            uj(c.read_nj),
+            uj(c.write_nj),
+            uj(c.refresh_nj),
+            uj(c.background_nj),
+            uj(c.io_nj)
         );
         if self.out_of_range_requests > 0 {
             s += &format!(

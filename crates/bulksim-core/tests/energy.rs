@@ -20,17 +20,32 @@ fn one_read_on_ddr3_1066() {
     assert_eq!(s.cycles, 120);
     let e = &s.energy;
     // ACT: 8 x 1.5 V x (75 - 35) mA x tRAS (20 x 1.875 = 37.5 ns) = 18 nJ.
-    assert!(close(e.act_nj, 18.0), "{}", e.act_nj);
+    assert!(close(e.components.act_nj, 18.0), "{}", e.components.act_nj);
     // RD: 8 x 1.5 x (140 - 35) x 7.5 ns = 9.45 nJ.
-    assert!(close(e.read_nj, 9.45), "{}", e.read_nj);
-    assert_eq!((e.pre_nj, e.write_nj, e.refresh_nj), (0.0, 0.0, 0.0));
+    assert!(
+        close(e.components.read_nj, 9.45),
+        "{}",
+        e.components.read_nj
+    );
+    assert_eq!(
+        (
+            e.components.pre_nj,
+            e.components.write_nj,
+            e.components.refresh_nj
+        ),
+        (0.0, 0.0, 0.0)
+    );
     // Background: precharged for 100 cycles (187.5 ns) at IDD2N, then active 20 cycles
     // (37.5 ns) at IDD3N: 8 x 1.5 x (32 x 187.5 + 35 x 37.5) / 1000 = 87.75 nJ.
-    assert!(close(e.background_nj, 87.75), "{}", e.background_nj);
+    assert!(
+        close(e.components.background_nj, 87.75),
+        "{}",
+        e.components.background_nj
+    );
     // I/O: (4.6 + 15.5) mW x 64 DQ x 7.5 ns = 9.648 nJ.
-    assert!(close(e.io_nj, 9.648), "{}", e.io_nj);
+    assert!(close(e.components.io_nj, 9.648), "{}", e.components.io_nj);
     assert!(close(e.core_nj, 18.0 + 9.45 + 87.75));
-    assert!(close(e.total_nj, e.core_nj + e.io_nj));
+    assert!(close(e.total_nj, e.core_nj + e.components.io_nj));
     assert_eq!(e.by_rank_nj.len(), 1);
     assert!(close(e.by_rank_nj[0], e.total_nj));
 }
@@ -43,9 +58,9 @@ fn refresh_energy_per_ref() {
     let s = run_records(&c, vec![read(10_000, 0)]);
     assert_eq!(s.refreshes, 2);
     assert!(
-        close(s.energy.refresh_nj, 2.0 * 299.925),
+        close(s.energy.components.refresh_nj, 2.0 * 299.925),
         "{}",
-        s.energy.refresh_nj
+        s.energy.components.refresh_nj
     );
 }
 
@@ -67,7 +82,11 @@ fn prea_precharges_each_open_bank() {
         ],
     );
     assert_eq!((s.refreshes, s.commands["PREA"]), (1, 1));
-    assert!(close(s.energy.pre_nj, 3.0 * 7.74), "{}", s.energy.pre_nj);
+    assert!(
+        close(s.energy.components.pre_nj, 3.0 * 7.74),
+        "{}",
+        s.energy.components.pre_nj
+    );
 }
 
 /// DDR4-2400: VDD 1.2 V, IDD0 48, IDD3N 43 mA, VPP 2.5 V with IPP0 = IPP3N = 3 mA, so an ACT
@@ -78,17 +97,20 @@ fn ddr4_activate_and_vpp_standby() {
     let s = run_records(&c, vec![read(100, 0)]);
     let tck = 2000.0 / 2400.0;
     assert!(
-        close(s.energy.act_nj, 8.0 * 1.2 * 5.0 * 39.0 * tck / 1000.0),
+        close(
+            s.energy.components.act_nj,
+            8.0 * 1.2 * 5.0 * 39.0 * tck / 1000.0
+        ),
         "{}",
-        s.energy.act_nj
+        s.energy.components.act_nj
     );
     let cycles = s.cycles as f64;
     let expected_background =
         8.0 * (1.2 * (34.0 * 100.0 + 43.0 * (cycles - 100.0)) + 2.5 * 3.0 * cycles) * tck / 1000.0;
     assert!(
-        close(s.energy.background_nj, expected_background),
+        close(s.energy.components.background_nj, expected_background),
         "{} vs {expected_background}",
-        s.energy.background_nj
+        s.energy.components.background_nj
     );
 }
 
