@@ -98,16 +98,7 @@ impl MemorySystem {
         let mut total = ControllerStats::default();
         let mut counts = [0u64; crate::spec::NUM_COMMANDS];
         for c in &self.controllers {
-            let s = &c.stats;
-            total.reads += s.reads;
-            total.writes += s.writes;
-            total.reads_forwarded += s.reads_forwarded;
-            total.writes_merged += s.writes_merged;
-            total.row_hits += s.row_hits;
-            total.row_misses += s.row_misses;
-            total.row_conflicts += s.row_conflicts;
-            total.read_latency.merge(&s.read_latency);
-            total.last_done = total.last_done.max(s.last_done);
+            total.add(&c.stats);
             for (sum, n) in counts.iter_mut().zip(c.device.command_counts()) {
                 *sum += n;
             }

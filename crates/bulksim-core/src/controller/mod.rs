@@ -33,6 +33,21 @@ pub struct ControllerStats {
     pub last_done: u64,
 }
 
+impl ControllerStats {
+    /// Adds another controller's counters (for totals over channels).
+    pub fn add(&mut self, o: &ControllerStats) {
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.reads_forwarded += o.reads_forwarded;
+        self.writes_merged += o.writes_merged;
+        self.row_hits += o.row_hits;
+        self.row_misses += o.row_misses;
+        self.row_conflicts += o.row_conflicts;
+        self.read_latency.merge(&o.read_latency);
+        self.last_done = self.last_done.max(o.last_done);
+    }
+}
+
 pub struct Controller {
     pub device: Device,
     scheduler: Scheduler,
