@@ -57,8 +57,15 @@ def test_bad_input_gives_one_error_line_and_nonzero_status(tmp_path):
     r = bulksim("run", "--trace", trace)
     assert r.returncode == 1
     assert r.stderr.strip().splitlines() == [
-        f"error: {trace}:2: wrong number of fields; expected `cycle,R|W,address` (native format), got 'zzz'"
+        f"error: {trace}:2: wrong number of fields; expected `cycle,R|W,address`, "
+        "`cycle,C,src,dst,bytes` or `cycle,I,dst,bytes,value` (native format), got 'zzz'"
     ]
+    # A bulk operation the mechanism cannot take names the trace line and the reason.
+    trace.write_text("0,R,0x0\n5,C,0x1000,0x3fe0000,64\n")
+    r = bulksim("run", "--trace", trace, "--set", "bulk.mechanism=rowclone")
+    assert r.returncode == 1 and f"{trace}:2:" in r.stderr and "reserves" in r.stderr
+    r = bulksim("run", "--trace", trace, "--set", "bulk.mechanism=gpu")
+    assert r.returncode == 1 and "cpu, mc_dma, rowclone" in r.stderr
     r = bulksim("run", "--trace", trace, "--set", "controller.schedular=fcfs")
     assert r.returncode == 1 and "did you mean 'controller.scheduler'" in r.stderr
     r = bulksim("run", "--trace", trace, "--trace-format", "csv")
@@ -106,3 +113,41 @@ def test_readme_shows_what_the_demo_prints(tmp_path):
         if not line.startswith("traces and stats")
     ]
     assert printed == shown
+
+
+def test_reproduce_rowclone_table3(tmp_path):
+    """Latencies from the command sequences (docs/rowclone.md): FPM = 2 tRAS + tRP = 48 cycles,
+    PSM between banks 290 cycles, within a bank 561, the channel copy 550 and zeroing 270
+    cycles of 1.875 ns; energies ordered as the paper's, FPM with no I/O."""
+    out = tmp_path / "t3.json"
+    r = bulksim("reproduce", "rowclone-4kb", "--json", out)
+    assert r.returncode == 0, r.stderr
+    assert "psm_intra_bank" in r.stdout and "(  1050)" in r.stdout
+    rows = {(x["operation"], x["mechanism"]): x for x in json.loads(out.read_text())}
+    assert set(rows) == {
+        ("copy", "baseline"),
+        ("copy", "fpm"),
+        ("copy", "psm_inter_bank"),
+        ("copy", "psm_intra_bank"),
+        ("zero", "baseline"),
+        ("zero", "fpm"),
+    }
+    cycles = {k: round(v["latency_ns"] / 1.875) for k, v in rows.items()}
+    assert cycles == {
+        ("copy", "baseline"): 550,
+        ("copy", "fpm"): 48,
+        ("copy", "psm_inter_bank"): 290,
+        ("copy", "psm_intra_bank"): 561,
+        ("zero", "baseline"): 270,
+        ("zero", "fpm"): 48,
+    }
+    energy = {k: v["energy_with_io_nj"] for k, v in rows.items()}
+    assert energy[("copy", "fpm")] < energy[("copy", "psm_inter_bank")] < energy[("copy", "psm_intra_bank")]
+    assert energy[("copy", "psm_intra_bank")] < energy[("copy", "baseline")]
+    assert energy[("zero", "fpm")] < energy[("zero", "baseline")]
+    fpm = rows[("copy", "fpm")]
+    assert fpm["energy_nj"] == fpm["energy_with_io_nj"] and fpm["latency_reduction"] > 10
+    base = rows[("copy", "baseline")]
+    assert base["energy_with_io_nj"] > base["energy_nj"], "the baseline pays channel I/O"
+    r = bulksim("reproduce", "ddr4_policies", "--json", out)
+    assert r.returncode == 1 and "--json applies" in r.stderr

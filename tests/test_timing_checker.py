@@ -176,3 +176,56 @@ def test_rowclone_psm_sequences(tmp_path, ddr4):
     # Precharging the destination before write recovery ends.
     early_pre = legal[:-1] + [(legal[-1][0] - 1, *legal[-1][1:])]
     assert any(v.startswith("tWR: TRW") for v in _violations(tmp_path, ddr4, early_pre))
+
+
+def _bulk_trace(path, records: int = 1500, seed: int = 5):
+    """Ordinary reads and writes with copies and initializations mixed in: whole rows in one
+    subarray (FPM), rows and lines across banks (PSM), within a bank across subarrays (PSM via
+    the temporary row), partial and misaligned ranges (channel), zero and non-zero inits."""
+    import random
+
+    rng = random.Random(seed)
+    row = 8192  # DDR4 rank row; 16 banks under RoBaRaCoCh: address = (row * 16 + bank) * 8192
+    lines = []
+    for i in range(records):
+        cycle = i * 4
+        if i % 50 == 25:
+            bank, r = rng.randrange(16), rng.randrange(1, 400)
+            src = (r * 16 + bank) * row
+            kind = (i // 50) % 6
+            if kind == 0:
+                dst, size = ((r + 1) * 16 + bank) * row, row
+            elif kind == 1:
+                dst, size = ((r + 2) * 16 + (bank + 5) % 16) * row + 128, row - 256
+            elif kind == 2:
+                dst, size = ((r + 700) * 16 + bank) * row, 2 * row
+            elif kind == 3:
+                dst, size = ((r + 3) * 16 + bank) * row + 13, 3000
+            if kind <= 3:
+                lines.append(f"{cycle},C,{src:#x},{dst:#x},{size}")
+            else:
+                lines.append(f"{cycle},I,{src:#x},{row * (kind - 2)},{0 if kind == 4 else 0x5a}")
+        else:
+            addr = rng.randrange(1 << 26) // 64 * 64
+            lines.append(f"{cycle},{'W' if rng.random() < 0.3 else 'R'},{addr:#x}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("mechanism", ["cpu", "rowclone"])
+@pytest.mark.parametrize("extra", [[], ["dram.ranks=2", "dram.timing.nREFI=1500"]], ids=["one-rank", "refresh"])
+def test_zero_violations_with_bulk_operations(tmp_path, run_logged, mechanism, extra):
+    trace = _bulk_trace(tmp_path / "bulk.trace")
+    overrides = [f"bulk.mechanism={mechanism}", *extra]
+    stats, spec, log = run_logged(trace, "DDR4_8Gb_x8_2400", overrides)
+    bulk = stats["bulk"]
+    assert bulk["copies"] + bulk["inits"] == 30
+    if mechanism == "rowclone":
+        assert bulk["fpm_bytes"] > 0 and bulk["psm_bytes"] > 0 and stats["commands"]["ACT2"] > 0
+        assert stats["commands"]["TRR"] == stats["commands"]["TRW"] > 0
+    else:
+        assert bulk["in_dram_bytes"] == 0 and stats["commands"]["TRR"] == 0
+    if extra:
+        assert stats["refreshes"] > 0
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))

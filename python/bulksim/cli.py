@@ -320,20 +320,38 @@ def sweep(file, results, out, scheduler, workers, force) -> None:
     _run_experiment(Path(file), results, out, scheduler, workers, force)
 
 
+#: Reproductions that are a fixed table rather than an experiment file.
+TABLES = {"rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)"}
+
+
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the bundled experiments.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here.")
 @_with(sweep_options)
-def reproduce(name, list_, results, out, scheduler, workers, force) -> None:
-    """Run a bundled experiment (results in results/NAME.db, report in results/NAME/)."""
+def reproduce(name, list_, json_out, results, out, scheduler, workers, force) -> None:
+    """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
+    reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
 
     if list_ or not name:
+        for table_name, what in TABLES.items():
+            click.echo(f"{table_name:24} {'table':>11}  {what}")
         for exp_name, path in experiment.bundled().items():
             exp = _guard_exp(experiment.load, path)
             first = exp.description.strip().splitlines()[0] if exp.description.strip() else ""
             click.echo(f"{exp_name:24} {len(exp.points()):4} points  {first}")
         return
+    if name == "rowclone-4kb":
+        from bulksim import rowclone
+
+        rows = _guard(rowclone.table)
+        click.echo(rowclone.render(rows))
+        if json_out:
+            rowclone.write_json(rows, json_out)
+        return
+    if json_out:
+        raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")
     path = _guard_exp(experiment.find, name)
     results = results or Path("results") / f"{path.stem}.db"
     _run_experiment(path, results, out or Path("results") / path.stem, scheduler, workers, force)

@@ -19,6 +19,7 @@ pub struct Config {
     pub include: Includes,
     pub dram: DramConfig,
     pub controller: ControllerConfig,
+    pub bulk: BulkConfig,
     pub sim: SimConfig,
 }
 
@@ -96,6 +97,36 @@ impl Default for ControllerConfig {
             refresh: RefreshPolicy::AllBank,
             address_mapping: "RoBaRaCoCh".into(),
             xor_bank: false,
+        }
+    }
+}
+
+/// How copy and initialization requests execute (see `bulk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// Over the channel: read each source line, write each destination line.
+    Cpu,
+    /// The memory controller's DMA engine: the same channel traffic, booked as DMA.
+    McDma,
+    /// In DRAM: Fast Parallel Mode, Pipelined Serial Mode, channel fallback for the rest.
+    Rowclone,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BulkConfig {
+    pub mechanism: Mechanism,
+    pub lines_in_flight: u32,
+    pub queue_size: u32,
+}
+
+impl Default for BulkConfig {
+    fn default() -> Self {
+        BulkConfig {
+            mechanism: Mechanism::Cpu,
+            lines_in_flight: 64,
+            queue_size: 16,
         }
     }
 }
@@ -236,6 +267,21 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "XOR the bank bits with the low row bits (permutation interleaving)",
     ),
     doc(
+        "bulk.mechanism",
+        "cpu | mc_dma | rowclone",
+        "how copy and init requests execute: cpu and mc_dma over the channel (line reads and writes through the queues), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
+    ),
+    doc(
+        "bulk.lines_in_flight",
+        "lines",
+        "the channel copier's buffer (mechanisms cpu and mc_dma, RowClone's fallback): reads fill it, then its lines are written; default one 4 KB page",
+    ),
+    doc(
+        "bulk.queue_size",
+        "operations",
+        "bulk operations in flight at once; further ones wait at the front end like a full request queue",
+    ),
+    doc(
         "sim.skip_idle",
         "bool",
         "jump over cycles in which nothing can change (results are identical either way)",
@@ -247,6 +293,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
         "controller.page_policy" => Some(&["open", "closed"]),
         "controller.refresh" => Some(&["all_bank", "none"]),
+        "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
     }
@@ -500,6 +547,29 @@ impl Config {
             )));
         }
         AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank)?;
+        let b = &self.bulk;
+        for (key, v) in [
+            ("bulk.lines_in_flight", b.lines_in_flight),
+            ("bulk.queue_size", b.queue_size),
+        ] {
+            if v == 0 || v > 4096 {
+                return Err(config_err(format!(
+                    "{key}: {v} is out of range; expected 1..=4096"
+                )));
+            }
+        }
+        if b.mechanism == Mechanism::Rowclone {
+            let o = &spec.organisation;
+            if o.rows_per_subarray < 2
+                || o.banks_per_rank() < 2
+                || o.rows % o.rows_per_subarray != 0
+            {
+                return Err(config_err(format!(
+                    "bulk.mechanism: rowclone needs at least 2 rows per subarray (a zero row is reserved in each), rows per bank ({}) a multiple of dram.rows_per_subarray ({}), and 2 banks per rank",
+                    o.rows, o.rows_per_subarray
+                )));
+            }
+        }
         Ok(spec)
     }
 }

@@ -4,6 +4,7 @@
 //! from `spec`, the standards as data). `energy` turns device activity into nJ; `image` holds
 //! the bytes that bulk operations move; `config`, `mapping`, `stats` and `error` serve them all.
 
+pub mod bulk;
 pub mod config;
 pub mod controller;
 pub mod device;

@@ -178,6 +178,59 @@ impl AddressMapper {
         self.mcgr
     }
 
+    /// The decoded form of a location given by its coordinates (bank within its group).
+    pub fn locate(
+        &self,
+        channel: u32,
+        rank: u32,
+        bankgroup: u32,
+        bank: u32,
+        row: u32,
+        column: u32,
+    ) -> DramAddr {
+        let bankgroup_index = rank * self.bankgroups + bankgroup;
+        DramAddr {
+            channel,
+            rank,
+            bankgroup,
+            bank,
+            bankgroup_index,
+            bank_index: bankgroup_index * self.banks_per_group + bank,
+            row,
+            subarray: row / self.rows_per_subarray,
+            column,
+        }
+    }
+
+    /// The byte address of a location's first byte: the inverse of `decode` below capacity.
+    pub fn encode(&self, a: &DramAddr) -> u64 {
+        let mut all_banks = ((a.bank as u64) << self.bg_bits) | a.bankgroup as u64;
+        if self.xor_bank {
+            all_banks ^= a.row as u64 & self.bank_field_mask;
+        }
+        let (bg, ba) = if self.explicit_bg {
+            (
+                all_banks & ((1 << self.bg_bits) - 1),
+                all_banks >> self.bg_bits,
+            )
+        } else {
+            (0, all_banks)
+        };
+        let mut addr = 0;
+        for s in &self.slices {
+            let v = match s.field {
+                Field::Channel => a.channel as u64,
+                Field::Rank => a.rank as u64,
+                Field::BankGroup => bg,
+                Field::Bank => ba,
+                Field::Row => a.row as u64,
+                Field::Column => (a.column / self.burst_length) as u64,
+            };
+            addr |= (v & s.mask) << s.shift;
+        }
+        addr
+    }
+
     #[inline]
     pub fn decode(&self, addr: u64) -> DramAddr {
         let (mut ch, mut ra, mut bg, mut ba, mut ro, mut co) = (0, 0, 0, 0, 0, 0);
@@ -264,6 +317,9 @@ mod tests {
                         seen.insert((a.channel, a.rank, a.bankgroup, a.bank, a.row, a.column)),
                         "{order} xor={xor}"
                     );
+                    assert_eq!(m.encode(&a), line * 64, "{order} xor={xor}: encode inverts");
+                    let b = m.locate(a.channel, a.rank, a.bankgroup, a.bank, a.row, a.column);
+                    assert_eq!(a, b, "{order} xor={xor}: locate rebuilds the indices");
                 }
             }
         }

@@ -1,15 +1,25 @@
 //! The memory system: the address mapper and one controller per channel. It routes requests by
 //! channel, steps every controller, merges their command logs in cycle order into one file, and
-//! sums their counters into `Stats`.
+//! sums their counters into `Stats`. Bulk operations enter here: it plans each one, hands its
+//! in-DRAM segments to the controllers' bulk engines and its line jobs to the channel copier,
+//! applies the bytes they move to the memory image, and completes operations as their parts
+//! finish.
 
-use crate::config::Config;
-use crate::controller::{Controller, ControllerStats, RequestKind};
+use crate::bulk::channel_copy::ChannelCopier;
+use crate::bulk::plan::Planner;
+use crate::bulk::reserved::ReservedRows;
+use crate::bulk::tracker::BulkTracker;
+use crate::bulk::{BulkOp, Move};
+use crate::config::{Config, Mechanism};
+use crate::controller::{Controller, ControllerStats, RequestKind, NO_TAG};
 use crate::device::CommandLog;
+use crate::device::RankActivity;
 use crate::energy::{rank_energy, EnergyBreakdown};
 use crate::error::{Error, Result};
+use crate::image::MemoryImage;
 use crate::mapping::AddressMapper;
 use crate::spec::{Command, Spec};
-use crate::stats::{EnergyStats, LatencyStats, Stats};
+use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
 use std::path::Path;
 
 pub struct MemorySystem {
@@ -18,6 +28,12 @@ pub struct MemorySystem {
     controllers: Vec<Controller>,
     log: Option<CommandLog>,
     out_of_range: u64,
+    mechanism: Mechanism,
+    reserved: Option<ReservedRows>,
+    bulk_queue_size: usize,
+    copier: ChannelCopier,
+    tracker: BulkTracker,
+    image: MemoryImage,
 }
 
 impl MemorySystem {
@@ -28,13 +44,79 @@ impl MemorySystem {
         let controllers = (0..spec.organisation.channels)
             .map(|ch| Controller::new(&spec, c, ch))
             .collect();
+        let b = &config.bulk;
+        let reserved =
+            (b.mechanism == Mechanism::Rowclone).then(|| ReservedRows::new(&spec.organisation));
         Ok(MemorySystem {
             spec,
             mapper,
             controllers,
             log: None,
             out_of_range: 0,
+            mechanism: b.mechanism,
+            reserved,
+            bulk_queue_size: b.queue_size as usize,
+            copier: ChannelCopier::new(b.lines_in_flight as usize),
+            tracker: BulkTracker::default(),
+            image: MemoryImage::new(IMAGE_SEED),
         })
+    }
+
+    /// The bytes memory holds (what bulk operations have moved).
+    pub fn image(&self) -> &MemoryImage {
+        &self.image
+    }
+
+    /// Offers a copy or initialization at cycle `now`. Ok(false) when it must wait: the bulk
+    /// queue is full, or it touches bytes an operation in flight writes (or writes bytes one
+    /// reads). Err names what is wrong with the operation itself.
+    pub fn try_enqueue_bulk(&mut self, op: BulkOp, now: u64) -> std::result::Result<bool, String> {
+        if self.tracker.in_flight() >= self.bulk_queue_size || self.tracker.conflicts(&op) {
+            return Ok(false);
+        }
+        let o = &self.spec.organisation;
+        let planner = Planner::new(
+            &self.mapper,
+            self.mechanism,
+            self.reserved,
+            (o.columns / o.burst_length) as usize,
+            o.bankgroups,
+            o.banks_per_group,
+        );
+        let plan = planner.plan(&op, self.tracker.next_id()).map_err(|e| {
+            let what = match op.kind {
+                crate::bulk::BulkKind::Copy { src } => {
+                    format!("copy of {} bytes from {src:#x} to {:#x}", op.bytes, op.dst)
+                }
+                crate::bulk::BulkKind::Init { value } => {
+                    format!("init of {} bytes at {:#x} to {value}", op.bytes, op.dst)
+                }
+            };
+            format!("{what}: {e}")
+        })?;
+        let parts = (plan.segments.len() + plan.jobs.len()) as u64;
+        let id = self.tracker.start(op, now, parts);
+        let c = &mut self.tracker.counters;
+        c.fpm_bytes += plan.fpm_bytes;
+        c.psm_bytes += plan.psm_bytes;
+        if self.mechanism == Mechanism::McDma {
+            c.dma_bytes += plan.channel_bytes;
+        } else {
+            c.cpu_bytes += plan.channel_bytes;
+        }
+        for seg in plan.segments {
+            let channel = match &seg.kind {
+                crate::bulk::SegmentKind::Fpm { src, .. }
+                | crate::bulk::SegmentKind::Transfer { src, .. } => src.channel,
+                crate::bulk::SegmentKind::WriteLine { dst } => dst.channel,
+            };
+            debug_assert_eq!(seg.op, id);
+            self.controllers[channel as usize].bulk.push(seg);
+        }
+        for job in plan.jobs {
+            self.copier.push(job);
+        }
+        Ok(true)
     }
 
     /// Writes every issued command to `path` (CSV, see `device::command_log`).
@@ -59,7 +141,7 @@ impl MemorySystem {
         if addr >= self.mapper.capacity() {
             self.out_of_range += 1;
         }
-        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now);
+        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now, NO_TAG);
         true
     }
 
@@ -67,8 +149,15 @@ impl MemorySystem {
     #[inline]
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
+        let bulk = !self.copier.is_idle() || self.tracker.in_flight() > 0;
+        if bulk {
+            next = self.step_copier(now);
+        }
         for c in &mut self.controllers {
             next = next.min(c.tick(now));
+        }
+        if bulk {
+            next = next.min(self.collect_bulk_events(now));
         }
         if let Some(log) = &mut self.log {
             for c in &mut self.controllers {
@@ -79,8 +168,48 @@ impl MemorySystem {
         next
     }
 
+    #[inline(never)]
+    fn step_copier(&mut self, now: u64) -> u64 {
+        let (mapper, controllers) = (&self.mapper, &mut self.controllers);
+        self.copier.step(now, |kind, addr, tag| {
+            let dram = mapper.decode(addr);
+            let ctrl = &mut controllers[dram.channel as usize];
+            if !ctrl.can_accept(kind) {
+                return false;
+            }
+            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag);
+            true
+        })
+    }
+
+    /// Takes what the controllers report about bulk work: served line-job requests, moved
+    /// data, finished segments. Returns when the copier may act next.
+    #[inline(never)]
+    fn collect_bulk_events(&mut self, now: u64) -> u64 {
+        let mut next = u64::MAX;
+        for c in &mut self.controllers {
+            for (tag, kind, done) in c.served.drain(..) {
+                match self.copier.served(tag, kind, done) {
+                    Some(job) => {
+                        apply(&mut self.image, &job.moves);
+                        self.tracker.part_done(job.op, done);
+                        next = now + 1; // a copier slot is free
+                    }
+                    None => next = next.min(done.max(now + 1)), // the job's write may go then
+                }
+            }
+            for m in c.bulk.moves.drain(..) {
+                apply(&mut self.image, &m);
+            }
+            for (op, done) in c.bulk.finished.drain(..) {
+                self.tracker.part_done(op, done);
+            }
+        }
+        next
+    }
+
     pub fn is_idle(&self) -> bool {
-        self.controllers.iter().all(|c| c.is_idle())
+        self.controllers.iter().all(|c| c.is_idle()) && self.copier.is_idle()
     }
 
     /// Flushes the command log, if any.
@@ -104,7 +233,8 @@ impl MemorySystem {
             }
         }
         let tck_ns = self.spec.tck_ns();
-        let cycles = total.last_done;
+        let bulk = &self.tracker.counters;
+        let cycles = total.last_done.max(bulk.last_done);
         let simulated_ns = cycles as f64 * tck_ns;
         let bursts: u64 = Command::ALL
             .iter()
@@ -122,6 +252,38 @@ impl MemorySystem {
                 energy.add(&e);
             }
         }
+        let mut bulk_commands = RankActivity::default();
+        for c in &self.controllers {
+            bulk_commands.add_counts(&c.stats.bulk_commands);
+            bulk_commands.add_counts(&c.bulk.activity);
+        }
+        let bulk_energy = rank_energy(&self.spec, &bulk_commands);
+        let o = &self.spec.organisation;
+        let reserved_bytes = self.reserved.map_or(0, |r| r.bytes(o));
+        let bulk_stats = BulkStats {
+            mechanism: match self.mechanism {
+                Mechanism::Cpu => "cpu",
+                Mechanism::McDma => "mc_dma",
+                Mechanism::Rowclone => "rowclone",
+            }
+            .into(),
+            copies: bulk.copies,
+            inits: bulk.inits,
+            bytes_copied: bulk.bytes_copied,
+            bytes_initialized: bulk.bytes_initialized,
+            fpm_bytes: bulk.fpm_bytes,
+            psm_bytes: bulk.psm_bytes,
+            cpu_bytes: bulk.cpu_bytes,
+            dma_bytes: bulk.dma_bytes,
+            in_dram_bytes: bulk.fpm_bytes + bulk.psm_bytes,
+            channel_bytes: (bulk_commands.reads + bulk_commands.writes) * self.mapper.line_bytes(),
+            copy_latency: LatencyStats::from_histogram(&bulk.copy_latency, tck_ns),
+            init_latency: LatencyStats::from_histogram(&bulk.init_latency, tck_ns),
+            energy_nj: bulk_energy.core_nj(),
+            energy_with_io_nj: bulk_energy.total_nj(),
+            reserved_bytes,
+            usable_bytes: self.mapper.capacity() - reserved_bytes,
+        };
         Stats {
             preset: self.spec.name.clone(),
             tck_ns,
@@ -154,6 +316,7 @@ impl MemorySystem {
             frontend_stall_cycles,
             out_of_range_requests: self.out_of_range,
             mcgr_bytes: self.mapper.mcgr_bytes(),
+            bulk: bulk_stats,
             energy: EnergyStats {
                 core_nj: energy.core_nj(),
                 total_nj: energy.total_nj(),
@@ -163,5 +326,15 @@ impl MemorySystem {
             },
             host: Default::default(),
         }
+    }
+}
+
+/// Seed of the memory image's initial contents (fixed: runs are deterministic).
+const IMAGE_SEED: u64 = 0x0b01_c51e;
+
+fn apply(image: &mut MemoryImage, m: &Move) {
+    match *m {
+        Move::Copy { src, dst, len } => image.copy(src, dst, len),
+        Move::Fill { dst, len, value } => image.fill(dst, len, value),
     }
 }

@@ -2,13 +2,13 @@
 //! cycle, head-of-line blocking when a queue is full) and steps the controllers. With idle
 //! skipping on, it jumps straight to the next cycle at which anything can change; with it off,
 //! it visits every cycle. Both give identical stats (tested). The run ends when every request,
-//! writes included, has been served by DRAM.
+//! writes included, has been served by DRAM, and every bulk operation has completed.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MemorySystem;
 use crate::stats::Stats;
-use crate::workload::trace::RequestSource;
+use crate::workload::trace::{RequestSource, TraceOp};
 use std::path::Path;
 use std::time::Instant;
 
@@ -20,8 +20,19 @@ pub fn run<S: RequestSource>(
     config: &Config,
     source: &mut S,
     command_log: Option<&Path>,
-    mut progress: Option<Progress>,
+    progress: Option<Progress>,
 ) -> Result<Stats> {
+    run_keeping_memory(config, source, command_log, progress).map(|(stats, _)| stats)
+}
+
+/// `run`, also returning the memory system at the end (its image holds the bytes bulk
+/// operations moved).
+pub fn run_keeping_memory<S: RequestSource>(
+    config: &Config,
+    source: &mut S,
+    command_log: Option<&Path>,
+    mut progress: Option<Progress>,
+) -> Result<(Stats, MemorySystem)> {
     let started = Instant::now();
     let mut mem = MemorySystem::new(config)?;
     if let Some(path) = command_log {
@@ -38,7 +49,13 @@ pub fn run<S: RequestSource>(
             if rec.cycle > now {
                 break;
             }
-            if !mem.try_enqueue(rec.kind, rec.addr, now) {
+            let accepted = match rec.op {
+                TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
+                TraceOp::Bulk(op) => mem
+                    .try_enqueue_bulk(op, now)
+                    .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?,
+            };
+            if !accepted {
                 blocked = true;
                 break;
             }
@@ -81,5 +98,5 @@ pub fn run<S: RequestSource>(
     } else {
         0.0
     };
-    Ok(stats)
+    Ok((stats, mem))
 }

@@ -115,6 +115,29 @@ pub struct EnergyStats {
     pub power_source: String,
 }
 
+/// Bulk operations (copy and initialization): how their bytes moved, their latencies and
+/// the energy of the commands issued for them.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct BulkStats {
+    pub mechanism: String,
+    pub copies: u64,
+    pub inits: u64,
+    pub bytes_copied: u64,
+    pub bytes_initialized: u64,
+    pub fpm_bytes: u64,
+    pub psm_bytes: u64,
+    pub cpu_bytes: u64,
+    pub dma_bytes: u64,
+    pub in_dram_bytes: u64,
+    pub channel_bytes: u64,
+    pub copy_latency: LatencyStats,
+    pub init_latency: LatencyStats,
+    pub energy_nj: f64,
+    pub energy_with_io_nj: f64,
+    pub reserved_bytes: u64,
+    pub usable_bytes: u64,
+}
+
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct HostStats {
     pub wall_seconds: f64,
@@ -143,6 +166,7 @@ pub struct Stats {
     pub frontend_stall_cycles: u64,
     pub out_of_range_requests: u64,
     pub mcgr_bytes: u64,
+    pub bulk: BulkStats,
     pub energy: EnergyStats,
     pub host: HostStats,
 }
@@ -191,6 +215,37 @@ pub const STAT_DOCS: &[StatDoc] = &[
     doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
     doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),
     doc("mcgr_bytes", "bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
+    doc("bulk.mechanism", "name", "how bulk operations executed (bulk.mechanism config key)"),
+    doc("bulk.copies", "operations", "copy operations completed"),
+    doc("bulk.inits", "operations", "initialization operations completed"),
+    doc("bulk.bytes_copied", "bytes", "bytes the copy operations asked to copy"),
+    doc("bulk.bytes_initialized", "bytes", "bytes the initialization operations asked to set"),
+    doc("bulk.fpm_bytes", "bytes", "bytes moved by RowClone Fast Parallel Mode (whole rows within a subarray)"),
+    doc("bulk.psm_bytes", "bytes", "bytes moved by RowClone Pipelined Serial Mode (TRANSFER, once per byte even when it goes through a temporary row)"),
+    doc("bulk.cpu_bytes", "bytes", "bytes moved over the channel by line reads and writes (mechanism cpu, and RowClone's fallback and seed rows)"),
+    doc("bulk.dma_bytes", "bytes", "bytes moved over the channel by the memory controller's DMA engine (mechanism mc_dma)"),
+    doc("bulk.in_dram_bytes", "bytes", "fpm_bytes + psm_bytes: bytes that never crossed the channel"),
+    doc("bulk.channel_bytes", "bytes", "data carried over the channel for bulk operations: RD and WR bursts issued for them x line size (a copied line counts twice, read and write)"),
+    doc("bulk.copy_latency.mean_cycles", "memory cycles", "mean copy latency, from arrival at the memory system to the end of its last command (data written, banks precharged)"),
+    doc("bulk.copy_latency.p50_cycles", "memory cycles", "median copy latency (nearest rank)"),
+    doc("bulk.copy_latency.p99_cycles", "memory cycles", "99th percentile copy latency (nearest rank)"),
+    doc("bulk.copy_latency.max_cycles", "memory cycles", "largest copy latency"),
+    doc("bulk.copy_latency.mean_ns", "ns", "mean copy latency"),
+    doc("bulk.copy_latency.p50_ns", "ns", "median copy latency"),
+    doc("bulk.copy_latency.p99_ns", "ns", "99th percentile copy latency"),
+    doc("bulk.copy_latency.max_ns", "ns", "largest copy latency"),
+    doc("bulk.init_latency.mean_cycles", "memory cycles", "mean initialization latency, from arrival at the memory system to the end of its last command (data written, banks precharged)"),
+    doc("bulk.init_latency.p50_cycles", "memory cycles", "median initialization latency (nearest rank)"),
+    doc("bulk.init_latency.p99_cycles", "memory cycles", "99th percentile initialization latency (nearest rank)"),
+    doc("bulk.init_latency.max_cycles", "memory cycles", "largest initialization latency"),
+    doc("bulk.init_latency.mean_ns", "ns", "mean initialization latency"),
+    doc("bulk.init_latency.p50_ns", "ns", "median initialization latency"),
+    doc("bulk.init_latency.p99_ns", "ns", "99th percentile initialization latency"),
+    doc("bulk.init_latency.max_ns", "ns", "largest initialization latency"),
+    doc("bulk.energy_nj", "nJ", "DRAM core energy of the commands issued for bulk operations (ACT, ACT2, PRE, RD, WR, TRANSFER), without background or refresh"),
+    doc("bulk.energy_with_io_nj", "nJ", "bulk.energy_nj plus the channel I/O of their RD and WR bursts"),
+    doc("bulk.reserved_bytes", "bytes", "capacity RowClone reserves: one zero row per subarray and one temporary row per bank (0 for other mechanisms)"),
+    doc("bulk.usable_bytes", "bytes", "capacity minus bulk.reserved_bytes"),
     doc("energy.act_nj", "nJ", "activate energy: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC per ACT, all chips of the rank"),
     doc("energy.pre_nj", "nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
     doc("energy.read_nj", "nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time, RD and the read half of TRANSFER (TRR)"),
@@ -262,6 +317,25 @@ impl Stats {
             uj(c.background_nj),
             uj(c.io_nj)
         );
+        let b = &self.bulk;
+        if b.copies + b.inits > 0 {
+            s += &format!(
+                "bulk operations     {} copies ({} B), {} inits ({} B) by {}: FPM {} B, PSM {} B, over the channel {} B ({} B of bursts)\n",
+                b.copies, b.bytes_copied, b.inits, b.bytes_initialized, b.mechanism,
+                b.fpm_bytes, b.psm_bytes, b.cpu_bytes + b.dma_bytes, b.channel_bytes
+            );
+            s += &format!(
+                "bulk latency        copy mean {:.1} ns (max {:.1}), init mean {:.1} ns (max {:.1}); command energy {:.3} uJ ({:.3} with I/O)\n",
+                b.copy_latency.mean_ns, b.copy_latency.max_ns, b.init_latency.mean_ns,
+                b.init_latency.max_ns, b.energy_nj / 1000.0, b.energy_with_io_nj / 1000.0
+            );
+        }
+        if b.reserved_bytes > 0 {
+            s += &format!(
+                "reserved            {} B for RowClone's zero and temporary rows; {} B usable\n",
+                b.reserved_bytes, b.usable_bytes
+            );
+        }
         if self.out_of_range_requests > 0 {
             s += &format!(
                 "warning             {} requests addressed beyond capacity; upper address bits were ignored\n",

@@ -2,19 +2,23 @@
 //! policy, and one scheduling decision per memory cycle (at most one command on the command
 //! bus). `tick` returns the next cycle at which anything can change, for idle skipping.
 //! Statistics it keeps: requests, forwarding/merging, row-buffer outcomes, read latency.
+//! Its bulk engine executes in-DRAM bulk segments with priority on the command bus; requests
+//! tagged as bulk line jobs are reported back when served.
 
+pub mod bulk_engine;
 pub mod refresh;
 pub mod request;
 pub mod scheduler;
 pub mod write_drain;
 
 use crate::config::{ControllerConfig, PagePolicy, RefreshPolicy, Scheduler};
-use crate::device::Device;
+use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
 use crate::spec::{Command, Spec};
 use crate::stats::LatencyHistogram;
+use bulk_engine::{BulkEngine, Tick};
 use refresh::Refresh;
-pub use request::{Request, RequestKind};
+pub use request::{Request, RequestKind, NO_TAG};
 use scheduler::HitCap;
 use write_drain::WriteDrain;
 
@@ -31,6 +35,8 @@ pub struct ControllerStats {
     pub read_latency: LatencyHistogram,
     /// Cycle of the last data beat of any served request.
     pub last_done: u64,
+    /// Commands issued for bulk operations (engine and tagged requests), for their energy.
+    pub bulk_commands: RankActivity,
 }
 
 impl ControllerStats {
@@ -45,6 +51,7 @@ impl ControllerStats {
         self.row_conflicts += o.row_conflicts;
         self.read_latency.merge(&o.read_latency);
         self.last_done = self.last_done.max(o.last_done);
+        self.bulk_commands.add_counts(&o.bulk_commands);
     }
 }
 
@@ -64,6 +71,9 @@ pub struct Controller {
     hits_since_act: Vec<u32>,
     read_data_delay: u64,
     write_data_delay: u64,
+    pub bulk: BulkEngine,
+    /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
+    pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
 }
 
@@ -103,6 +113,8 @@ impl Controller {
             hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
             read_data_delay: (t.n_cl + t.n_bl) as u64,
             write_data_delay: (t.n_cwl + t.n_bl) as u64,
+            bulk: BulkEngine::new(spec),
+            served: Vec::new(),
             stats: ControllerStats::default(),
         }
     }
@@ -117,9 +129,9 @@ impl Controller {
     }
 
     /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
-    /// is answered from that write; a write to such a line replaces it.
-    pub fn enqueue(&mut self, kind: RequestKind, line: u64, addr: DramAddr, now: u64) {
-        let pending_write = self.writes.iter().any(|w| w.line == line);
+    /// is answered from that write; a write to such a line replaces it (and takes its tag).
+    pub fn enqueue(&mut self, kind: RequestKind, line: u64, addr: DramAddr, now: u64, tag: u32) {
+        let pending_write = self.writes.iter().position(|w| w.line == line);
         let column = match (kind, self.page_policy) {
             (RequestKind::Read, PagePolicy::Open) => Command::Rd,
             (RequestKind::Read, PagePolicy::Closed) => Command::RdA,
@@ -129,17 +141,28 @@ impl Controller {
         let queue = match kind {
             RequestKind::Read => {
                 self.stats.reads += 1;
-                if pending_write {
+                if pending_write.is_some() {
                     self.stats.reads_forwarded += 1;
                     self.stats.last_done = self.stats.last_done.max(now);
+                    if tag != NO_TAG {
+                        self.served.push((tag, kind, now));
+                    }
                     return;
                 }
                 &mut self.reads
             }
             RequestKind::Write => {
                 self.stats.writes += 1;
-                if pending_write {
+                if let Some(i) = pending_write {
                     self.stats.writes_merged += 1;
+                    if tag != NO_TAG {
+                        // The queued write now carries this job's data; its own job's data
+                        // was superseded, so that job is done.
+                        let old = std::mem::replace(&mut self.writes[i].tag, tag);
+                        if old != NO_TAG {
+                            self.served.push((old, kind, now));
+                        }
+                    }
                     return;
                 }
                 &mut self.writes
@@ -153,20 +176,28 @@ impl Controller {
             arrival: now,
             activated: false,
             precharged: false,
+            tag,
         });
     }
 
     pub fn is_idle(&self) -> bool {
-        self.reads.is_empty() && self.writes.is_empty()
+        self.reads.is_empty() && self.writes.is_empty() && self.bulk.is_idle()
     }
 
     /// One scheduling decision at cycle `now`. Returns the next cycle at which something can
     /// happen: `now + 1` after issuing, else the earliest ready time or refresh deadline.
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
-        if self.refresh.poll(now) {
+        let refreshing = self.refresh.poll(now);
+        if !self.bulk.is_idle() {
+            match self.bulk.tick(&mut self.device, &self.refresh, now) {
+                Tick::Issued => return now + 1,
+                Tick::Wait(t) => next = t,
+            }
+        }
+        if refreshing {
             for rank in 0..self.rank_addrs.len() as u32 {
-                if !self.refresh.is_pending(rank) {
+                if !self.refresh.is_pending(rank) || self.bulk.holds_rank(rank) {
                     continue;
                 }
                 let addr = self.rank_addrs[rank as usize];
@@ -199,6 +230,7 @@ impl Controller {
             queue,
             &self.device,
             &self.refresh,
+            self.bulk.locked(),
             &cap,
             now,
         );
@@ -244,6 +276,18 @@ impl Controller {
         let req = &mut queue[index];
         self.device.issue(cmd, &req.addr, now);
         let bank = req.addr.bank_index as usize;
+        if req.tag != NO_TAG {
+            let b = &mut self.stats.bulk_commands;
+            match cmd {
+                Command::Act => b.acts += 1,
+                Command::Pre => b.precharges += 1,
+                Command::Rd => b.reads += 1,
+                Command::Wr => b.writes += 1,
+                Command::RdA => (b.reads, b.precharges) = (b.reads + 1, b.precharges + 1),
+                Command::WrA => (b.writes, b.precharges) = (b.writes + 1, b.precharges + 1),
+                _ => {}
+            }
+        }
         match cmd {
             Command::Act => {
                 req.activated = true;
@@ -271,6 +315,9 @@ impl Controller {
                     RequestKind::Write => now + self.write_data_delay,
                 };
                 s.last_done = s.last_done.max(done);
+                if req.tag != NO_TAG {
+                    self.served.push((req.tag, req.kind, done));
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 //! A memory request as the controller holds it: kind, line address, decoded DRAM address,
-//! arrival cycle, and which row commands it needed (for hit/miss/conflict accounting).
+//! arrival cycle, which row commands it needed (for hit/miss/conflict accounting), and the
+//! tag of the bulk-operation line job it belongs to, if any.
 
 use crate::mapping::DramAddr;
 use crate::spec::Command;
@@ -24,4 +25,9 @@ pub struct Request {
     pub activated: bool,
     /// It issued a PRE of its own (a row conflict).
     pub precharged: bool,
+    /// The channel copier's slot for a bulk line job, else `NO_TAG`.
+    pub tag: u32,
 }
+
+/// Tag of a request that is not part of a bulk operation.
+pub const NO_TAG: u32 = u32::MAX;

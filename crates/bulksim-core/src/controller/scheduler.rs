@@ -2,7 +2,7 @@
 //! oldest request whose next command is ready. FR-FCFS takes the oldest ready row hit, else the
 //! oldest ready request, and never precharges a row that queued requests still hit (unless the
 //! row-hit cap has been reached for that bank; then hits yield to older requests for other
-//! rows of that bank). The same scan yields the earliest cycle any
+//! rows of that bank). Requests to banks the bulk engine has locked wait. The same scan yields the earliest cycle any
 //! blocked request could become ready, which the idle-skipping loop jumps to.
 
 use super::refresh::Refresh;
@@ -36,15 +36,38 @@ pub fn pick(
     queue: &[Request],
     device: &Device,
     refresh: &Refresh,
+    locked: Option<&[bool]>,
+    cap: &HitCap,
+    now: u64,
+) -> Pick {
+    // The common case, nothing blocked, gets a scan without the blocking test.
+    let locked = locked.unwrap_or(&[]);
+    if refresh.any_pending() || !locked.is_empty() {
+        scan::<true>(policy, queue, device, refresh, locked, cap, now)
+    } else {
+        scan::<false>(policy, queue, device, refresh, locked, cap, now)
+    }
+}
+
+/// The scan; with `BLOCKING`, requests to a rank due for refresh or a bank the bulk engine
+/// has locked are skipped (the refresh's or the engine's own timing wakes the controller).
+fn scan<const BLOCKING: bool>(
+    policy: Scheduler,
+    queue: &[Request],
+    device: &Device,
+    refresh: &Refresh,
+    locked: &[bool],
     cap: &HitCap,
     now: u64,
 ) -> Pick {
     let mut next_ready = u64::MAX;
     let mut oldest_ready: Option<(usize, Command)> = None;
-    let refreshing = refresh.any_pending();
     for (i, r) in queue.iter().enumerate() {
-        if refreshing && refresh.is_pending(r.addr.rank) {
-            continue; // the rank is blocked; the refresh's own timing wakes the controller
+        if BLOCKING
+            && (refresh.is_pending(r.addr.rank)
+                || locked.get(r.addr.bank_index as usize) == Some(&true))
+        {
+            continue;
         }
         let (cmd, t) = device.next_for(r.column, &r.addr);
         if t > now {

@@ -49,6 +49,19 @@ pub struct RankActivity {
 }
 
 impl RankActivity {
+    /// Adds another's command counts and standby cycles (for totals).
+    pub fn add_counts(&mut self, o: &RankActivity) {
+        self.acts += o.acts;
+        self.precharges += o.precharges;
+        self.reads += o.reads;
+        self.writes += o.writes;
+        self.transfer_reads += o.transfer_reads;
+        self.transfer_writes += o.transfer_writes;
+        self.refreshes += o.refreshes;
+        self.active_cycles += o.active_cycles;
+        self.precharged_cycles += o.precharged_cycles;
+    }
+
     /// Ends the current standby interval at `now`, booking it as active or precharged.
     fn close_interval(&mut self, now: u64, was_active: bool) {
         let span = now - self.interval_start;

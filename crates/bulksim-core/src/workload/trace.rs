@@ -1,5 +1,6 @@
 //! Request trace readers. Three line formats, streamed (the whole trace is never in memory):
-//! - `native`: `cycle,R|W,address` (address decimal or 0x-hex);
+//! - `native`: `cycle,R|W,address` (address decimal or 0x-hex), and the bulk operations
+//!   `cycle,C,src,dst,bytes` (copy) and `cycle,I,dst,bytes,value` (set bytes to a byte value);
 //! - `dramsim3`: `0xADDR READ|WRITE CYCLE`;
 //! - `ramulator`: Ramulator 2's load/store trace `LD|ST 0xADDR`, no cycles (issued as fast as
 //!   the controller accepts them).
@@ -8,6 +9,7 @@
 //! its cycle. Blank lines and lines starting with `#` are skipped. A malformed line is an error
 //! naming the file, the line number and the expected form.
 
+use crate::bulk::{BulkKind, BulkOp};
 use crate::controller::RequestKind;
 use crate::error::{Error, Result};
 use std::fs::File;
@@ -27,7 +29,9 @@ impl TraceFormat {
 
     fn expected(self) -> &'static str {
         match self {
-            TraceFormat::Native => "`cycle,R|W,address` (native format)",
+            TraceFormat::Native => {
+                "`cycle,R|W,address`, `cycle,C,src,dst,bytes` or `cycle,I,dst,bytes,value` (native format)"
+            }
             TraceFormat::Dramsim3 => "`0xADDRESS READ|WRITE CYCLE` (dramsim3 format)",
             TraceFormat::Ramulator => "`LD|ST 0xADDRESS` (ramulator format)",
         }
@@ -49,17 +53,54 @@ impl FromStr for TraceFormat {
     }
 }
 
+/// What one trace record asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceOp {
+    /// A read or write of the line holding `addr`.
+    Access { kind: RequestKind, addr: u64 },
+    /// A copy or initialization.
+    Bulk(BulkOp),
+}
+
 /// One request of a trace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TraceRecord {
     pub cycle: u64,
-    pub kind: RequestKind,
-    pub addr: u64,
+    pub op: TraceOp,
+}
+
+impl TraceRecord {
+    pub fn access(cycle: u64, kind: RequestKind, addr: u64) -> TraceRecord {
+        TraceRecord {
+            cycle,
+            op: TraceOp::Access { kind, addr },
+        }
+    }
+
+    pub fn bulk(cycle: u64, op: BulkOp) -> TraceRecord {
+        TraceRecord {
+            cycle,
+            op: TraceOp::Bulk(op),
+        }
+    }
+
+    /// Kind and address of a read or write.
+    pub fn as_access(&self) -> Option<(RequestKind, u64)> {
+        match self.op {
+            TraceOp::Access { kind, addr } => Some((kind, addr)),
+            TraceOp::Bulk(_) => None,
+        }
+    }
 }
 
 /// Anything that yields requests in order.
 pub trait RequestSource {
     fn next_request(&mut self) -> Result<Option<TraceRecord>>;
+
+    /// Where the last record came from (`file:line`), for errors found after parsing.
+    fn location(&self) -> String {
+        "request".into()
+    }
 }
 
 impl RequestSource for std::vec::IntoIter<TraceRecord> {
@@ -120,39 +161,87 @@ impl<R: BufRead> TraceReader<R> {
             b' '
         };
         let mut f = Fields { rest: text, sep };
-        let fields = [f.next(), f.next(), f.next(), f.next()];
-        let arity = if self.format == TraceFormat::Ramulator {
-            2
-        } else {
-            3
+        let mut fields = [f.next(), f.next(), f.next(), f.next(), None, None];
+        let bulk = self.format == TraceFormat::Native && matches!(fields[1], Some(b"C" | b"I"));
+        if bulk {
+            (fields[4], fields[5]) = (f.next(), f.next());
+        }
+        let count = fields.iter().take_while(|x| x.is_some()).count();
+        let field = |i: usize| fields[i].unwrap_or_default();
+        let arity = match self.format {
+            TraceFormat::Ramulator => 2,
+            _ if bulk => 5,
+            _ => 3,
         };
-        if fields.iter().take_while(|x| x.is_some()).count() != arity {
+        if count != arity {
             return Err("wrong number of fields");
         }
-        let field = |i: usize| fields[i].unwrap_or_default();
         let kind = |word: &[u8], read: &[u8], write: &[u8]| match word {
             w if w == read => Ok(RequestKind::Read),
             w if w == write => Ok(RequestKind::Write),
             _ => Err("bad request type"),
         };
         Ok(match self.format {
-            TraceFormat::Native => TraceRecord {
-                cycle: number(field(0)).ok_or("bad cycle")?,
-                kind: kind(field(1), b"R", b"W")?,
-                addr: number(field(2)).ok_or("bad address")?,
-            },
-            TraceFormat::Dramsim3 => TraceRecord {
-                kind: kind(field(1), b"READ", b"WRITE")?,
-                cycle: number(field(2)).ok_or("bad cycle")?,
-                addr: number(field(0)).ok_or("bad address")?,
-            },
-            TraceFormat::Ramulator => TraceRecord {
-                kind: kind(field(0), b"LD", b"ST")?,
-                cycle: 0,
-                addr: number(field(1)).ok_or("bad address")?,
-            },
+            TraceFormat::Native => {
+                let cycle = number(field(0)).ok_or("bad cycle")?;
+                match field(1) {
+                    b"C" => {
+                        let src = number(field(2)).ok_or("bad source address")?;
+                        let dst = number(field(3)).ok_or("bad destination address")?;
+                        let bytes = byte_count(field(4))?;
+                        if src < dst.saturating_add(bytes) && dst < src.saturating_add(bytes) {
+                            return Err("source and destination overlap");
+                        }
+                        TraceRecord::bulk(
+                            cycle,
+                            BulkOp {
+                                kind: BulkKind::Copy { src },
+                                dst,
+                                bytes,
+                            },
+                        )
+                    }
+                    b"I" => {
+                        let dst = number(field(2)).ok_or("bad destination address")?;
+                        let bytes = byte_count(field(3))?;
+                        let value = number(field(4))
+                            .filter(|&v| v <= 255)
+                            .ok_or("bad value (a byte, 0 to 255)")?;
+                        TraceRecord::bulk(
+                            cycle,
+                            BulkOp {
+                                kind: BulkKind::Init { value: value as u8 },
+                                dst,
+                                bytes,
+                            },
+                        )
+                    }
+                    word => TraceRecord::access(
+                        cycle,
+                        kind(word, b"R", b"W")?,
+                        number(field(2)).ok_or("bad address")?,
+                    ),
+                }
+            }
+            TraceFormat::Dramsim3 => TraceRecord::access(
+                number(field(2)).ok_or("bad cycle")?,
+                kind(field(1), b"READ", b"WRITE")?,
+                number(field(0)).ok_or("bad address")?,
+            ),
+            TraceFormat::Ramulator => TraceRecord::access(
+                0,
+                kind(field(0), b"LD", b"ST")?,
+                number(field(1)).ok_or("bad address")?,
+            ),
         })
     }
+}
+
+/// A bulk operation's size: at least one byte, and small enough that its end is an address.
+fn byte_count(s: &[u8]) -> std::result::Result<u64, &'static str> {
+    number(s)
+        .filter(|&b| b > 0 && b < 1 << 48)
+        .ok_or("bad byte count (1 to 2^48 - 1)")
 }
 
 /// Fields of a line split at `sep` (a comma; for a space, any run of blanks), each trimmed.
@@ -201,6 +290,10 @@ impl<'a> Fields<'a> {
 }
 
 impl<R: BufRead> RequestSource for TraceReader<R> {
+    fn location(&self) -> String {
+        format!("{}:{}", self.name, self.line_no)
+    }
+
     fn next_request(&mut self) -> Result<Option<TraceRecord>> {
         loop {
             self.line.clear();
@@ -255,20 +348,42 @@ mod tests {
         let native = read_all("# c\n10,R,0x40\n\n12,W,128\n", TraceFormat::Native).unwrap();
         let dramsim3 = read_all("0x40 READ 10\n0x80 WRITE 12\n", TraceFormat::Dramsim3).unwrap();
         assert_eq!(native, dramsim3);
-        assert_eq!(
-            native[1],
-            TraceRecord {
-                cycle: 12,
-                kind: RequestKind::Write,
-                addr: 128
-            }
-        );
+        assert_eq!(native[1], TraceRecord::access(12, RequestKind::Write, 128));
         let ram = read_all("LD 0x40\nST 0x80\n", TraceFormat::Ramulator).unwrap();
         assert_eq!(
-            ram.iter().map(|r| (r.kind, r.addr)).collect::<Vec<_>>(),
-            native.iter().map(|r| (r.kind, r.addr)).collect::<Vec<_>>()
+            ram.iter().map(|r| r.as_access()).collect::<Vec<_>>(),
+            native.iter().map(|r| r.as_access()).collect::<Vec<_>>()
         );
         assert!(ram.iter().all(|r| r.cycle == 0));
+    }
+
+    #[test]
+    fn native_traces_carry_copies_and_initializations() {
+        let recs = read_all(
+            "5,C,0x1000,0x9000,4096\n6,I,0x2000,100,0xff\n7,R,0x40\n",
+            TraceFormat::Native,
+        )
+        .unwrap();
+        assert_eq!(
+            recs[0],
+            TraceRecord::bulk(
+                5,
+                BulkOp {
+                    kind: BulkKind::Copy { src: 0x1000 },
+                    dst: 0x9000,
+                    bytes: 4096
+                }
+            )
+        );
+        assert_eq!(
+            recs[1].op,
+            TraceOp::Bulk(BulkOp {
+                kind: BulkKind::Init { value: 255 },
+                dst: 0x2000,
+                bytes: 100
+            })
+        );
+        assert_eq!(recs[2].as_access(), Some((RequestKind::Read, 0x40)));
     }
 
     #[test]
@@ -297,6 +412,18 @@ mod tests {
                 "bad address",
             ),
             ("1,R,0x\n", TraceFormat::Native, ":1:", "bad address"),
+            ("1,C,0,4096\n", TraceFormat::Native, ":1:", "wrong number"),
+            (
+                "1,C,0,4096,0\n",
+                TraceFormat::Native,
+                ":1:",
+                "bad byte count",
+            ),
+            ("1,C,0,64,128\n", TraceFormat::Native, ":1:", "overlap"),
+            ("1,C,x,64,128\n", TraceFormat::Native, ":1:", "bad source"),
+            ("1,I,0,64,256\n", TraceFormat::Native, ":1:", "bad value"),
+            ("1,I,0,64\n", TraceFormat::Native, ":1:", "wrong number"),
+            ("1,R,0,64,1\n", TraceFormat::Native, ":1:", "wrong number"),
             (
                 "0x40 READ 1 2\n",
                 TraceFormat::Dramsim3,

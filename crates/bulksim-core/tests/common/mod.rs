@@ -36,19 +36,11 @@ pub fn run_generated(
 }
 
 pub fn read(cycle: u64, addr: u64) -> TraceRecord {
-    TraceRecord {
-        cycle,
-        kind: RequestKind::Read,
-        addr,
-    }
+    TraceRecord::access(cycle, RequestKind::Read, addr)
 }
 
 pub fn write(cycle: u64, addr: u64) -> TraceRecord {
-    TraceRecord {
-        cycle,
-        kind: RequestKind::Write,
-        addr,
-    }
+    TraceRecord::access(cycle, RequestKind::Write, addr)
 }
 
 /// Stats without the wall-clock section, as JSON text, for byte-identical comparisons.
