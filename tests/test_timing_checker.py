@@ -204,7 +204,7 @@ def _bulk_trace(path, records: int = 1500, seed: int = 5):
             if kind <= 3:
                 lines.append(f"{cycle},C,{src:#x},{dst:#x},{size}")
             else:
-                lines.append(f"{cycle},I,{src:#x},{row * (kind - 2)},{0 if kind == 4 else 0x5a}")
+                lines.append(f"{cycle},I,{src:#x},{row * (kind - 2)},{0 if kind == 4 else 0x5A}")
         else:
             addr = rng.randrange(1 << 26) // 64 * 64
             lines.append(f"{cycle},{'W' if rng.random() < 0.3 else 'R'},{addr:#x}")
@@ -213,7 +213,9 @@ def _bulk_trace(path, records: int = 1500, seed: int = 5):
 
 
 @pytest.mark.parametrize("mechanism", ["cpu", "rowclone"])
-@pytest.mark.parametrize("extra", [[], ["dram.ranks=2", "dram.timing.nREFI=1500"]], ids=["one-rank", "refresh"])
+@pytest.mark.parametrize(
+    "extra", [[], ["dram.ranks=2", "dram.timing.nREFI=1500"]], ids=["one-rank", "refresh"]
+)
 def test_zero_violations_with_bulk_operations(tmp_path, run_logged, mechanism, extra):
     trace = _bulk_trace(tmp_path / "bulk.trace")
     overrides = [f"bulk.mechanism={mechanism}", *extra]

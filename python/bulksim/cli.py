@@ -327,7 +327,9 @@ TABLES = {"rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mecha
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the bundled experiments.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here.")
+@click.option(
+    "--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here."
+)
 @_with(sweep_options)
 def reproduce(name, list_, json_out, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
