@@ -2,5 +2,6 @@
 //! request traces (stream, random, mixed, page copy) for demos, tests and benchmarks.
 
 pub mod generate;
+pub mod program;
 pub mod rng;
 pub mod trace;

@@ -1,0 +1,479 @@
+//! Workload traces for the full system: per hardware thread, a stream of events — runs of
+//! non-memory instructions, loads and stores with virtual addresses, `memcpy`, `meminit`,
+//! memory mapping, `fork`, `wait` and `exit`. Version 1, in two encodings read alike:
+//!
+//! - text (`.trace`): a header line `bulksim-workload 1` (or `bulksim-workload 1 child` for a
+//!   thread that only starts when another forks it), then one event per line:
+//!   `C n` (n non-memory instructions), `L vaddr`, `S vaddr` (store 8 bytes), `M src dst bytes`,
+//!   `I dst bytes value`, `A vaddr bytes` (map; pages appear zeroed on first touch),
+//!   `F thread` (fork: that thread starts as a child process with a copy-on-write copy of this
+//!   one's memory), `W` (wait for the children to exit), `X` (exit). Numbers are decimal or
+//!   0x-hex; `#` starts a comment line.
+//! - binary (`.btrace`): gzip of the magic `BSWL`, a version byte, a child flag byte, then
+//!   per event an opcode byte (the text letter) and its operands as LEB128 varints. About a
+//!   byte or two per event after compression.
+//!
+//! A workload is one such file (thread 0) or a directory of `thread-<id>.trace` / `.btrace`.
+//! Readers stream and report bad input by file and record (line) number.
+
+use crate::error::{Error, Result};
+use flate2::read::GzDecoder;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    Compute(u64),
+    Load(u64),
+    Store(u64),
+    Memcpy { src: u64, dst: u64, bytes: u64 },
+    Meminit { dst: u64, bytes: u64, value: u8 },
+    Map { vaddr: u64, bytes: u64 },
+    Fork(u32),
+    Wait,
+    Exit,
+}
+
+pub const TEXT_HEADER: &str = "bulksim-workload 1";
+const MAGIC: &[u8; 4] = b"BSWL";
+const VERSION: u8 = 1;
+
+enum Source {
+    Text(Box<dyn BufRead>),
+    Binary(Box<dyn Read>),
+}
+
+/// Streams one thread's events.
+pub struct ProgramReader {
+    source: Source,
+    name: String,
+    record: u64,
+    line: String,
+    /// The thread starts only when forked.
+    pub child: bool,
+}
+
+fn trace_err(name: &str, record: u64, what: impl std::fmt::Display) -> Error {
+    Error::Trace(format!("{name}:{record}: {what}"))
+}
+
+impl ProgramReader {
+    pub fn open(path: &Path) -> Result<ProgramReader> {
+        let name = path.display().to_string();
+        let file = File::open(path)
+            .map_err(|e| Error::Trace(format!("{name}: cannot open workload trace: {e}")))?;
+        let binary = path.extension().is_some_and(|e| e == "btrace");
+        if binary {
+            let mut r: Box<dyn Read> = Box::new(BufReader::new(GzDecoder::new(file)));
+            let mut head = [0u8; 6];
+            r.read_exact(&mut head)
+                .map_err(|e| trace_err(&name, 0, format!("not a binary workload trace ({e})")))?;
+            if &head[..4] != MAGIC || head[4] != VERSION {
+                return Err(trace_err(
+                    &name,
+                    0,
+                    format!("not a version {VERSION} binary workload trace (magic BSWL)"),
+                ));
+            }
+            return Ok(ProgramReader {
+                source: Source::Binary(r),
+                name,
+                record: 0,
+                line: String::new(),
+                child: head[5] != 0,
+            });
+        }
+        Self::from_text(Box::new(BufReader::new(file)), &name)
+    }
+
+    pub fn from_text(mut r: Box<dyn BufRead>, name: &str) -> Result<ProgramReader> {
+        let mut header = String::new();
+        r.read_line(&mut header)
+            .map_err(|e| trace_err(name, 1, format!("cannot read: {e}")))?;
+        let header = header.trim();
+        let child = match header.strip_prefix(TEXT_HEADER).map(str::trim) {
+            Some("") => false,
+            Some("child") => true,
+            _ => {
+                return Err(trace_err(
+                    name,
+                    1,
+                    format!("expected the header `{TEXT_HEADER}` (or `{TEXT_HEADER} child`), got '{header}'"),
+                ))
+            }
+        };
+        Ok(ProgramReader {
+            source: Source::Text(r),
+            name: name.into(),
+            record: 1,
+            line: String::new(),
+            child,
+        })
+    }
+
+    /// The next event, None at the end of the stream.
+    pub fn next_event(&mut self) -> Result<Option<Event>> {
+        match &mut self.source {
+            Source::Text(_) => self.next_text(),
+            Source::Binary(_) => self.next_binary(),
+        }
+    }
+
+    fn next_text(&mut self) -> Result<Option<Event>> {
+        let Source::Text(r) = &mut self.source else {
+            unreachable!()
+        };
+        loop {
+            self.line.clear();
+            self.record += 1;
+            let n = r
+                .read_line(&mut self.line)
+                .map_err(|e| trace_err(&self.name, self.record, format!("cannot read: {e}")))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let text = self.line.trim();
+            if text.is_empty() || text.starts_with('#') {
+                continue;
+            }
+            return parse_text(text).map(Some).map_err(|what| {
+                trace_err(&self.name, self.record, format!("{what}; got '{text}'"))
+            });
+        }
+    }
+
+    fn next_binary(&mut self) -> Result<Option<Event>> {
+        let Source::Binary(r) = &mut self.source else {
+            unreachable!()
+        };
+        self.record += 1;
+        let mut op = [0u8; 1];
+        match r.read(&mut op) {
+            Ok(0) => return Ok(None),
+            Ok(_) => {}
+            Err(e) => {
+                return Err(trace_err(
+                    &self.name,
+                    self.record,
+                    format!("cannot read: {e}"),
+                ))
+            }
+        }
+        let (name, record) = (self.name.clone(), self.record);
+        let mut v = || varint(r.as_mut()).map_err(|e| trace_err(&name, record, e));
+        let event = match op[0] {
+            b'C' => Event::Compute(v()?),
+            b'L' => Event::Load(v()?),
+            b'S' => Event::Store(v()?),
+            b'M' => Event::Memcpy {
+                src: v()?,
+                dst: v()?,
+                bytes: v()?,
+            },
+            b'I' => Event::Meminit {
+                dst: v()?,
+                bytes: v()?,
+                value: u8::try_from(v()?)
+                    .map_err(|_| trace_err(&name, record, "meminit value above 255"))?,
+            },
+            b'A' => Event::Map {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'F' => Event::Fork(
+                u32::try_from(v()?).map_err(|_| trace_err(&name, record, "thread id too large"))?,
+            ),
+            b'W' => Event::Wait,
+            b'X' => Event::Exit,
+            other => {
+                return Err(trace_err(
+                    &name,
+                    record,
+                    format!("unknown event code {other:#04x}"),
+                ))
+            }
+        };
+        validate(&event).map_err(|e| trace_err(&name, record, e))?;
+        Ok(Some(event))
+    }
+}
+
+fn varint(r: &mut dyn Read) -> std::result::Result<u64, String> {
+    let mut value = 0u64;
+    for shift in (0..64).step_by(7) {
+        let mut b = [0u8; 1];
+        r.read_exact(&mut b)
+            .map_err(|_| "record cut short".to_string())?;
+        value |= ((b[0] & 0x7f) as u64) << shift;
+        if b[0] & 0x80 == 0 {
+            return Ok(value);
+        }
+    }
+    Err("varint longer than 64 bits".into())
+}
+
+fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
+    let s = s.ok_or("missing operand")?;
+    let parsed = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| "bad number")
+}
+
+const EXPECTED: &str = "expected one of `C n`, `L vaddr`, `S vaddr`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `F thread`, `W`, `X`";
+
+fn parse_text(text: &str) -> std::result::Result<Event, String> {
+    let mut f = text.split_ascii_whitespace();
+    let op = f.next().unwrap_or_default();
+    let mut n = || num(f.next()).map_err(|e| format!("{e}; {EXPECTED}"));
+    let event = match op {
+        "C" => Event::Compute(n()?),
+        "L" => Event::Load(n()?),
+        "S" => Event::Store(n()?),
+        "M" => Event::Memcpy {
+            src: n()?,
+            dst: n()?,
+            bytes: n()?,
+        },
+        "I" => {
+            let (dst, bytes, value) = (n()?, n()?, n()?);
+            Event::Meminit {
+                dst,
+                bytes,
+                value: u8::try_from(value).map_err(|_| "meminit value above 255".to_string())?,
+            }
+        }
+        "A" => Event::Map {
+            vaddr: n()?,
+            bytes: n()?,
+        },
+        "F" => Event::Fork(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
+        "W" => Event::Wait,
+        "X" => Event::Exit,
+        _ => return Err(format!("unknown event '{op}'; {EXPECTED}")),
+    };
+    if f.next().is_some() {
+        return Err(format!("too many operands; {EXPECTED}"));
+    }
+    validate(&event)?;
+    Ok(event)
+}
+
+fn validate(e: &Event) -> std::result::Result<(), String> {
+    match *e {
+        Event::Memcpy { src, dst, bytes } => {
+            if bytes == 0 {
+                return Err("memcpy of 0 bytes".into());
+            }
+            if src < dst.saturating_add(bytes) && dst < src.saturating_add(bytes) {
+                return Err("memcpy source and destination overlap".into());
+            }
+        }
+        Event::Meminit { bytes: 0, .. } => return Err("meminit of 0 bytes".into()),
+        Event::Map { bytes: 0, .. } => return Err("map of 0 bytes".into()),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Writes one thread's events, text or binary by the file extension.
+pub struct ProgramWriter {
+    out: Box<dyn Write>,
+    binary: bool,
+}
+
+impl ProgramWriter {
+    pub fn create(path: &Path, child: bool) -> Result<ProgramWriter> {
+        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", path.display()));
+        let file = std::io::BufWriter::new(File::create(path).map_err(io)?);
+        let binary = path.extension().is_some_and(|e| e == "btrace");
+        let mut out: Box<dyn Write> = if binary {
+            Box::new(GzEncoder::new(file, Compression::default()))
+        } else {
+            Box::new(file)
+        };
+        if binary {
+            out.write_all(MAGIC).map_err(io)?;
+            out.write_all(&[VERSION, child as u8]).map_err(io)?;
+        } else {
+            writeln!(out, "{TEXT_HEADER}{}", if child { " child" } else { "" }).map_err(io)?;
+        }
+        Ok(ProgramWriter { out, binary })
+    }
+
+    pub fn write(&mut self, e: &Event) -> Result<()> {
+        let io = |e: std::io::Error| Error::Io(format!("writing workload trace: {e}"));
+        if self.binary {
+            let (op, args): (u8, Vec<u64>) = match *e {
+                Event::Compute(n) => (b'C', vec![n]),
+                Event::Load(a) => (b'L', vec![a]),
+                Event::Store(a) => (b'S', vec![a]),
+                Event::Memcpy { src, dst, bytes } => (b'M', vec![src, dst, bytes]),
+                Event::Meminit { dst, bytes, value } => (b'I', vec![dst, bytes, value as u64]),
+                Event::Map { vaddr, bytes } => (b'A', vec![vaddr, bytes]),
+                Event::Fork(t) => (b'F', vec![t as u64]),
+                Event::Wait => (b'W', vec![]),
+                Event::Exit => (b'X', vec![]),
+            };
+            let mut buf = vec![op];
+            for mut v in args {
+                loop {
+                    let byte = (v & 0x7f) as u8;
+                    v >>= 7;
+                    if v == 0 {
+                        buf.push(byte);
+                        break;
+                    }
+                    buf.push(byte | 0x80);
+                }
+            }
+            return self.out.write_all(&buf).map_err(io);
+        }
+        match *e {
+            Event::Compute(n) => writeln!(self.out, "C {n}"),
+            Event::Load(a) => writeln!(self.out, "L {a:#x}"),
+            Event::Store(a) => writeln!(self.out, "S {a:#x}"),
+            Event::Memcpy { src, dst, bytes } => writeln!(self.out, "M {src:#x} {dst:#x} {bytes}"),
+            Event::Meminit { dst, bytes, value } => {
+                writeln!(self.out, "I {dst:#x} {bytes} {value}")
+            }
+            Event::Map { vaddr, bytes } => writeln!(self.out, "A {vaddr:#x} {bytes}"),
+            Event::Fork(t) => writeln!(self.out, "F {t}"),
+            Event::Wait => writeln!(self.out, "W"),
+            Event::Exit => writeln!(self.out, "X"),
+        }
+        .map_err(io)
+    }
+
+    pub fn finish(mut self) -> Result<()> {
+        self.out
+            .flush()
+            .map_err(|e| Error::Io(format!("writing workload trace: {e}")))
+    }
+}
+
+/// The thread files of a workload: one file is thread 0; a directory holds
+/// `thread-<id>.trace` or `thread-<id>.btrace` files, ids from 0 without gaps.
+pub fn thread_files(path: &Path) -> Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        if !path.exists() {
+            return Err(Error::Trace(format!(
+                "{}: no such workload file or directory",
+                path.display()
+            )));
+        }
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    for id in 0.. {
+        let text = path.join(format!("thread-{id}.trace"));
+        let binary = path.join(format!("thread-{id}.btrace"));
+        match (text.exists(), binary.exists()) {
+            (true, false) => files.push(text),
+            (false, true) => files.push(binary),
+            (true, true) => {
+                return Err(Error::Trace(format!(
+                    "{}: both thread-{id}.trace and thread-{id}.btrace; keep one",
+                    path.display()
+                )))
+            }
+            (false, false) => break,
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::Trace(format!(
+            "{}: no thread-0.trace or thread-0.btrace in the workload directory",
+            path.display()
+        )));
+    }
+    Ok(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events() -> Vec<Event> {
+        vec![
+            Event::Map {
+                vaddr: 0x10000,
+                bytes: 8192,
+            },
+            Event::Compute(7),
+            Event::Store(0x10040),
+            Event::Load(0x10040),
+            Event::Memcpy {
+                src: 0x10000,
+                dst: 0x11000,
+                bytes: 4096,
+            },
+            Event::Meminit {
+                dst: 0x10000,
+                bytes: 100,
+                value: 255,
+            },
+            Event::Fork(1),
+            Event::Wait,
+            Event::Exit,
+        ]
+    }
+
+    fn read_all(path: &Path) -> Result<(bool, Vec<Event>)> {
+        let mut r = ProgramReader::open(path)?;
+        let mut out = Vec::new();
+        while let Some(e) = r.next_event()? {
+            out.push(e);
+        }
+        Ok((r.child, out))
+    }
+
+    #[test]
+    fn text_and_binary_round_trip() {
+        let dir = std::env::temp_dir().join(format!("bulksim-prog-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, child) in [("a.trace", false), ("b.btrace", true)] {
+            let path = dir.join(name);
+            let mut w = ProgramWriter::create(&path, child).unwrap();
+            for e in events() {
+                w.write(&e).unwrap();
+            }
+            w.finish().unwrap();
+            assert_eq!(read_all(&path).unwrap(), (child, events()), "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_records_name_file_and_record() {
+        let cases = [
+            ("bulksim-workload 1\nC 3\nQ 5\n", ":3:", "unknown event 'Q'"),
+            ("bulksim-workload 1\nL\n", ":2:", "missing operand"),
+            ("bulksim-workload 1\nM 0 64 128\n", ":2:", "overlap"),
+            ("bulksim-workload 1\nI 0 64 300\n", ":2:", "above 255"),
+            ("bulksim-workload 1\nS 0x10 9\n", ":2:", "too many operands"),
+            ("workload 2\n", ":1:", "expected the header"),
+        ];
+        for (text, at, what) in cases {
+            let reader = ProgramReader::from_text(Box::new(text.as_bytes()), "w.trace");
+            let err = match reader {
+                Err(e) => e,
+                Ok(mut r) => loop {
+                    match r.next_event() {
+                        Err(e) => break e,
+                        Ok(None) => panic!("{text}: no error"),
+                        Ok(Some(_)) => {}
+                    }
+                },
+            }
+            .to_string();
+            assert!(
+                err.starts_with("w.trace") && err.contains(at) && err.contains(what),
+                "{err}"
+            );
+        }
+    }
+}
