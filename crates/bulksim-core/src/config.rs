@@ -20,6 +20,10 @@ pub struct Config {
     pub dram: DramConfig,
     pub controller: ControllerConfig,
     pub bulk: BulkConfig,
+    pub system: SystemConfig,
+    pub core: CoreConfig,
+    pub cache: CacheConfig,
+    pub os: OsConfig,
     pub sim: SimConfig,
 }
 
@@ -119,6 +123,7 @@ pub struct BulkConfig {
     pub mechanism: Mechanism,
     pub lines_in_flight: u32,
     pub queue_size: u32,
+    pub fpm: bool,
 }
 
 impl Default for BulkConfig {
@@ -127,6 +132,85 @@ impl Default for BulkConfig {
             mechanism: Mechanism::Cpu,
             lines_in_flight: 64,
             queue_size: 16,
+            fpm: true,
+        }
+    }
+}
+
+/// How the full system executes memcpy, meminit, copy-on-write and zeroing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SystemMechanism {
+    Cpu,
+    McDma,
+    Rowclone,
+    RowcloneZi,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SystemConfig {
+    pub bulk_mechanism: SystemMechanism,
+    pub core_ghz: f64,
+}
+
+impl Default for SystemConfig {
+    fn default() -> Self {
+        SystemConfig {
+            bulk_mechanism: SystemMechanism::Cpu,
+            core_ghz: 3.2,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CoreConfig {
+    pub window: u32,
+    pub width: u32,
+    pub mshrs: u32,
+}
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        CoreConfig {
+            window: 128,
+            width: 3,
+            mshrs: 8,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheConfig {
+    pub size_kb: u32,
+    pub ways: u32,
+    pub hit_cycles: u32,
+}
+
+impl Default for CacheConfig {
+    fn default() -> Self {
+        CacheConfig {
+            size_kb: 1024,
+            ways: 16,
+            hit_cycles: 20,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OsConfig {
+    pub allocator: crate::os::allocator::AllocatorPolicy,
+    pub seed: u64,
+}
+
+impl Default for OsConfig {
+    fn default() -> Self {
+        OsConfig {
+            allocator: crate::os::allocator::AllocatorPolicy::Scatter,
+            seed: 1,
         }
     }
 }
@@ -282,6 +366,29 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "bulk operations in flight at once; further ones wait at the front end like a full request queue",
     ),
     doc(
+        "bulk.fpm",
+        "bool",
+        "rowclone: allow Fast Parallel Mode; false sends every in-DRAM copy through PSM (the paper's PSM-only configuration)",
+    ),
+    doc(
+        "system.bulk_mechanism",
+        "cpu | mc_dma | rowclone | rowclone_zi",
+        "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the cache",
+    ),
+    doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
+    doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
+    doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
+    doc("core.mshrs", "misses", "outstanding cache misses per core"),
+    doc("cache.size_kb", "KiB", "private last-level cache per core"),
+    doc("cache.ways", "ways", "associativity of the cache (LRU, 64-byte lines, write-back, write-allocate)"),
+    doc("cache.hit_cycles", "core cycles", "load-to-use latency of a cache hit"),
+    doc(
+        "os.allocator",
+        "scatter | subarray_aware",
+        "physical page allocation: scatter (seeded random order, like a stock kernel) or subarray_aware (copy-on-write destinations from the source's subarray when free)",
+    ),
+    doc("os.seed", "integer", "seed of the page allocator's order"),
+    doc(
         "sim.skip_idle",
         "bool",
         "jump over cycles in which nothing can change (results are identical either way)",
@@ -294,6 +401,8 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.page_policy" => Some(&["open", "closed"]),
         "controller.refresh" => Some(&["all_bank", "none"]),
         "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
+        "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
+        "os.allocator" => Some(&["scatter", "subarray_aware"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
     }
@@ -557,6 +666,32 @@ impl Config {
                     "{key}: {v} is out of range; expected 1..=4096"
                 )));
             }
+        }
+        let (core, cache) = (&self.core, &self.cache);
+        for (key, v, max) in [
+            ("core.window", core.window, 4096),
+            ("core.width", core.width, 64),
+            ("core.mshrs", core.mshrs, 1024),
+            ("cache.ways", cache.ways, 64),
+        ] {
+            if v == 0 || v > max {
+                return Err(config_err(format!(
+                    "{key}: {v} is out of range; expected 1..={max}"
+                )));
+            }
+        }
+        let lines = cache.size_kb as u64 * 1024 / 64;
+        if lines % cache.ways as u64 != 0 || !(lines / cache.ways as u64).is_power_of_two() {
+            return Err(config_err(format!(
+                "cache.size_kb: {} KiB in {}-way sets of 64-byte lines does not give a power-of-two number of sets",
+                cache.size_kb, cache.ways
+            )));
+        }
+        if !(self.system.core_ghz > 0.0 && self.system.core_ghz <= 20.0) {
+            return Err(config_err(format!(
+                "system.core_ghz: {} is out of range; expected (0, 20]",
+                self.system.core_ghz
+            )));
         }
         if b.mechanism == Mechanism::Rowclone {
             let o = &spec.organisation;

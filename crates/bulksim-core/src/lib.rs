@@ -5,6 +5,7 @@
 //! the bytes that bulk operations move; `config`, `mapping`, `stats` and `error` serve them all.
 
 pub mod bulk;
+pub mod cache;
 pub mod config;
 pub mod controller;
 pub mod device;
@@ -13,6 +14,7 @@ pub mod error;
 pub mod image;
 pub mod mapping;
 pub mod memory;
+pub mod os;
 pub mod sim;
 pub mod spec;
 pub mod stats;

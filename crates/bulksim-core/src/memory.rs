@@ -31,10 +31,16 @@ pub struct MemorySystem {
     mechanism: Mechanism,
     reserved: Option<ReservedRows>,
     bulk_queue_size: usize,
+    allow_fpm: bool,
     copier: ChannelCopier,
     tracker: BulkTracker,
     image: MemoryImage,
+    client_outstanding: u64,
+    completions: Vec<(u32, u64)>,
 }
+
+/// Marks a client's tag (cache fills) apart from the channel copier's slots.
+const CLIENT_TAG: u32 = 1 << 31;
 
 impl MemorySystem {
     pub fn new(config: &Config) -> Result<MemorySystem> {
@@ -56,9 +62,12 @@ impl MemorySystem {
             mechanism: b.mechanism,
             reserved,
             bulk_queue_size: b.queue_size as usize,
+            allow_fpm: b.fpm,
             copier: ChannelCopier::new(b.lines_in_flight as usize),
             tracker: BulkTracker::default(),
             image: MemoryImage::new(IMAGE_SEED),
+            client_outstanding: 0,
+            completions: Vec::new(),
         })
     }
 
@@ -70,12 +79,17 @@ impl MemorySystem {
     /// Offers a copy or initialization at cycle `now`. Ok(false) when it must wait: the bulk
     /// queue is full, or it touches bytes an operation in flight writes (or writes bytes one
     /// reads). Err names what is wrong with the operation itself.
-    pub fn try_enqueue_bulk(&mut self, op: BulkOp, now: u64) -> std::result::Result<bool, String> {
+    /// Ok(Some(id)) when accepted; the id appears in `completed_ops` when the operation ends.
+    pub fn try_enqueue_bulk(
+        &mut self,
+        op: BulkOp,
+        now: u64,
+    ) -> std::result::Result<Option<u32>, String> {
         if self.tracker.in_flight() >= self.bulk_queue_size || self.tracker.conflicts(&op) {
-            return Ok(false);
+            return Ok(None);
         }
         let o = &self.spec.organisation;
-        let planner = Planner::new(
+        let mut planner = Planner::new(
             &self.mapper,
             self.mechanism,
             self.reserved,
@@ -83,6 +97,9 @@ impl MemorySystem {
             o.bankgroups,
             o.banks_per_group,
         );
+        if !self.allow_fpm {
+            planner = planner.without_fpm();
+        }
         let plan = planner.plan(&op, self.tracker.next_id()).map_err(|e| {
             let what = match op.kind {
                 crate::bulk::BulkKind::Copy { src } => {
@@ -116,7 +133,57 @@ impl MemorySystem {
         for job in plan.jobs {
             self.copier.push(job);
         }
-        Ok(true)
+        Ok(Some(id))
+    }
+
+    /// Offers a request for a client above the memory system (a cache fill or write-back);
+    /// when `tag` is not `NO_TAG` its completion appears in `completions`. False if the
+    /// channel's queue is full.
+    pub fn try_enqueue_client(&mut self, kind: RequestKind, addr: u64, now: u64, tag: u32) -> bool {
+        let dram = self.mapper.decode(addr);
+        let ctrl = &mut self.controllers[dram.channel as usize];
+        if !ctrl.can_accept(kind) {
+            return false;
+        }
+        let tag = if tag == NO_TAG {
+            NO_TAG
+        } else {
+            self.client_outstanding += 1;
+            tag | CLIENT_TAG
+        };
+        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now, tag);
+        true
+    }
+
+    /// Client requests served since the last call: (tag, cycle their data is done).
+    pub fn take_completions(&mut self, out: &mut Vec<(u32, u64)>) {
+        out.append(&mut self.completions);
+    }
+
+    /// Starts reporting finished bulk operations through `take_completed_ops`.
+    pub fn report_completed_ops(&mut self) {
+        self.tracker.report = true;
+    }
+
+    /// Bulk operations finished since the last call: (id, cycle they ended).
+    pub fn take_completed_ops(&mut self, out: &mut Vec<(u32, u64)>) {
+        out.append(&mut self.tracker.completed);
+    }
+
+    pub fn mapper(&self) -> &AddressMapper {
+        &self.mapper
+    }
+
+    pub fn spec(&self) -> &Spec {
+        &self.spec
+    }
+
+    pub fn reserved_rows(&self) -> Option<ReservedRows> {
+        self.reserved
+    }
+
+    pub fn image_mut(&mut self) -> &mut MemoryImage {
+        &mut self.image
     }
 
     /// Writes every issued command to `path` (CSV, see `device::command_log`).
@@ -153,6 +220,7 @@ impl MemorySystem {
         if bulk {
             next = self.step_copier(now);
         }
+        let bulk = bulk || self.client_outstanding > 0;
         for c in &mut self.controllers {
             next = next.min(c.tick(now));
         }
@@ -189,9 +257,16 @@ impl MemorySystem {
         let mut next = u64::MAX;
         for c in &mut self.controllers {
             for (tag, kind, done) in c.served.drain(..) {
+                if tag & CLIENT_TAG != 0 {
+                    self.client_outstanding -= 1;
+                    self.completions.push((tag & !CLIENT_TAG, done));
+                    continue;
+                }
                 match self.copier.served(tag, kind, done) {
                     Some(job) => {
                         apply(&mut self.image, &job.moves);
+                        let bytes = (job.reads.len() as u64 + 1) * self.mapper.line_bytes();
+                        self.tracker.channel_bytes(job.op, bytes);
                         self.tracker.part_done(job.op, done);
                         next = now + 1; // a copier slot is free
                     }

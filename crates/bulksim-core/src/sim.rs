@@ -53,7 +53,8 @@ pub fn run_keeping_memory<S: RequestSource>(
                 TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
                 TraceOp::Bulk(op) => mem
                     .try_enqueue_bulk(op, now)
-                    .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?,
+                    .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
+                    .is_some(),
             };
             if !accepted {
                 blocked = true;

@@ -362,3 +362,31 @@ fn partial_rows_within_a_bank_go_through_the_temporary_row_together() {
     assert!(bytes(&m, at(0, 2) + 1024, 2048) == original(at(0, 1) + 1024, 2048));
     assert!(bytes(&m, at(0, 2), 1024) == original(at(0, 2), 1024));
 }
+
+#[test]
+fn without_fpm_copies_and_zeroing_use_psm() {
+    let c = config(&[
+        "dram.preset=\"DDR3_2Gb_x8_1066\"",
+        "dram.columns=512",
+        "bulk.mechanism=\"rowclone\"",
+        "bulk.fpm=false",
+    ]);
+    let (s, m) = run(
+        &c,
+        vec![
+            TraceRecord::bulk(0, copy(at(0, 1), at(0, 2), 4096)),
+            TraceRecord::bulk(0, init(at(3, 2), 4096, 0)),
+        ],
+    );
+    assert_eq!(
+        (s.bulk.fpm_bytes, s.bulk.psm_bytes, s.commands["ACT2"]),
+        (0, 8192, 0)
+    );
+    assert_eq!(
+        s.commands["TRR"],
+        128 + 64,
+        "copy via the temporary row, zero from another bank"
+    );
+    assert!(bytes(&m, at(0, 2), 4096) == original(at(0, 1), 4096));
+    assert!(bytes(&m, at(3, 2), 4096).iter().all(|&b| b == 0));
+}

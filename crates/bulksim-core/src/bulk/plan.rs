@@ -36,6 +36,7 @@ pub struct Planner<'a> {
     lines_per_row: usize,
     bankgroups: u32,
     banks_per_group: u32,
+    allow_fpm: bool,
 }
 
 /// A (source, destination) pair of lines, each as byte address and decoded location.
@@ -64,7 +65,15 @@ impl<'a> Planner<'a> {
             lines_per_row,
             bankgroups,
             banks_per_group,
+            allow_fpm: true,
         }
+    }
+
+    /// Without FPM, copies within a subarray go through the temporary row (PSM) and zeroing
+    /// copies lines from another bank's zero row.
+    pub fn without_fpm(mut self) -> Self {
+        self.allow_fpm = false;
+        self
     }
 
     /// Plans operation `op` (with id `id`). Errors name what is wrong with it.
@@ -248,7 +257,7 @@ impl<'a> Planner<'a> {
                 BulkKind::Init { value: 0 } => {
                     let d = group[0].dst.1;
                     let zero_row = reserved.zero_row(d.subarray);
-                    if whole_row {
+                    if whole_row && self.allow_fpm {
                         plan.segments.push(Segment {
                             op: id,
                             kind: SegmentKind::Fpm {
@@ -339,7 +348,8 @@ impl<'a> Planner<'a> {
                 });
             }
             plan.psm_bytes += bytes;
-        } else if pairs.len() == self.lines_per_row
+        } else if self.allow_fpm
+            && pairs.len() == self.lines_per_row
             && s.subarray == d.subarray
             && pairs
                 .iter()

@@ -27,6 +27,9 @@ pub struct BulkCounters {
     pub psm_bytes: u64,
     pub cpu_bytes: u64,
     pub dma_bytes: u64,
+    /// Channel data (read and write bursts) of line jobs, by operation kind.
+    pub copy_channel_bytes: u64,
+    pub init_channel_bytes: u64,
     pub copy_latency: LatencyHistogram,
     pub init_latency: LatencyHistogram,
     /// End of the last operation's last command.
@@ -38,6 +41,9 @@ pub struct BulkTracker {
     in_flight: Vec<InFlight>,
     next_id: u32,
     pub counters: BulkCounters,
+    /// Operations finished since last taken: (id, cycle), when `report` is on.
+    pub completed: Vec<(u32, u64)>,
+    pub report: bool,
 }
 
 fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
@@ -90,6 +96,16 @@ impl BulkTracker {
         id
     }
 
+    /// Line jobs of operation `id` carried `bytes` over the channel.
+    pub fn channel_bytes(&mut self, id: u32, bytes: u64) {
+        if let Some(f) = self.in_flight.iter().find(|f| f.id == id) {
+            match f.op.kind {
+                super::BulkKind::Copy { .. } => self.counters.copy_channel_bytes += bytes,
+                super::BulkKind::Init { .. } => self.counters.init_channel_bytes += bytes,
+            }
+        }
+    }
+
     /// One part of operation `id` finished at cycle `done`.
     pub fn part_done(&mut self, id: u32, done: u64) {
         let i = self
@@ -109,6 +125,9 @@ impl BulkTracker {
                 super::BulkKind::Init { .. } => c.init_latency.record(latency),
             }
             c.last_done = c.last_done.max(f.done);
+            if self.report {
+                self.completed.push((f.id, f.done));
+            }
         }
     }
 }

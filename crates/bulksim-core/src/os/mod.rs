@@ -1,0 +1,281 @@
+//! The OS memory manager: per-process page tables of 4 KB pages over mapped regions, frames
+//! from the allocator, copy-on-write after fork, and zero-on-first-touch. It does not tick:
+//! `translate` returns the physical address and the work (a page to zero, a page to copy)
+//! that must finish before the access proceeds; the system executes that work by the chosen
+//! bulk mechanism. Exited processes keep their frames until the run ends (their final memory
+//! stays inspectable; runs end soon after).
+
+pub mod allocator;
+
+use allocator::{FrameAllocator, PAGE};
+use serde::Serialize;
+use std::collections::HashMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Pte {
+    frame: u32,
+    writable: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+struct Process {
+    pages: HashMap<u64, Pte>,
+    /// Mapped virtual page ranges [start, end).
+    regions: Vec<(u64, u64)>,
+}
+
+/// Work that must complete before an access proceeds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// Fill a new frame with zeros (first touch).
+    Zero { frame: u32 },
+    /// Copy a shared frame into a new one (copy-on-write).
+    Copy { src: u32, dst: u32 },
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct OsStats {
+    pub processes: u64,
+    pub forks: u64,
+    pub page_faults: u64,
+    pub zero_fills: u64,
+    pub cow_copies: u64,
+    /// Copy-on-write faults on a page no longer shared: made writable without a copy.
+    pub cow_reuses: u64,
+    /// Copy-on-write destinations placed in the source's subarray.
+    pub cow_same_subarray: u64,
+    pub frames_usable: u64,
+    pub frames_used: u64,
+}
+
+pub struct Os {
+    procs: Vec<Process>,
+    refcount: Vec<u16>,
+    frames: FrameAllocator,
+    pub stats: OsStats,
+}
+
+pub type Pid = u32;
+
+impl Os {
+    pub fn new(frames: FrameAllocator) -> Os {
+        let refcount = vec![0; frames_len(&frames)];
+        Os {
+            procs: Vec::new(),
+            refcount,
+            stats: OsStats {
+                frames_usable: frames.usable,
+                ..Default::default()
+            },
+            frames,
+        }
+    }
+
+    pub fn new_process(&mut self) -> Pid {
+        self.procs.push(Process::default());
+        self.stats.processes += 1;
+        (self.procs.len() - 1) as Pid
+    }
+
+    /// Maps [vaddr, vaddr + bytes) (page-rounded); pages appear on first touch.
+    pub fn map(&mut self, pid: Pid, vaddr: u64, bytes: u64) {
+        let (start, end) = (vaddr / PAGE, (vaddr + bytes).div_ceil(PAGE));
+        self.procs[pid as usize].regions.push((start, end));
+    }
+
+    /// A child with a copy-on-write view of `parent`'s memory.
+    pub fn fork(&mut self, parent: Pid) -> Pid {
+        let p = &mut self.procs[parent as usize];
+        for pte in p.pages.values_mut() {
+            pte.writable = false;
+        }
+        let child = p.clone();
+        for pte in child.pages.values() {
+            self.refcount[pte.frame as usize] += 1;
+        }
+        self.procs.push(child);
+        self.stats.processes += 1;
+        self.stats.forks += 1;
+        (self.procs.len() - 1) as Pid
+    }
+
+    /// Physical address of `vaddr` for `pid`, and the work a fault needs first.
+    pub fn translate(
+        &mut self,
+        pid: Pid,
+        vaddr: u64,
+        write: bool,
+    ) -> Result<(u64, Option<Work>), String> {
+        let vpn = vaddr / PAGE;
+        let offset = vaddr % PAGE;
+        let proc_ = &mut self.procs[pid as usize];
+        if let Some(pte) = proc_.pages.get_mut(&vpn) {
+            if !write || pte.writable {
+                return Ok((pte.frame as u64 * PAGE + offset, None));
+            }
+            self.stats.page_faults += 1;
+            let src = pte.frame;
+            if self.refcount[src as usize] == 1 {
+                pte.writable = true;
+                self.stats.cow_reuses += 1;
+                return Ok((src as u64 * PAGE + offset, None));
+            }
+            let dst = self
+                .frames
+                .alloc_for_copy_of(src)
+                .ok_or_else(|| self.out_of_memory())?;
+            let pte = self.procs[pid as usize]
+                .pages
+                .get_mut(&vpn)
+                .expect("present");
+            *pte = Pte {
+                frame: dst,
+                writable: true,
+            };
+            self.refcount[src as usize] -= 1;
+            self.refcount[dst as usize] = 1;
+            self.stats.cow_copies += 1;
+            if self.frames.same_key(src, dst) {
+                self.stats.cow_same_subarray += 1;
+            }
+            self.stats.frames_used = self.frames.in_use;
+            return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
+        }
+        if !proc_.regions.iter().any(|&(s, e)| (s..e).contains(&vpn)) {
+            return Err(format!(
+                "access to unmapped address {vaddr:#x} (map it first with an `A` event)"
+            ));
+        }
+        self.stats.page_faults += 1;
+        let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
+        self.procs[pid as usize].pages.insert(
+            vpn,
+            Pte {
+                frame,
+                writable: true,
+            },
+        );
+        self.refcount[frame as usize] = 1;
+        self.stats.zero_fills += 1;
+        self.stats.frames_used = self.frames.in_use;
+        Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
+    }
+
+    /// Physical address of `vaddr` if it is mapped (no fault taken).
+    pub fn lookup(&self, pid: Pid, vaddr: u64) -> Option<u64> {
+        let pte = self.procs.get(pid as usize)?.pages.get(&(vaddr / PAGE))?;
+        Some(pte.frame as u64 * PAGE + vaddr % PAGE)
+    }
+
+    fn out_of_memory(&self) -> String {
+        format!(
+            "out of physical memory: all {} usable 4 KB frames are in use (exited processes keep theirs)",
+            self.frames.usable
+        )
+    }
+
+    pub fn frames(&self) -> &FrameAllocator {
+        &self.frames
+    }
+}
+
+fn frames_len(f: &FrameAllocator) -> usize {
+    f.frame_count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::allocator::AllocatorPolicy;
+    use super::*;
+    use crate::mapping::AddressMapper;
+    use crate::spec::presets::preset;
+
+    fn os(policy: AllocatorPolicy) -> Os {
+        let mut o = preset("DDR3_2Gb_x8_1066").unwrap().organisation;
+        o.columns = 512;
+        o.rows = 4096;
+        o.rows_per_subarray = 512;
+        let m = AddressMapper::new(&o, "RoRaBaChCo", false).unwrap();
+        Os::new(FrameAllocator::new(policy, &m, |r| r % 512 == 511, 1))
+    }
+
+    #[test]
+    fn first_touch_zeroes_and_fork_copies_on_write() {
+        let mut os = os(AllocatorPolicy::Scatter);
+        let p = os.new_process();
+        os.map(p, 0x10000, 2 * PAGE);
+        assert!(os.translate(p, 0x9000, false).is_err(), "unmapped");
+        let (pa, work) = os.translate(p, 0x10008, true).unwrap();
+        let Some(Work::Zero { frame }) = work else {
+            panic!("{work:?}")
+        };
+        assert_eq!(pa, frame as u64 * PAGE + 8);
+        assert_eq!(os.translate(p, 0x10010, true).unwrap(), (pa + 8, None));
+        let c = os.fork(p);
+        // Reads share; the first write on either side copies; the last sharer just writes.
+        assert_eq!(os.translate(c, 0x10008, false).unwrap(), (pa, None));
+        let (cpa, work) = os.translate(c, 0x10008, true).unwrap();
+        assert_eq!(
+            work,
+            Some(Work::Copy {
+                src: frame,
+                dst: (cpa / PAGE) as u32
+            })
+        );
+        assert_ne!(cpa, pa);
+        assert_eq!(
+            os.translate(p, 0x10008, true).unwrap(),
+            (pa, None),
+            "parent is alone now"
+        );
+        assert_eq!(
+            (os.stats.forks, os.stats.cow_copies, os.stats.cow_reuses),
+            (1, 1, 1)
+        );
+    }
+
+    #[test]
+    fn subarray_aware_keeps_copies_in_the_source_subarray() {
+        for (policy, expect_all) in [
+            (AllocatorPolicy::SubarrayAware, true),
+            (AllocatorPolicy::Scatter, false),
+        ] {
+            let mut os = os(policy);
+            let p = os.new_process();
+            os.map(p, 0, 200 * PAGE);
+            for i in 0..200 {
+                os.translate(p, i * PAGE, true).unwrap();
+            }
+            let c = os.fork(p);
+            for i in 0..200 {
+                os.translate(c, i * PAGE, true).unwrap();
+            }
+            assert_eq!(os.stats.cow_copies, 200);
+            if expect_all {
+                assert_eq!(os.stats.cow_same_subarray, 200);
+            } else {
+                assert!(
+                    os.stats.cow_same_subarray < 20,
+                    "{}",
+                    os.stats.cow_same_subarray
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reserved_rows_are_never_allocated_and_memory_runs_out_cleanly() {
+        let mut os = os(AllocatorPolicy::Scatter);
+        let usable = os.stats.frames_usable;
+        assert_eq!(usable, 4096 * 8 * 511 / 512); // 4096 rows x 8 banks, minus one row in 512
+        let p = os.new_process();
+        os.map(p, 0, (usable + 1) * PAGE);
+        for i in 0..usable {
+            let (pa, _) = os.translate(p, i * PAGE, true).unwrap();
+            let row = pa / PAGE / 8; // RoRaBaChCo, 1 channel: 8 pages (banks) per row number
+            assert_ne!(row % 512, 511);
+        }
+        let e = os.translate(p, usable * PAGE, true).unwrap_err();
+        assert!(e.contains("out of physical memory"), "{e}");
+    }
+}
