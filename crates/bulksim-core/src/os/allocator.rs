@@ -45,7 +45,7 @@ impl FrameAllocator {
         let mut key_of = vec![0u32; frames];
         let mut order = Vec::with_capacity(frames);
         let mut keys = std::collections::HashMap::new();
-        for f in 0..frames {
+        for (f, key_slot) in key_of.iter_mut().enumerate() {
             let first = mapper.decode(f as u64 * PAGE);
             let last = mapper.decode(f as u64 * PAGE + PAGE - 64);
             if reserved(first.row) || reserved(last.row) {
@@ -53,7 +53,7 @@ impl FrameAllocator {
             }
             let key = (first.channel, first.bank_index, first.subarray);
             let next = keys.len() as u32;
-            key_of[f] = *keys.entry(key).or_insert(next);
+            *key_slot = *keys.entry(key).or_insert(next);
             order.push(f as u32);
         }
         let mut rng = SplitMix64::new(seed);
