@@ -18,6 +18,7 @@ pub mod os;
 pub mod sim;
 pub mod spec;
 pub mod stats;
+pub mod system;
 pub mod workload;
 
 pub use config::Config;

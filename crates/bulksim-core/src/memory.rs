@@ -121,6 +121,12 @@ impl MemorySystem {
         } else {
             c.cpu_bytes += plan.channel_bytes;
         }
+        let seeds = plan
+            .segments
+            .iter()
+            .filter(|s| matches!(s.kind, crate::bulk::SegmentKind::WriteLine { .. }))
+            .count() as u64;
+        self.tracker.counters.init_channel_bytes += seeds * self.mapper.line_bytes();
         for seg in plan.segments {
             let channel = match &seg.kind {
                 crate::bulk::SegmentKind::Fpm { src, .. }
@@ -352,6 +358,8 @@ impl MemorySystem {
             dma_bytes: bulk.dma_bytes,
             in_dram_bytes: bulk.fpm_bytes + bulk.psm_bytes,
             channel_bytes: (bulk_commands.reads + bulk_commands.writes) * self.mapper.line_bytes(),
+            copy_channel_bytes: bulk.copy_channel_bytes,
+            init_channel_bytes: bulk.init_channel_bytes,
             copy_latency: LatencyStats::from_histogram(&bulk.copy_latency, tck_ns),
             init_latency: LatencyStats::from_histogram(&bulk.init_latency, tck_ns),
             energy_nj: bulk_energy.core_nj(),

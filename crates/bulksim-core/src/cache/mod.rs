@@ -25,7 +25,7 @@ pub struct Evicted {
     pub origin: Origin,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct CacheStats {
     pub hits: u64,
     pub misses: u64,

@@ -23,6 +23,7 @@ pub struct FrameAllocator {
     policy: AllocatorPolicy,
     order: Vec<u32>,
     cursor: usize,
+    freed: Vec<u32>,
     used: Vec<bool>,
     key_of: Vec<u32>,
     pools: Vec<Vec<u32>>,
@@ -75,6 +76,7 @@ impl FrameAllocator {
             pools,
             order,
             cursor: 0,
+            freed: Vec::new(),
             used: vec![false; frames],
             key_of,
             in_use: 0,
@@ -88,8 +90,13 @@ impl FrameAllocator {
         f
     }
 
-    /// Any free frame, in the scattered order.
+    /// Any free frame: the most recently freed, else the next in the scattered order.
     pub fn alloc(&mut self) -> Option<u32> {
+        while let Some(f) = self.freed.pop() {
+            if !self.used[f as usize] {
+                return Some(self.take(f));
+            }
+        }
         while self.cursor < self.order.len() {
             let f = self.order[self.cursor];
             self.cursor += 1;
@@ -116,6 +123,17 @@ impl FrameAllocator {
             }
         }
         self.alloc()
+    }
+
+    /// Returns `frame` to the free frames (and to its subarray's pool).
+    pub fn free(&mut self, frame: u32) {
+        debug_assert!(self.used[frame as usize]);
+        self.used[frame as usize] = false;
+        self.in_use -= 1;
+        self.freed.push(frame);
+        if self.policy == AllocatorPolicy::SubarrayAware {
+            self.pools[self.key_of[frame as usize] as usize].push(frame);
+        }
     }
 
     /// Frames in the address space (usable or not).

@@ -2,8 +2,9 @@
 //! from the allocator, copy-on-write after fork, and zero-on-first-touch. It does not tick:
 //! `translate` returns the physical address and the work (a page to zero, a page to copy)
 //! that must finish before the access proceeds; the system executes that work by the chosen
-//! bulk mechanism. Exited processes keep their frames until the run ends (their final memory
-//! stays inspectable; runs end soon after).
+//! bulk mechanism. An exiting process drops its references to frames (a frame no longer
+//! referenced is free again); its page table stays for inspection, valid until the frames
+//! are reused.
 
 pub mod allocator;
 
@@ -159,6 +160,23 @@ impl Os {
         self.stats.zero_fills += 1;
         self.stats.frames_used = self.frames.in_use;
         Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
+    }
+
+    /// `pid` exits: its frames lose a reference each; unreferenced ones are free again.
+    pub fn exit(&mut self, pid: Pid) {
+        let frames: Vec<u32> = self.procs[pid as usize]
+            .pages
+            .values()
+            .map(|p| p.frame)
+            .collect();
+        for f in frames {
+            let count = &mut self.refcount[f as usize];
+            *count -= 1;
+            if *count == 0 {
+                self.frames.free(f);
+            }
+        }
+        self.stats.frames_used = self.frames.in_use;
     }
 
     /// Physical address of `vaddr` if it is mapped (no fault taken).

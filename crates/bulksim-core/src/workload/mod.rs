@@ -1,6 +1,7 @@
 //! Workloads: readers of request traces in the supported formats, and generators of synthetic
 //! request traces (stream, random, mixed, page copy) for demos, tests and benchmarks.
 
+pub mod forkbench;
 pub mod generate;
 pub mod program;
 pub mod rng;

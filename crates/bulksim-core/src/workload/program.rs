@@ -114,6 +114,11 @@ impl ProgramReader {
         })
     }
 
+    /// `file:record` of the last event read, for errors found when it executes.
+    pub fn location(&self) -> String {
+        format!("{}:{}", self.name, self.record)
+    }
+
     /// The next event, None at the end of the stream.
     pub fn next_event(&mut self) -> Result<Option<Event>> {
         match &mut self.source {

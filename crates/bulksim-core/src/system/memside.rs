@@ -1,0 +1,228 @@
+//! Everything below the cores: each core's private cache and MSHRs, the outbox of requests
+//! the memory system has not accepted yet, write-backs, fills, and the booking of every byte
+//! that crosses the channel as program read, program write, copy or initialization traffic.
+//! Data is functional-first: a write-back writes the memory image when it is issued, a fill
+//! reads it when the fill completes; timing comes from the memory system's requests.
+
+use crate::cache::{Cache, Evicted, LineData, Origin, LINE};
+use crate::controller::{RequestKind, NO_TAG};
+use crate::memory::MemorySystem;
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// Bytes over the channel by cause.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Traffic {
+    /// Fills for the program's own loads and stores.
+    pub read_bytes: u64,
+    /// Write-backs of lines the program wrote.
+    pub write_bytes: u64,
+    /// Reads and writes caused by copies (copy loops, their write-backs, coherence
+    /// write-backs, line copies below the cache).
+    pub copy_bytes: u64,
+    /// The same for initialization (zeroing, meminit).
+    pub init_bytes: u64,
+}
+
+impl Traffic {
+    fn book(&mut self, origin: Origin, write: bool) {
+        let slot = match (origin, write) {
+            (Origin::Program, false) => &mut self.read_bytes,
+            (Origin::Program, true) => &mut self.write_bytes,
+            (Origin::Copy, _) => &mut self.copy_bytes,
+            (Origin::Init, _) => &mut self.init_bytes,
+        };
+        *slot += LINE;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.read_bytes + self.write_bytes + self.copy_bytes + self.init_bytes
+    }
+}
+
+struct Mshr {
+    line: u64,
+    origin: Origin,
+    /// Stores waiting for the line: (offset, bytes).
+    stores: Vec<(usize, [u8; 8])>,
+}
+
+enum Outgoing {
+    Fill { addr: u64, tag: u32 },
+    Writeback { addr: u64, tag: u32 },
+}
+
+/// What a completed tag was for.
+#[derive(Clone, Copy, Debug)]
+pub enum Pending {
+    Fill { core: usize, line: u64 },
+    Writeback { core: usize },
+}
+
+pub struct MemSide {
+    pub memory: MemorySystem,
+    pub caches: Vec<Cache>,
+    mshrs: Vec<Vec<Mshr>>,
+    mshr_cap: usize,
+    outbox: VecDeque<Outgoing>,
+    tags: Vec<Option<Pending>>,
+    free_tags: Vec<u32>,
+    pub traffic: Traffic,
+}
+
+impl MemSide {
+    pub fn new(memory: MemorySystem, caches: Vec<Cache>, mshr_cap: usize) -> MemSide {
+        let cores = caches.len();
+        MemSide {
+            memory,
+            caches,
+            mshrs: (0..cores).map(|_| Vec::new()).collect(),
+            mshr_cap,
+            outbox: VecDeque::new(),
+            tags: Vec::new(),
+            free_tags: Vec::new(),
+            traffic: Traffic::default(),
+        }
+    }
+
+    fn new_tag(&mut self, p: Pending) -> u32 {
+        match self.free_tags.pop() {
+            Some(t) => {
+                self.tags[t as usize] = Some(p);
+                t
+            }
+            None => {
+                self.tags.push(Some(p));
+                (self.tags.len() - 1) as u32
+            }
+        }
+    }
+
+    /// What `tag` was for; frees it.
+    pub fn complete_tag(&mut self, tag: u32) -> Pending {
+        self.free_tags.push(tag);
+        self.tags[tag as usize].take().expect("a live tag")
+    }
+
+    pub fn has_mshr(&self, core: usize, line: u64) -> bool {
+        self.mshrs[core].iter().any(|m| m.line == line)
+    }
+
+    /// Lines being fetched, all cores.
+    pub fn mshr_lines(&self) -> impl Iterator<Item = u64> + '_ {
+        self.mshrs.iter().flatten().map(|m| m.line)
+    }
+
+    pub fn mshrs_free(&self, core: usize) -> usize {
+        self.mshr_cap - self.mshrs[core].len()
+    }
+
+    /// Makes sure `line` is being fetched for `core`: merges with an MSHR in flight or takes
+    /// a new one. False when all MSHRs are busy.
+    pub fn request_fill(&mut self, core: usize, line: u64, origin: Origin) -> bool {
+        if self.has_mshr(core, line) {
+            return true;
+        }
+        if self.mshrs[core].len() >= self.mshr_cap {
+            return false;
+        }
+        self.mshrs[core].push(Mshr {
+            line,
+            origin,
+            stores: Vec::new(),
+        });
+        let tag = self.new_tag(Pending::Fill { core, line });
+        self.outbox.push_back(Outgoing::Fill {
+            addr: line * LINE,
+            tag,
+        });
+        self.traffic.book(origin, false);
+        true
+    }
+
+    /// A store waiting for `line` (whose MSHR exists).
+    pub fn add_store(&mut self, core: usize, line: u64, offset: usize, bytes: [u8; 8]) {
+        let m = self.mshrs[core]
+            .iter_mut()
+            .find(|m| m.line == line)
+            .expect("an MSHR for the line");
+        m.stores.push((offset, bytes));
+    }
+
+    /// Writes a dirty line back; with `waiter`, its completion is reported for that core.
+    pub fn write_back(&mut self, ev: Evicted, waiter: Option<usize>) {
+        self.memory.image_mut().write(ev.line * LINE, &ev.data);
+        let tag = match waiter {
+            Some(core) => self.new_tag(Pending::Writeback { core }),
+            None => NO_TAG,
+        };
+        self.outbox.push_back(Outgoing::Writeback {
+            addr: ev.line * LINE,
+            tag,
+        });
+        self.traffic.book(ev.origin, true);
+    }
+
+    /// Puts a line into `core`'s cache, writing back what it pushes out.
+    pub fn insert(
+        &mut self,
+        core: usize,
+        line: u64,
+        data: &LineData,
+        dirty: bool,
+        origin: Origin,
+    ) -> usize {
+        let (way, evicted) = self.caches[core].insert(line, data, dirty, origin);
+        if let Some(ev) = evicted {
+            self.write_back(ev, None);
+        }
+        way
+    }
+
+    /// The line's data has arrived: fill it (applying waiting stores).
+    pub fn complete_fill(&mut self, core: usize, line: u64) {
+        let i = self.mshrs[core]
+            .iter()
+            .position(|m| m.line == line)
+            .expect("an MSHR for the fill");
+        let m = self.mshrs[core].swap_remove(i);
+        let mut data = [0u8; LINE as usize];
+        self.memory.image().read(line * LINE, &mut data);
+        let dirty = !m.stores.is_empty();
+        for (offset, bytes) in &m.stores {
+            data[*offset..*offset + 8].copy_from_slice(bytes);
+        }
+        let origin = if dirty { Origin::Program } else { m.origin };
+        self.insert(core, line, &data, dirty, origin);
+    }
+
+    /// Current contents of `line` as the cores see it (a cache, else memory).
+    pub fn read_line(&self, line: u64) -> LineData {
+        for c in &self.caches {
+            if let Some(way) = c.probe(line) {
+                return *c.data(way);
+            }
+        }
+        let mut data = [0u8; LINE as usize];
+        self.memory.image().read(line * LINE, &mut data);
+        data
+    }
+
+    pub fn outbox_empty(&self) -> bool {
+        self.outbox.is_empty()
+    }
+
+    /// Offers queued requests to memory at memory cycle `now`, in order.
+    pub fn drain_outbox(&mut self, now: u64) {
+        while let Some(front) = self.outbox.front() {
+            let (kind, addr, tag) = match *front {
+                Outgoing::Fill { addr, tag } => (RequestKind::Read, addr, tag),
+                Outgoing::Writeback { addr, tag } => (RequestKind::Write, addr, tag),
+            };
+            if !self.memory.try_enqueue_client(kind, addr, now, tag) {
+                break;
+            }
+            self.outbox.pop_front();
+        }
+    }
+}

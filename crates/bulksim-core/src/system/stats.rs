@@ -1,0 +1,88 @@
+//! Full-system statistics: instructions, cycles and IPC per core and thread, the channel
+//! traffic split by cause and the fraction due to copies (FMTC), cache and OS counters, the
+//! memory system's own stats, and per-instruction bandwidth and energy. Units in
+//! `SYSTEM_STAT_DOCS`, from which docs/stats.md is generated.
+
+use super::memside::Traffic;
+use crate::cache::CacheStats;
+use crate::os::OsStats;
+use crate::stats::{StatDoc, Stats};
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct CoreStats {
+    pub instructions: u64,
+    pub ipc: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct ThreadStats {
+    pub file: String,
+    pub instructions: u64,
+    pub start_ns: f64,
+    pub end_ns: f64,
+}
+
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct SystemStats {
+    pub mechanism: String,
+    pub core_ghz: f64,
+    pub cycles: u64,
+    pub simulated_ns: f64,
+    pub instructions: u64,
+    pub ipc: f64,
+    pub cores: Vec<CoreStats>,
+    pub threads: Vec<ThreadStats>,
+    pub traffic: Traffic,
+    pub traffic_bytes: u64,
+    pub fmtc: f64,
+    pub bytes_per_instruction: f64,
+    pub energy_nj_per_instruction: f64,
+    pub memcpy_ops: u64,
+    pub meminit_ops: u64,
+    pub cache: CacheStats,
+    pub os: OsStats,
+    pub memory: Stats,
+}
+
+macro_rules! docs {
+    ($($name:expr, $unit:expr, $desc:expr;)*) => {
+        &[$(StatDoc { name: $name, unit: $unit, description: $desc },)*]
+    };
+}
+
+/// Every full-system stat outside `memory` (which is `STAT_DOCS`).
+pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
+    "mechanism", "name", "system.bulk_mechanism of the run";
+    "core_ghz", "GHz", "core clock";
+    "cycles", "core cycles", "from 0 until the last thread exited";
+    "simulated_ns", "ns", "`cycles` in nanoseconds";
+    "instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)";
+    "ipc", "instructions per cycle", "instructions / cycles";
+    "cores", "list", "per core: instructions retired and their IPC over `cycles`";
+    "threads", "list", "per thread: trace file, instructions, start and end time (ns)";
+    "traffic.read_bytes", "bytes", "channel reads that fill the cache for the program's loads and stores";
+    "traffic.write_bytes", "bytes", "channel writes of lines the program wrote";
+    "traffic.copy_bytes", "bytes", "channel reads and writes caused by copies: copy loops (source, destination fills, their write-backs), coherence write-backs, line copies below the cache";
+    "traffic.init_bytes", "bytes", "the same for initialization (zeroing on first touch, meminit)";
+    "traffic_bytes", "bytes", "sum of the traffic split: requests at the memory controllers x 64 (`memory.reads` + `memory.writes`, forwarded and merged ones included), plus RowClone seed-row writes";
+    "fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)";
+    "bytes_per_instruction", "bytes per instruction", "traffic_bytes / instructions (memory bandwidth per instruction)";
+    "energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions";
+    "memcpy_ops", "operations", "memcpy and copy-on-write copies executed";
+    "meminit_ops", "operations", "meminit and first-touch zeroing executed";
+    "cache.hits", "accesses", "program loads and stores that hit, all cores";
+    "cache.misses", "accesses", "program loads and stores that missed, all cores";
+    "cache.writebacks", "lines", "dirty lines written back (evictions and coherence)";
+    "cache.invalidations", "lines", "lines dropped for bulk-operation coherence";
+    "cache.inserts", "lines", "lines put into the caches (fills, in-cache copies, zero inserts)";
+    "os.processes", "processes", "processes created (initial threads and forks)";
+    "os.forks", "calls", "fork events";
+    "os.page_faults", "faults", "first touches and writes to copy-on-write pages";
+    "os.zero_fills", "pages", "pages zeroed on first touch";
+    "os.cow_copies", "pages", "pages copied on a write to a shared page";
+    "os.cow_reuses", "pages", "writes to a copy-on-write page no longer shared (no copy needed)";
+    "os.cow_same_subarray", "pages", "copy-on-write destinations in the source's subarray (FPM-capable)";
+    "os.frames_usable", "pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)";
+    "os.frames_used", "pages", "frames in use at the end of the run (frames of exited processes are free)";
+];

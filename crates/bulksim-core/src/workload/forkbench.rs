@@ -1,0 +1,75 @@
+//! forkbench (RowClone paper, section 7.2) as a two-thread workload: the parent maps an
+//! S-byte array, initializes it (one 8-byte store per 64-byte line, a few instructions of
+//! loop work between stores), forks, and waits; the child updates one cache line in each of
+//! N distinct random pages of the array and exits. Thread 0 is the parent, thread 1 the
+//! child (started by the fork).
+
+use super::program::{Event, ProgramWriter};
+use super::rng::SplitMix64;
+use crate::error::{Error, Result};
+use std::path::Path;
+
+/// Where the array starts in the parent's address space.
+pub const ARRAY_BASE: u64 = 0x4000_0000;
+const PAGE: u64 = 4096;
+const LINE: u64 = 64;
+/// Loop instructions per initializing store (index, compare, branch, value).
+pub const INIT_WORK: u64 = 4;
+/// Instructions per child update (random index, address arithmetic).
+pub const UPDATE_WORK: u64 = 10;
+
+#[derive(Clone, Copy, Debug)]
+pub struct Forkbench {
+    pub array_bytes: u64,
+    pub pages_updated: u64,
+    pub seed: u64,
+    pub binary: bool,
+}
+
+impl Forkbench {
+    /// Writes the workload directory `dir` (thread-0 and thread-1).
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        let pages = self.array_bytes / PAGE;
+        if self.array_bytes == 0 || self.array_bytes % PAGE != 0 {
+            return Err(Error::Config(format!(
+                "forkbench: array size {} is not a positive multiple of 4096 bytes",
+                self.array_bytes
+            )));
+        }
+        if self.pages_updated > pages {
+            return Err(Error::Config(format!(
+                "forkbench: {} pages to update but the array has only {pages}",
+                self.pages_updated
+            )));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+        let ext = if self.binary { "btrace" } else { "trace" };
+        let mut parent = ProgramWriter::create(&dir.join(format!("thread-0.{ext}")), false)?;
+        parent.write(&Event::Map {
+            vaddr: ARRAY_BASE,
+            bytes: self.array_bytes,
+        })?;
+        for line in 0..self.array_bytes / LINE {
+            parent.write(&Event::Compute(INIT_WORK))?;
+            parent.write(&Event::Store(ARRAY_BASE + line * LINE))?;
+        }
+        parent.write(&Event::Fork(1))?;
+        parent.write(&Event::Wait)?;
+        parent.write(&Event::Exit)?;
+        parent.finish()?;
+
+        let mut rng = SplitMix64::new(self.seed);
+        // N distinct pages: a partial Fisher-Yates shuffle of the page numbers.
+        let mut order: Vec<u64> = (0..pages).collect();
+        let mut child = ProgramWriter::create(&dir.join(format!("thread-1.{ext}")), true)?;
+        for i in 0..self.pages_updated as usize {
+            let j = i + rng.below(pages - i as u64) as usize;
+            order.swap(i, j);
+            let line = rng.below(PAGE / LINE);
+            child.write(&Event::Compute(UPDATE_WORK))?;
+            child.write(&Event::Store(ARRAY_BASE + order[i] * PAGE + line * LINE))?;
+        }
+        child.write(&Event::Exit)?;
+        child.finish()
+    }
+}

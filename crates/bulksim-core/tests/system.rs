@@ -1,0 +1,232 @@
+//! The full system end to end: copy-on-write semantics, coherence of every mechanism with
+//! dirty lines in flight, allocator policies, the traffic split, and forkbench's trends.
+
+mod common;
+use bulksim_core::system::{run_workload, System};
+use bulksim_core::workload::forkbench::{Forkbench, ARRAY_BASE};
+use bulksim_core::workload::program::{Event, ProgramWriter};
+use bulksim_core::Config;
+use common::config;
+use std::path::{Path, PathBuf};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("bulksim-sys-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn write_thread(d: &Path, id: u32, child: bool, events: &[Event]) {
+    let mut w = ProgramWriter::create(&d.join(format!("thread-{id}.trace")), child).unwrap();
+    for e in events {
+        w.write(e).unwrap();
+    }
+    w.finish().unwrap();
+}
+
+/// The RowClone paper's system: DDR3-1066, 4 KB rows, 2 channels, pages row-interleaved so a
+/// 4 KB page is one row of one channel.
+fn paper(mechanism: &str, allocator: &str) -> Config {
+    config(&[
+        "dram.preset=\"DDR3_2Gb_x8_1066\"",
+        "dram.columns=512",
+        "dram.channels=2",
+        "controller.address_mapping=\"RoRaBaChCo\"",
+        "controller.read_queue_size=64",
+        "controller.write_queue_size=64",
+        &format!("system.bulk_mechanism=\"{mechanism}\""),
+        &format!("os.allocator=\"{allocator}\""),
+    ])
+}
+
+const MECHANISMS: [&str; 4] = ["cpu", "mc_dma", "rowclone", "rowclone_zi"];
+
+#[test]
+fn forkbench_runs_and_its_traffic_adds_up() {
+    let d = dir("fb-small");
+    Forkbench {
+        array_bytes: 1 << 20,
+        pages_updated: 64,
+        seed: 3,
+        binary: false,
+    }
+    .write(&d)
+    .unwrap();
+    for mech in MECHANISMS {
+        let (s, _) = run_workload(&paper(mech, "subarray_aware"), &d).unwrap();
+        let m = &s.memory;
+        assert_eq!(
+            s.traffic_bytes,
+            (m.reads + m.writes) * 64,
+            "{mech}: the split covers every request"
+        );
+        assert_eq!(s.os.forks, 1);
+        assert_eq!(s.os.zero_fills, 256, "{mech}");
+        assert_eq!(s.os.cow_copies, 64, "{mech}");
+        assert!(s.instructions > 5 * 16384, "{mech}: {}", s.instructions);
+        if mech.starts_with("rowclone") {
+            assert_eq!(
+                m.bulk.fpm_bytes,
+                (256 + 64) * 4096,
+                "{mech}: zeroing and copies by FPM"
+            );
+            assert_eq!(s.traffic.copy_bytes + s.traffic.init_bytes, 0, "{mech}");
+        } else if mech == "mc_dma" {
+            assert!(
+                s.traffic.copy_bytes >= 64 * 8192,
+                "{mech}: read and write each page"
+            );
+        } else {
+            assert!(s.traffic.copy_bytes > 0, "{mech}: copies through the cache");
+        }
+    }
+}
+
+/// Store values are (thread + 1) << 48 | the thread's store count, little-endian.
+fn value(thread: u64, nth: u64) -> Vec<u8> {
+    ((thread + 1) << 48 | nth).to_le_bytes().to_vec()
+}
+
+/// Parent and child see their own writes after fork, and neither sees the other's.
+#[test]
+fn copy_on_write_keeps_parent_and_child_apart() {
+    let d = dir("cow");
+    let base = 0x1000_0000u64;
+    write_thread(
+        &d,
+        0,
+        false,
+        &[
+            Event::Map {
+                vaddr: base,
+                bytes: 3 * 4096,
+            },
+            Event::Store(base),        // parent store 1, before the fork
+            Event::Store(base + 4096), // 2
+            Event::Fork(1),
+            Event::Store(base + 4096 + 64), // 3, while the child shares page 1: a copy
+            Event::Wait,
+            Event::Store(base + 128), // 4, after the child exited: page 0 is the parent's alone
+            Event::Exit,
+        ],
+    );
+    write_thread(
+        &d,
+        1,
+        true,
+        &[
+            Event::Store(base),        // child store 1: copies page 0
+            Event::Load(base + 4096),  // reads page 1 as it was at the fork
+            Event::Store(base + 8192), // 2: page 2 was never touched: zero-filled
+            Event::Exit,
+        ],
+    );
+    for mech in MECHANISMS {
+        let (s, sys) = run_workload(&paper(mech, "scatter"), &d).unwrap();
+        let (p, c) = (sys.pid_of(0).unwrap(), sys.pid_of(1).unwrap());
+        let at = |pid, a: u64| sys.read_virtual(pid, a, 8).unwrap();
+        assert_eq!(at(p, base), value(0, 1), "{mech}: parent keeps its value");
+        assert_eq!(at(c, base), value(1, 1), "{mech}: child sees its own");
+        assert_eq!(
+            at(c, base + 4096),
+            value(0, 2),
+            "{mech}: child inherited page 1"
+        );
+        assert_eq!(at(p, base + 4096 + 64), value(0, 3), "{mech}");
+        assert_eq!(
+            at(c, base + 4096 + 64),
+            vec![0; 8],
+            "{mech}: not the parent's later write"
+        );
+        assert_eq!(at(c, base + 8192), value(1, 2), "{mech}");
+        assert!(
+            sys.read_virtual(p, base + 8192, 8).is_none(),
+            "{mech}: parent never touched page 2"
+        );
+        assert!(
+            sys.read_virtual(c, base + 136, 3900) == sys.read_virtual(p, base + 136, 3900),
+            "{mech}: the rest of page 0 was copied"
+        );
+        assert_eq!(at(p, base + 128), value(0, 4), "{mech}");
+        // Copies: page 1 for the parent, page 0 for the child; the parent's last write finds
+        // page 0 no longer shared.
+        assert_eq!(
+            (s.os.cow_copies, s.os.cow_reuses, s.os.zero_fills),
+            (2, 1, 3),
+            "{mech}"
+        );
+    }
+}
+
+/// memcpy and meminit through every mechanism with dirty lines in the cache on both sides,
+/// aligned and not: afterwards memory holds exactly what a plain byte copy would.
+#[test]
+fn bulk_operations_stay_coherent_with_dirty_lines() {
+    let d = dir("coherence");
+    let (src, dst, other) = (0x2000_0000u64, 0x3000_0000u64, 0x3800_0000u64);
+    let mut events = vec![
+        Event::Map {
+            vaddr: src,
+            bytes: 4 * 4096,
+        },
+        Event::Map {
+            vaddr: dst,
+            bytes: 4 * 4096,
+        },
+        Event::Map {
+            vaddr: other,
+            bytes: 4096,
+        },
+    ];
+    for i in 0..4 * 64 {
+        events.push(Event::Store(src + i * 64)); // dirty source lines
+    }
+    for i in (0..4 * 64).step_by(3) {
+        events.push(Event::Store(dst + i * 64 + 8)); // dirty destination lines, to be overwritten
+    }
+    events.push(Event::Memcpy {
+        src,
+        dst,
+        bytes: 2 * 4096,
+    }); // page-aligned
+    events.push(Event::Memcpy {
+        src: src + 8192 + 40,
+        dst: dst + 8192 + 8,
+        bytes: 3000,
+    }); // misaligned
+    events.push(Event::Store(dst + 8192)); // a dirty line partly overwritten next
+    events.push(Event::Meminit {
+        dst: dst + 8192 + 4,
+        bytes: 20,
+        value: 0xee,
+    });
+    events.push(Event::Meminit {
+        dst: other,
+        bytes: 4096,
+        value: 0,
+    });
+    events.push(Event::Exit);
+    write_thread(&d, 0, false, &events);
+    let mut results = Vec::new();
+    for mech in MECHANISMS {
+        let (_, sys) = run_workload(&paper(mech, "subarray_aware"), &d).unwrap();
+        let p = sys.pid_of(0).unwrap();
+        let v = |a, n| sys.read_virtual(p, a, n).unwrap();
+        assert!(v(dst, 8192) == v(src, 8192), "{mech}: aligned copy");
+        assert!(
+            v(dst + 8192 + 24, 2984) == v(src + 8192 + 56, 2984),
+            "{mech}: misaligned copy"
+        );
+        assert_eq!(v(dst + 8192 + 4, 20), vec![0xee; 20], "{mech}: meminit");
+        assert_eq!(
+            v(dst + 8192, 4),
+            value(0, 4 * 64 + 86 + 1)[..4].to_vec(),
+            "{mech}: bytes before the meminit"
+        );
+        assert!(v(other, 4096).iter().all(|&b| b == 0), "{mech}");
+        results.push((v(dst, 4 * 4096), v(src, 4 * 4096)));
+    }
+    for r in &results[1..] {
+        assert!(r == &results[0], "every mechanism leaves the same memory");
+    }
+}
