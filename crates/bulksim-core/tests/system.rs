@@ -230,3 +230,45 @@ fn bulk_operations_stay_coherent_with_dirty_lines() {
         assert!(r == &results[0], "every mechanism leaves the same memory");
     }
 }
+
+/// forkbench's trends (RowClone Figures 7-8): the fraction of traffic due to copies grows with
+/// N; FPM's speed-up over the baseline grows with N; PSM gains much less than FPM.
+#[test]
+fn forkbench_trends() {
+    let runs = |n: u64| {
+        let d = dir(&format!("fb-{n}"));
+        Forkbench {
+            array_bytes: 1 << 20,
+            pages_updated: n,
+            seed: 5,
+            binary: true,
+        }
+        .write(&d)
+        .unwrap();
+        let base = run_workload(&paper("cpu", "scatter"), &d).unwrap().0;
+        let fpm = run_workload(&paper("rowclone", "subarray_aware"), &d)
+            .unwrap()
+            .0;
+        let mut psm_cfg = paper("rowclone", "scatter");
+        psm_cfg.bulk.fpm = false;
+        let psm = run_workload(&psm_cfg, &d).unwrap().0;
+        assert!(fpm.memory.bulk.psm_bytes == 0 && psm.memory.bulk.fpm_bytes == 0);
+        (
+            base.fmtc,
+            base.cycles as f64 / fpm.cycles as f64,
+            base.cycles as f64 / psm.cycles as f64,
+        )
+    };
+    let points: Vec<_> = [8, 64, 256].into_iter().map(runs).collect();
+    println!("{points:?}");
+    for w in points.windows(2) {
+        assert!(w[1].0 > w[0].0, "FMTC grows with N: {points:?}");
+        assert!(w[1].1 > w[0].1, "FPM's gain grows with N: {points:?}");
+    }
+    for p in &points {
+        assert!(
+            p.1 > 1.0 && p.1 > p.2,
+            "FPM beats the baseline and PSM: {points:?}"
+        );
+    }
+}

@@ -76,6 +76,8 @@ pub struct System {
     window: usize,
     now: u64,
     mem_next: u64,
+    /// The last memory cycle ticked (a cycle is ticked once).
+    mem_done: Option<u64>,
     memcpy_ops: u64,
     meminit_ops: u64,
     buf: Vec<(u32, u64)>,
@@ -171,6 +173,7 @@ impl System {
             window: config.core.window as usize,
             now: 0,
             mem_next: u64::MAX,
+            mem_done: None,
             memcpy_ops: 0,
             meminit_ops: 0,
             buf: Vec::new(),
@@ -188,7 +191,7 @@ impl System {
                 active |= self.step_core(c)?;
             }
             if !self.mem.outbox_empty() {
-                self.mem_next = self.mem_next.min(self.now.div_ceil(self.tck_fs));
+                self.wake_memory();
             }
             let threads_done = self
                 .threads
@@ -228,9 +231,19 @@ impl System {
         Ok(self.stats(wall))
     }
 
+    /// The memory system has new work: tick it at the first cycle not yet ticked from now.
+    fn wake_memory(&mut self) {
+        let mut cycle = self.now.div_ceil(self.tck_fs);
+        if let Some(done) = self.mem_done {
+            cycle = cycle.max(done + 1);
+        }
+        self.mem_next = self.mem_next.min(cycle);
+    }
+
     fn tick_memory(&mut self) {
         while self.mem_next != u64::MAX && self.mem_next * self.tck_fs <= self.now {
             let m = self.mem_next;
+            self.mem_done = Some(m);
             self.mem.drain_outbox(m);
             let next = self.mem.memory.tick(m);
             self.mem.memory.take_completions(&mut self.buf);
@@ -725,11 +738,14 @@ impl System {
                 Ok(false)
             }
             MemPhase::Submit => {
-                let cycle = self.now.div_ceil(self.tck_fs);
+                let mut cycle = self.now.div_ceil(self.tck_fs);
+                if let Some(done) = self.mem_done {
+                    cycle = cycle.max(done + 1);
+                }
                 match self.mem.memory.try_enqueue_bulk(op, cycle) {
                     Ok(Some(id)) => {
                         self.op_owner.insert(id, c);
-                        self.mem_next = self.mem_next.min(cycle);
+                        self.wake_memory();
                         set_phase(self, MemPhase::Wait(id), 0);
                         Ok(true)
                     }
