@@ -2,8 +2,8 @@
 //! dirty lines in flight, allocator policies, the traffic split, and forkbench's trends.
 
 mod common;
-use bulksim_core::system::{run_workload, System};
-use bulksim_core::workload::forkbench::{Forkbench, ARRAY_BASE};
+use bulksim_core::system::run_workload;
+use bulksim_core::workload::forkbench::Forkbench;
 use bulksim_core::workload::program::{Event, ProgramWriter};
 use bulksim_core::Config;
 use common::config;
