@@ -1,7 +1,7 @@
 """bulksim: a cycle-accurate memory-system simulator for in-memory bulk data movement.
 
 The engine is Rust (``bulksim._core``); this package is the front end: ``run`` simulates a
-request trace, ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
+request trace, ``run_workload`` a full-system workload (cores, caches, OS), ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
 preset's organisation and timing, ``generate_trace`` writes synthetic traces, and
 ``results.load`` reads a sweep's results as a DataFrame.
 """
@@ -12,12 +12,15 @@ from bulksim.api import (
     Stats,
     check_config,
     config_fields,
+    generate_forkbench,
     generate_trace,
     presets,
     resolve_config,
     run,
+    run_workload,
     spec,
     stat_docs,
+    system_stat_docs,
 )
 
 __all__ = [
@@ -27,11 +30,14 @@ __all__ = [
     "TraceError",
     "__version__",
     "config_fields",
+    "generate_forkbench",
     "generate_trace",
     "presets",
     "results",
     "resolve_config",
     "run",
+    "run_workload",
     "spec",
     "stat_docs",
+    "system_stat_docs",
 ]

@@ -106,6 +106,35 @@ def run(
     return Stats(json.loads(data), summary)
 
 
+def run_workload(
+    config: ConfigLike = None,
+    *,
+    workload: str | os.PathLike[str],
+    preset: str | None = None,
+    overrides: Iterable[str] = (),
+) -> Stats:
+    """Runs a full-system workload (a trace file, or a directory of per-thread traces) and
+    returns its stats: ``ipc``, ``fmtc``, ``traffic``, ``os``, ... and ``memory`` (the memory
+    system's stats). The mechanism is ``system.bulk_mechanism``, the allocator ``os.allocator``.
+    """
+    path, sets = _config_args(config, overrides)
+    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload))
+    return Stats(json.loads(data), summary)
+
+
+def generate_forkbench(
+    path: str | os.PathLike[str], *, array_bytes: int, pages_updated: int, seed: int = 1, binary: bool = True
+) -> Path:
+    """Writes forkbench (RowClone section 7.2) as a workload directory and returns its path."""
+    _core.generate_forkbench(os.fspath(path), array_bytes, pages_updated, seed, binary)
+    return Path(path)
+
+
+def system_stat_docs() -> list[dict[str, str]]:
+    """Every full-system stat (outside ``memory``) with its unit and description."""
+    return json.loads(_core.system_stat_docs())
+
+
 def resolve_config(
     config: ConfigLike = None, *, preset: str | None = None, overrides: Iterable[str] = ()
 ) -> str:

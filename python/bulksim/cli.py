@@ -66,7 +66,7 @@ def main() -> None:
 @preset_option
 @config_option
 @set_option
-@click.option("--trace", required=True, type=click.Path(dir_okay=False), help="Request trace to replay.")
+@click.option("--trace", type=click.Path(dir_okay=False), help="Request trace to replay.")
 @click.option(
     "--trace-format",
     type=click.Choice(TRACE_FORMATS),
@@ -74,27 +74,60 @@ def main() -> None:
     show_default=True,
     help="native: cycle,R|W,addr; dramsim3: 0xADDR READ|WRITE cycle; ramulator: LD|ST 0xADDR.",
 )
+@click.option(
+    "--workload",
+    type=click.Path(exists=True),
+    help="Full-system workload: a trace file or a directory of thread-N.trace/.btrace files.",
+)
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
 @click.option("--command-log", type=click.Path(dir_okay=False), help="Write every DRAM command (CSV) here.")
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
-def run(preset, config, overrides, trace, trace_format, json_out, command_log, quiet) -> None:
-    """Replay a memory request trace and print a summary of the stats."""
-    stats = _guard(
-        api.run,
-        config,
-        trace=trace,
-        trace_format=trace_format,
-        preset=preset,
-        overrides=overrides,
-        command_log=command_log,
-        progress=_progress(),
-    )
+def run(preset, config, overrides, trace, trace_format, workload, json_out, command_log, quiet) -> None:
+    """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
+    print a summary of the stats."""
+    if (trace is None) == (workload is None):
+        raise click.UsageError("give exactly one of --trace (request trace) and --workload (full system)")
+    if workload is not None:
+        if command_log:
+            raise click.UsageError("--command-log applies to --trace runs")
+        stats = _guard(api.run_workload, config, workload=workload, preset=preset, overrides=overrides)
+    else:
+        stats = _guard(
+            api.run,
+            config,
+            trace=trace,
+            trace_format=trace_format,
+            preset=preset,
+            overrides=overrides,
+            command_log=command_log,
+            progress=_progress(),
+        )
     if sys.stderr.isatty():
         click.echo("\r", err=True, nl=False)
     if json_out:
         _guard(Path(json_out).write_text, stats.to_json() + "\n")
     if not quiet:
         click.echo(stats.summary(), nl=False)
+
+
+@main.group()
+def workload() -> None:
+    """Generate full-system workloads."""
+
+
+@workload.command("forkbench")
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option("--size-mb", type=click.IntRange(min=1), default=64, show_default=True, help="Array size S (MiB).")
+@click.option("--pages", type=click.IntRange(min=0), default=1024, show_default=True, help="Pages N the child updates.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--text", is_flag=True, help="Write text traces (.trace) instead of compressed binary (.btrace).")
+def workload_forkbench(out, size_mb, pages, seed, text) -> None:
+    """Write forkbench (RowClone section 7.2): the parent initializes S MiB, forks, waits; the
+    child updates one line in each of N random pages."""
+    _guard(
+        api.generate_forkbench, out, array_bytes=size_mb << 20, pages_updated=pages, seed=seed, binary=not text
+    )
+    click.echo(out)
 
 
 @main.command()

@@ -50,6 +50,14 @@ def stats_md() -> str:
     lines.append("| stat | unit | description |\n| --- | --- | --- |")
     for d in api.stat_docs():
         lines.append(f"| `{d['name']}` | {d['unit']} | {d['description']} |")
+    lines.append("\n## Full-system stats\n")
+    lines.append(
+        "`bulksim run --workload PATH` and `bulksim.run_workload(...)` give these; the memory "
+        "system's stats above are nested under `memory` (e.g. `memory.energy.total_nj`).\n"
+    )
+    lines.append("| stat | unit | description |\n| --- | --- | --- |")
+    for d in api.system_stat_docs():
+        lines.append(f"| `{d['name']}` | {d['unit']} | {d['description']} |")
     return "\n".join(lines) + "\n"
 
 

@@ -384,8 +384,8 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("cache.hit_cycles", "core cycles", "load-to-use latency of a cache hit"),
     doc(
         "os.allocator",
-        "scatter | subarray_aware",
-        "physical page allocation: scatter (seeded random order, like a stock kernel) or subarray_aware (copy-on-write destinations from the source's subarray when free)",
+        "scatter | subarray_aware | inter_bank",
+        "physical page allocation: scatter (seeded random order, like a stock kernel), subarray_aware (copy-on-write destinations from the source's subarray when free: FPM), inter_bank (from a neighbouring bank of the source's channel and rank: inter-bank PSM)",
     ),
     doc("os.seed", "integer", "seed of the page allocator's order"),
     doc(
@@ -402,7 +402,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.refresh" => Some(&["all_bank", "none"]),
         "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
-        "os.allocator" => Some(&["scatter", "subarray_aware"]),
+        "os.allocator" => Some(&["scatter", "subarray_aware", "inter_bank"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
     }

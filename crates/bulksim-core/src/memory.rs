@@ -11,7 +11,7 @@ use crate::bulk::reserved::ReservedRows;
 use crate::bulk::tracker::BulkTracker;
 use crate::bulk::{BulkOp, Move};
 use crate::config::{Config, Mechanism};
-use crate::controller::{Controller, ControllerStats, RequestKind, NO_TAG};
+use crate::controller::{Controller, ControllerStats, RequestKind, CLIENT_TAG, NO_TAG};
 use crate::device::CommandLog;
 use crate::device::RankActivity;
 use crate::energy::{rank_energy, EnergyBreakdown};
@@ -38,9 +38,6 @@ pub struct MemorySystem {
     client_outstanding: u64,
     completions: Vec<(u32, u64)>,
 }
-
-/// Marks a client's tag (cache fills) apart from the channel copier's slots.
-const CLIENT_TAG: u32 = 1 << 31;
 
 impl MemorySystem {
     pub fn new(config: &Config) -> Result<MemorySystem> {

@@ -249,10 +249,14 @@ fn forkbench_trends() {
         let fpm = run_workload(&paper("rowclone", "subarray_aware"), &d)
             .unwrap()
             .0;
-        let mut psm_cfg = paper("rowclone", "scatter");
+        let mut psm_cfg = paper("rowclone", "inter_bank");
         psm_cfg.bulk.fpm = false;
         let psm = run_workload(&psm_cfg, &d).unwrap().0;
         assert!(fpm.memory.bulk.psm_bytes == 0 && psm.memory.bulk.fpm_bytes == 0);
+        assert_eq!(
+            psm.memory.bulk.cpu_bytes, 0,
+            "inter_bank keeps every copy in DRAM"
+        );
         (
             base.fmtc,
             base.cycles as f64 / fpm.cycles as f64,

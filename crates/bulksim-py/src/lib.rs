@@ -5,6 +5,8 @@
 use bulksim_core::config::{Config, CONFIG_FIELDS};
 use bulksim_core::spec::{presets, Timing};
 use bulksim_core::stats::STAT_DOCS;
+use bulksim_core::system::stats::SYSTEM_STAT_DOCS;
+use bulksim_core::workload::forkbench::Forkbench;
 use bulksim_core::workload::generate::{GenOptions, Generator};
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Error};
@@ -107,6 +109,52 @@ fn run_trace(
     ))
 }
 
+/// Runs a full-system workload (a trace file or a directory of per-thread traces).
+#[pyfunction]
+#[pyo3(signature = (config_path, preset, sets, workload))]
+fn run_workload(
+    py: Python<'_>,
+    config_path: Option<&str>,
+    preset: Option<&str>,
+    sets: Vec<String>,
+    workload: &str,
+) -> PyResult<(String, String)> {
+    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
+    let stats = py
+        .detach(|| bulksim_core::system::run_workload(&config, Path::new(workload)))
+        .map_err(to_py)?
+        .0;
+    Ok((
+        serde_json::to_string(&stats).expect("stats serialize"),
+        stats.summary(),
+    ))
+}
+
+/// Writes a forkbench workload directory.
+#[pyfunction]
+#[pyo3(signature = (path, array_bytes, pages_updated, seed=1, binary=true))]
+fn generate_forkbench(
+    py: Python<'_>,
+    path: &str,
+    array_bytes: u64,
+    pages_updated: u64,
+    seed: u64,
+    binary: bool,
+) -> PyResult<()> {
+    let fb = Forkbench {
+        array_bytes,
+        pages_updated,
+        seed,
+        binary,
+    };
+    py.detach(|| fb.write(Path::new(path))).map_err(to_py)
+}
+
+#[pyfunction]
+fn system_stat_docs() -> String {
+    serde_json::to_string(SYSTEM_STAT_DOCS).expect("docs serialize")
+}
+
 /// The resolved spec (organisation, timing in cycles, data rate, source) as JSON.
 #[pyfunction]
 #[pyo3(signature = (config_path, preset, sets))]
@@ -194,5 +242,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(timing_params, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(run_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
+    m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;
     Ok(())
 }

@@ -18,7 +18,7 @@ use crate::spec::{Command, Spec};
 use crate::stats::LatencyHistogram;
 use bulk_engine::{BulkEngine, Tick};
 use refresh::Refresh;
-pub use request::{Request, RequestKind, NO_TAG};
+pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::HitCap;
 use write_drain::WriteDrain;
 
@@ -276,7 +276,7 @@ impl Controller {
         let req = &mut queue[index];
         self.device.issue(cmd, &req.addr, now);
         let bank = req.addr.bank_index as usize;
-        if req.tag != NO_TAG {
+        if req.tag != NO_TAG && req.tag & CLIENT_TAG == 0 {
             let b = &mut self.stats.bulk_commands;
             match cmd {
                 Command::Act => b.acts += 1,

@@ -31,3 +31,7 @@ pub struct Request {
 
 /// Tag of a request that is not part of a bulk operation.
 pub const NO_TAG: u32 = u32::MAX;
+
+/// Marks the tag of a request from a client above the memory system (a cache fill or a
+/// write-back whose completion someone awaits): reported when served, but not bulk work.
+pub const CLIENT_TAG: u32 = 1 << 31;

@@ -3,8 +3,10 @@
 //! allocator spreads pages after some uptime. `subarray_aware` (RowClone section 4.3.1) keeps
 //! a free pool per DRAM subarray (channel, rank, bank, subarray); ordinary allocations come in
 //! the same scattered order, but a copy-on-write destination is taken from the source frame's
-//! pool when it has a free frame, so the copy can use FPM. Frames that touch rows RowClone
-//! reserves are never handed out.
+//! pool when it has a free frame, so the copy can use FPM. `inter_bank` takes it instead from
+//! a neighbouring bank of the source's channel and rank, so every copy can use RowClone's
+//! inter-bank PSM (the paper's PSM configuration). Frames that touch rows RowClone reserves
+//! are never handed out.
 
 use crate::mapping::AddressMapper;
 use crate::workload::rng::SplitMix64;
@@ -17,6 +19,7 @@ pub const PAGE: u64 = 4096;
 pub enum AllocatorPolicy {
     Scatter,
     SubarrayAware,
+    InterBank,
 }
 
 pub struct FrameAllocator {
@@ -28,6 +31,8 @@ pub struct FrameAllocator {
     key_of: Vec<u32>,
     pools: Vec<Vec<u32>>,
     pool_cursor: Vec<usize>,
+    /// InterBank: the pool a copy of a frame in pool i draws from.
+    partner: Vec<u32>,
     pub usable: u64,
     pub in_use: u64,
     /// Copy-on-write destinations found in the source's subarray.
@@ -52,7 +57,10 @@ impl FrameAllocator {
             if reserved(first.row) || reserved(last.row) {
                 continue;
             }
-            let key = (first.channel, first.bank_index, first.subarray);
+            let key = match policy {
+                AllocatorPolicy::InterBank => (first.channel, first.bank_index, 0),
+                _ => (first.channel, first.bank_index, first.subarray),
+            };
             let next = keys.len() as u32;
             *key_slot = *keys.entry(key).or_insert(next);
             order.push(f as u32);
@@ -63,16 +71,25 @@ impl FrameAllocator {
             order.swap(i, j);
         }
         let mut pools = Vec::new();
-        if policy == AllocatorPolicy::SubarrayAware {
+        let mut partner = Vec::new();
+        if policy != AllocatorPolicy::Scatter {
             pools = vec![Vec::new(); keys.len()];
             for &f in &order {
                 pools[key_of[f as usize] as usize].push(f);
+            }
+        }
+        if policy == AllocatorPolicy::InterBank {
+            partner = vec![0; keys.len()];
+            for (&(ch, bank, _), &k) in &keys {
+                // The neighbouring bank of the same rank (bank indices pair up within a rank).
+                partner[k as usize] = keys.get(&(ch, bank ^ 1, 0)).copied().unwrap_or(k);
             }
         }
         FrameAllocator {
             policy,
             usable: order.len() as u64,
             pool_cursor: vec![0; pools.len()],
+            partner,
             pools,
             order,
             cursor: 0,
@@ -109,8 +126,11 @@ impl FrameAllocator {
 
     /// A frame for a copy of `src`: in its subarray under `subarray_aware` when one is free.
     pub fn alloc_for_copy_of(&mut self, src: u32) -> Option<u32> {
-        if self.policy == AllocatorPolicy::SubarrayAware {
-            let key = self.key_of[src as usize] as usize;
+        if self.policy != AllocatorPolicy::Scatter {
+            let mut key = self.key_of[src as usize] as usize;
+            if self.policy == AllocatorPolicy::InterBank {
+                key = self.partner[key] as usize;
+            }
             let pool = &self.pools[key];
             let cursor = &mut self.pool_cursor[key];
             while *cursor < pool.len() {
@@ -131,7 +151,7 @@ impl FrameAllocator {
         self.used[frame as usize] = false;
         self.in_use -= 1;
         self.freed.push(frame);
-        if self.policy == AllocatorPolicy::SubarrayAware {
+        if self.policy != AllocatorPolicy::Scatter {
             self.pools[self.key_of[frame as usize] as usize].push(frame);
         }
     }

@@ -269,6 +269,16 @@ mod tests {
                 os.translate(c, i * PAGE, true).unwrap();
             }
             assert_eq!(os.stats.cow_copies, 200);
+            if policy == AllocatorPolicy::InterBank {
+                // RoRaBaChCo, 1 channel: frame = (row * 8 + bank); copies go to bank ^ 1.
+                for i in 0..200 {
+                    let (src, dst) = (
+                        os.lookup(p, i * PAGE).unwrap(),
+                        os.lookup(c, i * PAGE).unwrap(),
+                    );
+                    assert_eq!((src / PAGE) % 8 ^ 1, (dst / PAGE) % 8);
+                }
+            }
             if expect_all {
                 assert_eq!(os.stats.cow_same_subarray, 200);
             } else {

@@ -845,6 +845,10 @@ impl System {
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
         let mut memory = self.mem.memory.stats(0);
         memory.host.wall_seconds = wall_seconds;
+        if wall_seconds > 0.0 {
+            memory.host.requests_per_wall_second =
+                (memory.reads + memory.writes) as f64 / wall_seconds;
+        }
         let mut traffic = self.mem.traffic.clone();
         traffic.copy_bytes += memory.bulk.copy_channel_bytes;
         traffic.init_bytes += memory.bulk.init_channel_bytes;
@@ -859,7 +863,13 @@ impl System {
             cache.inserts += s.inserts;
         }
         SystemStats {
-            mechanism: format!("{:?}", self.mechanism),
+            mechanism: match self.mechanism {
+                SystemMechanism::Cpu => "cpu",
+                SystemMechanism::McDma => "mc_dma",
+                SystemMechanism::Rowclone => "rowclone",
+                SystemMechanism::RowcloneZi => "rowclone_zi",
+            }
+            .into(),
             core_ghz: 1e6 / self.core_fs as f64,
             cycles,
             simulated_ns: end as f64 / 1e6,

@@ -86,3 +86,48 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "os.frames_usable", "pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)";
     "os.frames_used", "pages", "frames in use at the end of the run (frames of exited processes are free)";
 ];
+
+impl SystemStats {
+    /// A few readable lines with units, then the memory system's summary.
+    pub fn summary(&self) -> String {
+        let t = &self.traffic;
+        let mb = |b: u64| b as f64 / (1 << 20) as f64;
+        let mut s = format!(
+            "system              {} cores at {:.2} GHz, bulk mechanism {}\n",
+            self.cores.len(),
+            self.core_ghz,
+            self.mechanism
+        );
+        s += &format!(
+            "performance         {} instructions in {} cycles ({:.1} us): IPC {:.3}\n",
+            self.instructions,
+            self.cycles,
+            self.simulated_ns / 1000.0,
+            self.ipc
+        );
+        s += &format!(
+            "memory traffic      {:.2} MiB: read {:.2}, write {:.2}, copy {:.2}, init {:.2}; FMTC {:.3}\n",
+            mb(self.traffic_bytes),
+            mb(t.read_bytes),
+            mb(t.write_bytes),
+            mb(t.copy_bytes),
+            mb(t.init_bytes),
+            self.fmtc
+        );
+        s += &format!(
+            "os                  {} forks, {} copy-on-write copies ({} in the source's subarray), {} zero fills\n",
+            self.os.forks, self.os.cow_copies, self.os.cow_same_subarray, self.os.zero_fills
+        );
+        s += &format!(
+            "cache               {} hits, {} misses, {} write-backs\n",
+            self.cache.hits, self.cache.misses, self.cache.writebacks
+        );
+        s += &format!(
+            "per instruction     {:.3} bytes of traffic, {:.3} nJ of DRAM energy\n",
+            self.bytes_per_instruction, self.energy_nj_per_instruction
+        );
+        s += "-- memory system\n";
+        s += &self.memory.summary();
+        s
+    }
+}

@@ -42,8 +42,8 @@ const MAGIC: &[u8; 4] = b"BSWL";
 const VERSION: u8 = 1;
 
 enum Source {
-    Text(Box<dyn BufRead>),
-    Binary(Box<dyn Read>),
+    Text(Box<dyn BufRead + Send>),
+    Binary(Box<dyn Read + Send>),
 }
 
 /// Streams one thread's events.
@@ -67,7 +67,7 @@ impl ProgramReader {
             .map_err(|e| Error::Trace(format!("{name}: cannot open workload trace: {e}")))?;
         let binary = path.extension().is_some_and(|e| e == "btrace");
         if binary {
-            let mut r: Box<dyn Read> = Box::new(BufReader::new(GzDecoder::new(file)));
+            let mut r: Box<dyn Read + Send> = Box::new(BufReader::new(GzDecoder::new(file)));
             let mut head = [0u8; 6];
             r.read_exact(&mut head)
                 .map_err(|e| trace_err(&name, 0, format!("not a binary workload trace ({e})")))?;
@@ -89,7 +89,7 @@ impl ProgramReader {
         Self::from_text(Box::new(BufReader::new(file)), &name)
     }
 
-    pub fn from_text(mut r: Box<dyn BufRead>, name: &str) -> Result<ProgramReader> {
+    pub fn from_text(mut r: Box<dyn BufRead + Send>, name: &str) -> Result<ProgramReader> {
         let mut header = String::new();
         r.read_line(&mut header)
             .map_err(|e| trace_err(name, 1, format!("cannot read: {e}")))?;
