@@ -276,7 +276,7 @@ mod tests {
                         os.lookup(p, i * PAGE).unwrap(),
                         os.lookup(c, i * PAGE).unwrap(),
                     );
-                    assert_eq!((src / PAGE) % 8 ^ 1, (dst / PAGE) % 8);
+                    assert_eq!(((src / PAGE) % 8) ^ 1, (dst / PAGE) % 8);
                 }
             }
             if expect_all {
