@@ -117,15 +117,26 @@ def workload() -> None:
 
 @workload.command("forkbench")
 @click.argument("out", type=click.Path(file_okay=False))
-@click.option("--size-mb", type=click.IntRange(min=1), default=64, show_default=True, help="Array size S (MiB).")
-@click.option("--pages", type=click.IntRange(min=0), default=1024, show_default=True, help="Pages N the child updates.")
+@click.option(
+    "--size-mb", type=click.IntRange(min=1), default=64, show_default=True, help="Array size S (MiB)."
+)
+@click.option(
+    "--pages", type=click.IntRange(min=0), default=1024, show_default=True, help="Pages N the child updates."
+)
 @click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--text", is_flag=True, help="Write text traces (.trace) instead of compressed binary (.btrace).")
+@click.option(
+    "--text", is_flag=True, help="Write text traces (.trace) instead of compressed binary (.btrace)."
+)
 def workload_forkbench(out, size_mb, pages, seed, text) -> None:
     """Write forkbench (RowClone section 7.2): the parent initializes S MiB, forks, waits; the
     child updates one line in each of N random pages."""
     _guard(
-        api.generate_forkbench, out, array_bytes=size_mb << 20, pages_updated=pages, seed=seed, binary=not text
+        api.generate_forkbench,
+        out,
+        array_bytes=size_mb << 20,
+        pages_updated=pages,
+        seed=seed,
+        binary=not text,
     )
     click.echo(out)
 
@@ -354,7 +365,10 @@ def sweep(file, results, out, scheduler, workers, force) -> None:
 
 
 #: Reproductions that are a fixed table rather than an experiment file.
-TABLES = {"rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)"}
+TABLES = {
+    "rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)",
+    "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
+}
 
 
 @main.command()
@@ -363,8 +377,9 @@ TABLES = {"rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mecha
 @click.option(
     "--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here."
 )
+@click.option("--quick", is_flag=True, help="forkbench: a 9-run subset (S = 64 MB, N = 16, 1k, 16k).")
 @_with(sweep_options)
-def reproduce(name, list_, json_out, results, out, scheduler, workers, force) -> None:
+def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
@@ -384,6 +399,20 @@ def reproduce(name, list_, json_out, results, out, scheduler, workers, force) ->
         click.echo(rowclone.render(rows))
         if json_out:
             rowclone.write_json(rows, json_out)
+        return
+    if name == "forkbench":
+        from bulksim import forkbench
+
+        def report(done: int, total: int) -> None:
+            if sys.stderr.isatty():
+                click.echo(f"\rforkbench: {done}/{total} runs", err=True, nl=False)
+
+        rows = _guard(forkbench.run, quick=quick, workers=workers, progress=report)
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        click.echo(forkbench.render(rows))
+        if json_out:
+            forkbench.write_json(rows, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")

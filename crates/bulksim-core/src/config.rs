@@ -368,7 +368,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "bulk.fpm",
         "bool",
-        "rowclone: allow Fast Parallel Mode; false sends every in-DRAM copy through PSM (the paper's PSM-only configuration)",
+        "rowclone: allow Fast Parallel Mode for copies; false sends every in-DRAM copy through PSM (the paper's PSM configuration); zeroing whole rows uses FPM from the zero row either way",
     ),
     doc(
         "system.bulk_mechanism",

@@ -364,7 +364,7 @@ fn partial_rows_within_a_bank_go_through_the_temporary_row_together() {
 }
 
 #[test]
-fn without_fpm_copies_and_zeroing_use_psm() {
+fn without_fpm_copies_use_psm_and_zeroing_keeps_fpm() {
     let c = config(&[
         "dram.preset=\"DDR3_2Gb_x8_1066\"",
         "dram.columns=512",
@@ -380,12 +380,11 @@ fn without_fpm_copies_and_zeroing_use_psm() {
     );
     assert_eq!(
         (s.bulk.fpm_bytes, s.bulk.psm_bytes, s.commands["ACT2"]),
-        (0, 8192, 0)
+        (4096, 4096, 1)
     );
     assert_eq!(
-        s.commands["TRR"],
-        128 + 64,
-        "copy via the temporary row, zero from another bank"
+        s.commands["TRR"], 128,
+        "the copy goes through the temporary row"
     );
     assert!(bytes(&m, at(0, 2), 4096) == original(at(0, 1), 4096));
     assert!(bytes(&m, at(3, 2), 4096).iter().all(|&b| b == 0));

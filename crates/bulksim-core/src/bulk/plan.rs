@@ -69,8 +69,9 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Without FPM, copies within a subarray go through the temporary row (PSM) and zeroing
-    /// copies lines from another bank's zero row.
+    /// Without FPM for copies, copies within a subarray go through the temporary row (PSM).
+    /// Zeroing whole rows still copies the subarray's zero row by FPM (it is not a copy of
+    /// data, and the zero row is always in the same subarray).
     pub fn without_fpm(mut self) -> Self {
         self.allow_fpm = false;
         self
@@ -257,7 +258,7 @@ impl<'a> Planner<'a> {
                 BulkKind::Init { value: 0 } => {
                     let d = group[0].dst.1;
                     let zero_row = reserved.zero_row(d.subarray);
-                    if whole_row && self.allow_fpm {
+                    if whole_row {
                         plan.segments.push(Segment {
                             op: id,
                             kind: SegmentKind::Fpm {
