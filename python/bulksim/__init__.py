@@ -1,7 +1,8 @@
 """bulksim: a cycle-accurate memory-system simulator for in-memory bulk data movement.
 
 The engine is Rust (``bulksim._core``); this package is the front end: ``run`` simulates a
-request trace, ``run_workload`` a full-system workload (cores, caches, OS), ``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
+request trace, ``run_workload`` a full-system workload (cores, caches, OS),
+``resolve_config`` shows a fully resolved configuration, ``spec`` exports a
 preset's organisation and timing, ``generate_trace`` writes synthetic traces, and
 ``results.load`` reads a sweep's results as a DataFrame.
 """

@@ -252,7 +252,12 @@ fn forkbench_trends() {
         let mut psm_cfg = paper("rowclone", "inter_bank");
         psm_cfg.bulk.fpm = false;
         let psm = run_workload(&psm_cfg, &d).unwrap().0;
-        assert!(fpm.memory.bulk.psm_bytes == 0 && psm.memory.bulk.fpm_bytes == 0);
+        assert_eq!(fpm.memory.bulk.psm_bytes, 0, "FPM copies and zeroes");
+        assert_eq!(
+            psm.memory.bulk.fpm_bytes,
+            psm.os.zero_fills * 4096,
+            "PSM copies; zeroing stays FPM"
+        );
         assert_eq!(
             psm.memory.bulk.cpu_bytes, 0,
             "inter_bank keeps every copy in DRAM"
