@@ -87,3 +87,19 @@ def test_reproduce_forkbench_quick_shows_the_papers_trends(tmp_path):
         < by[(n, "psm")]["dram_energy_nj"]
         < by[(n, "baseline")]["dram_energy_nj"]
     )
+
+
+def test_table7_improvements_are_means_of_per_mix_ratios():
+    from bulksim.multicore import Row, improvements
+
+    def row(cores, mix, mech, ws, ms, bpi):
+        return Row(cores, mix, mech, [], ws, ws, ws, ms, bpi, bpi)
+
+    rows = []
+    for cores in (2, 4, 8):
+        rows += [row(cores, 0, "baseline", 1.0, 2.0, 10.0), row(cores, 0, "rowclone", 1.2, 1.5, 8.0)]
+        rows += [row(cores, 1, "baseline", 2.0, 4.0, 20.0), row(cores, 1, "rowclone", 2.0, 4.0, 20.0)]
+    imp = improvements(rows, "rowclone")
+    assert imp["weighted_speedup"] == pytest.approx((10.0, 10.0, 10.0))  # (20% + 0%) / 2
+    assert imp["maximum_slowdown"] == pytest.approx((12.5, 12.5, 12.5))  # reduction (25% + 0%) / 2
+    assert imp["bandwidth_per_instruction"] == pytest.approx((10.0, 10.0, 10.0))

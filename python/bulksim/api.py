@@ -123,10 +123,37 @@ def run_workload(
 
 
 def generate_forkbench(
-    path: str | os.PathLike[str], *, array_bytes: int, pages_updated: int, seed: int = 1, binary: bool = True
+    path: str | os.PathLike[str],
+    *,
+    array_bytes: int,
+    pages_updated: int,
+    seed: int = 1,
+    binary: bool = True,
+    parent_thread: int = 0,
+    child_thread: int = 1,
 ) -> Path:
     """Writes forkbench (RowClone section 7.2) as a workload directory and returns its path."""
-    _core.generate_forkbench(os.fspath(path), array_bytes, pages_updated, seed, binary)
+    _core.generate_forkbench(
+        os.fspath(path), array_bytes, pages_updated, seed, binary, parent_thread, child_thread
+    )
+    return Path(path)
+
+
+def generate_random_access(
+    path: str | os.PathLike[str],
+    *,
+    region_bytes: int,
+    accesses: int,
+    write_percent: int = 25,
+    work: int = 2,
+    seed: int = 1,
+    thread: int = 0,
+    binary: bool = True,
+) -> Path:
+    """Writes a memory-intensive random-access program as thread ``thread`` of a workload dir."""
+    _core.generate_random_access(
+        os.fspath(path), region_bytes, accesses, write_percent, work, seed, thread, binary
+    )
     return Path(path)
 
 

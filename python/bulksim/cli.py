@@ -368,6 +368,7 @@ def sweep(file, results, out, scheduler, workers, force) -> None:
 TABLES = {
     "rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)",
     "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
+    "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
 }
 
 
@@ -377,7 +378,11 @@ TABLES = {
 @click.option(
     "--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here."
 )
-@click.option("--quick", is_flag=True, help="forkbench: a 9-run subset (S = 64 MB, N = 16, 1k, 16k).")
+@click.option(
+    "--quick",
+    is_flag=True,
+    help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size.",
+)
 @_with(sweep_options)
 def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
@@ -413,6 +418,14 @@ def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, fo
         click.echo(forkbench.render(rows))
         if json_out:
             forkbench.write_json(rows, json_out)
+        return
+    if name == "rowclone-multicore":
+        from bulksim import multicore
+
+        rows = _guard(multicore.run, quick=quick, workers=workers)
+        click.echo(multicore.render(rows))
+        if json_out:
+            multicore.write_json(rows, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")

@@ -44,14 +44,7 @@ const MECHANISMS: [&str; 4] = ["cpu", "mc_dma", "rowclone", "rowclone_zi"];
 #[test]
 fn forkbench_runs_and_its_traffic_adds_up() {
     let d = dir("fb-small");
-    Forkbench {
-        array_bytes: 1 << 20,
-        pages_updated: 64,
-        seed: 3,
-        binary: false,
-    }
-    .write(&d)
-    .unwrap();
+    Forkbench::new(1 << 20, 64, 3, false).write(&d).unwrap();
     for mech in MECHANISMS {
         let (s, _) = run_workload(&paper(mech, "subarray_aware"), &d).unwrap();
         let m = &s.memory;
@@ -237,14 +230,7 @@ fn bulk_operations_stay_coherent_with_dirty_lines() {
 fn forkbench_trends() {
     let runs = |n: u64| {
         let d = dir(&format!("fb-{n}"));
-        Forkbench {
-            array_bytes: 1 << 20,
-            pages_updated: n,
-            seed: 5,
-            binary: true,
-        }
-        .write(&d)
-        .unwrap();
+        Forkbench::new(1 << 20, n, 5, true).write(&d).unwrap();
         let base = run_workload(&paper("cpu", "scatter"), &d).unwrap().0;
         let fpm = run_workload(&paper("rowclone", "subarray_aware"), &d)
             .unwrap()

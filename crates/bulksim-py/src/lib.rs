@@ -6,7 +6,7 @@ use bulksim_core::config::{Config, CONFIG_FIELDS};
 use bulksim_core::spec::{presets, Timing};
 use bulksim_core::stats::STAT_DOCS;
 use bulksim_core::system::stats::SYSTEM_STAT_DOCS;
-use bulksim_core::workload::forkbench::Forkbench;
+use bulksim_core::workload::forkbench::{Forkbench, RandomAccess};
 use bulksim_core::workload::generate::{GenOptions, Generator};
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Error};
@@ -132,7 +132,8 @@ fn run_workload(
 
 /// Writes a forkbench workload directory.
 #[pyfunction]
-#[pyo3(signature = (path, array_bytes, pages_updated, seed=1, binary=true))]
+#[pyo3(signature = (path, array_bytes, pages_updated, seed=1, binary=true, parent_thread=0, child_thread=1))]
+#[allow(clippy::too_many_arguments)]
 fn generate_forkbench(
     py: Python<'_>,
     path: &str,
@@ -140,14 +141,45 @@ fn generate_forkbench(
     pages_updated: u64,
     seed: u64,
     binary: bool,
+    parent_thread: u32,
+    child_thread: u32,
 ) -> PyResult<()> {
     let fb = Forkbench {
         array_bytes,
         pages_updated,
         seed,
         binary,
+        parent_thread,
+        child_thread,
     };
     py.detach(|| fb.write(Path::new(path))).map_err(to_py)
+}
+
+/// Writes a random-access (memory-intensive) program as thread `thread` of a workload directory.
+#[pyfunction]
+#[pyo3(signature = (path, region_bytes, accesses, write_percent=25, work=2, seed=1, thread=0, binary=true))]
+#[allow(clippy::too_many_arguments)]
+fn generate_random_access(
+    py: Python<'_>,
+    path: &str,
+    region_bytes: u64,
+    accesses: u64,
+    write_percent: u64,
+    work: u64,
+    seed: u64,
+    thread: u32,
+    binary: bool,
+) -> PyResult<()> {
+    let p = RandomAccess {
+        region_bytes,
+        accesses,
+        write_percent,
+        work,
+        seed,
+        thread,
+        binary,
+    };
+    py.detach(|| p.write(Path::new(path))).map_err(to_py)
 }
 
 #[pyfunction]
@@ -244,6 +276,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload, m)?)?;
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;
     Ok(())
 }

@@ -70,6 +70,8 @@ pub struct Core {
     /// The pending event is a memcpy/meminit whose jobs are queued (it retires after them).
     pub bulk_instruction: bool,
     pub retired: u64,
+    /// When the last thread that ran here exited (fs).
+    pub last_exit_fs: u64,
 }
 
 impl Core {
@@ -82,6 +84,7 @@ impl Core {
             jobs: VecDeque::new(),
             bulk_instruction: false,
             retired: 0,
+            last_exit_fs: 0,
         }
     }
 

@@ -485,6 +485,9 @@ impl System {
                     }
                 }
                 self.threads[t].instructions = self.cores[c].retired;
+                if ev == Event::Exit {
+                    self.cores[c].last_exit_fs = self.now;
+                }
                 self.cores[c].thread = None;
                 Ok(Step::Stop)
             }
@@ -878,9 +881,13 @@ impl System {
             cores: self
                 .cores
                 .iter()
-                .map(|c| CoreStats {
-                    instructions: c.retired,
-                    ipc: ratio(c.retired, cycles),
+                .map(|c| {
+                    let own = c.last_exit_fs / self.core_fs;
+                    CoreStats {
+                        instructions: c.retired,
+                        cycles: own,
+                        ipc: ratio(c.retired, own),
+                    }
                 })
                 .collect(),
             threads: self

@@ -12,6 +12,8 @@ use serde::Serialize;
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct CoreStats {
     pub instructions: u64,
+    /// Core cycles until the last thread that ran on this core exited.
+    pub cycles: u64,
     pub ipc: f64,
 }
 
@@ -59,7 +61,7 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "simulated_ns", "ns", "`cycles` in nanoseconds";
     "instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)";
     "ipc", "instructions per cycle", "instructions / cycles";
-    "cores", "list", "per core: instructions retired and their IPC over `cycles`";
+    "cores", "list", "per core: instructions retired, cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)";
     "threads", "list", "per thread: trace file, instructions, start and end time (ns)";
     "traffic.read_bytes", "bytes", "channel reads that fill the cache for the program's loads and stores";
     "traffic.write_bytes", "bytes", "channel writes of lines the program wrote";

@@ -24,6 +24,22 @@ pub struct Forkbench {
     pub pages_updated: u64,
     pub seed: u64,
     pub binary: bool,
+    /// Thread ids of the parent and the child (0 and 1 alone; others inside a mix).
+    pub parent_thread: u32,
+    pub child_thread: u32,
+}
+
+impl Forkbench {
+    pub fn new(array_bytes: u64, pages_updated: u64, seed: u64, binary: bool) -> Forkbench {
+        Forkbench {
+            array_bytes,
+            pages_updated,
+            seed,
+            binary,
+            parent_thread: 0,
+            child_thread: 1,
+        }
+    }
 }
 
 impl Forkbench {
@@ -44,7 +60,8 @@ impl Forkbench {
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
         let ext = if self.binary { "btrace" } else { "trace" };
-        let mut parent = ProgramWriter::create(&dir.join(format!("thread-0.{ext}")), false)?;
+        let (p, c) = (self.parent_thread, self.child_thread);
+        let mut parent = ProgramWriter::create(&dir.join(format!("thread-{p}.{ext}")), false)?;
         parent.write(&Event::Map {
             vaddr: ARRAY_BASE,
             bytes: self.array_bytes,
@@ -53,7 +70,7 @@ impl Forkbench {
             parent.write(&Event::Compute(INIT_WORK))?;
             parent.write(&Event::Store(ARRAY_BASE + line * LINE))?;
         }
-        parent.write(&Event::Fork(1))?;
+        parent.write(&Event::Fork(c))?;
         parent.write(&Event::Wait)?;
         parent.write(&Event::Exit)?;
         parent.finish()?;
@@ -61,7 +78,7 @@ impl Forkbench {
         let mut rng = SplitMix64::new(self.seed);
         // N distinct pages: a partial Fisher-Yates shuffle of the page numbers.
         let mut order: Vec<u64> = (0..pages).collect();
-        let mut child = ProgramWriter::create(&dir.join(format!("thread-1.{ext}")), true)?;
+        let mut child = ProgramWriter::create(&dir.join(format!("thread-{c}.{ext}")), true)?;
         for i in 0..self.pages_updated as usize {
             let j = i + rng.below(pages - i as u64) as usize;
             order.swap(i, j);
@@ -71,5 +88,50 @@ impl Forkbench {
         }
         child.write(&Event::Exit)?;
         child.finish()
+    }
+}
+
+/// A memory-intensive program (the role SPEC CPU2006's memory-bound benchmarks play in the
+/// paper's mixes): map a region, then `accesses` loads and stores to random lines of it
+/// (`write_percent` of them stores), `work` instructions apart. No copies or forks.
+#[derive(Clone, Copy, Debug)]
+pub struct RandomAccess {
+    pub region_bytes: u64,
+    pub accesses: u64,
+    pub write_percent: u64,
+    pub work: u64,
+    pub seed: u64,
+    pub thread: u32,
+    pub binary: bool,
+}
+
+impl RandomAccess {
+    pub fn write(&self, dir: &Path) -> Result<()> {
+        if self.region_bytes < PAGE || self.write_percent > 100 {
+            return Err(Error::Config(
+                "random-access program: region of at least 4096 bytes, write percent 0-100".into(),
+            ));
+        }
+        std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
+        let ext = if self.binary { "btrace" } else { "trace" };
+        let mut w =
+            ProgramWriter::create(&dir.join(format!("thread-{}.{ext}", self.thread)), false)?;
+        w.write(&Event::Map {
+            vaddr: ARRAY_BASE,
+            bytes: self.region_bytes,
+        })?;
+        let mut rng = SplitMix64::new(self.seed);
+        let lines = self.region_bytes / LINE;
+        for _ in 0..self.accesses {
+            w.write(&Event::Compute(self.work))?;
+            let addr = ARRAY_BASE + rng.below(lines) * LINE;
+            if rng.below(100) < self.write_percent {
+                w.write(&Event::Store(addr))?;
+            } else {
+                w.write(&Event::Load(addr))?;
+            }
+        }
+        w.write(&Event::Exit)?;
+        w.finish()
     }
 }
