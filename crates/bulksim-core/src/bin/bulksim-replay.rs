@@ -4,6 +4,7 @@
 
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Config};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -22,10 +23,9 @@ fn main() -> ExitCode {
     })();
     match result {
         Ok(stats) => {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&stats).expect("stats serialize")
-            );
+            // A closed pipe (e.g. `| head`) is not an error worth a panic.
+            let text = serde_json::to_string_pretty(&stats).expect("stats serialize");
+            let _ = writeln!(std::io::stdout(), "{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {
