@@ -179,6 +179,7 @@ impl AddressMapper {
     }
 
     /// The decoded form of a location given by its coordinates (bank within its group).
+    #[inline]
     pub fn locate(
         &self,
         channel: u32,
@@ -257,20 +258,14 @@ impl AddressMapper {
         }
         let bankgroup = (all_banks & ((1 << self.bg_bits) - 1)) as u32;
         let bank = (all_banks >> self.bg_bits) as u32;
-        let rank = ra as u32;
-        let row = ro as u32;
-        let bankgroup_index = rank * self.bankgroups + bankgroup;
-        DramAddr {
-            channel: ch as u32,
-            rank,
+        self.locate(
+            ch as u32,
+            ra as u32,
             bankgroup,
             bank,
-            bankgroup_index,
-            bank_index: bankgroup_index * self.banks_per_group + bank,
-            row,
-            subarray: row / self.rows_per_subarray,
-            column: co as u32 * self.burst_length,
-        }
+            ro as u32,
+            co as u32 * self.burst_length,
+        )
     }
 }
 
