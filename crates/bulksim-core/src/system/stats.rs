@@ -133,3 +133,47 @@ impl SystemStats {
         s
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) if prefix != "memory" => {
+                for (k, v) in m {
+                    let p = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(v, &p, out);
+                }
+            }
+            _ => out.push(prefix.to_string()),
+        }
+    }
+
+    #[test]
+    fn every_system_stat_is_documented_and_every_doc_is_a_stat() {
+        let mut keys = Vec::new();
+        leaves(
+            &serde_json::to_value(SystemStats::default()).unwrap(),
+            "",
+            &mut keys,
+        );
+        let docs: Vec<&str> = SYSTEM_STAT_DOCS.iter().map(|d| d.name).collect();
+        for k in keys.iter().filter(|k| *k != "memory") {
+            assert!(
+                docs.contains(&k.as_str()),
+                "system stat {k} has no SYSTEM_STAT_DOCS entry"
+            );
+        }
+        for d in &docs {
+            assert!(
+                keys.iter().any(|k| k == d),
+                "SYSTEM_STAT_DOCS names {d}, which is not a stat"
+            );
+        }
+    }
+}
