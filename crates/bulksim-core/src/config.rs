@@ -187,6 +187,7 @@ pub struct CacheConfig {
     pub size_kb: u32,
     pub ways: u32,
     pub hit_cycles: u32,
+    pub shared: bool,
 }
 
 impl Default for CacheConfig {
@@ -195,6 +196,7 @@ impl Default for CacheConfig {
             size_kb: 1024,
             ways: 16,
             hit_cycles: 20,
+            shared: false,
         }
     }
 }
@@ -379,7 +381,8 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
     doc("core.mshrs", "misses", "outstanding cache misses per core"),
-    doc("cache.size_kb", "KiB", "private last-level cache per core"),
+    doc("cache.size_kb", "KiB", "last-level cache: per core when private, in total when shared"),
+    doc("cache.shared", "bool", "one cache shared by all cores instead of a private one per core"),
     doc("cache.ways", "ways", "associativity of the cache (LRU, 64-byte lines, write-back, write-allocate)"),
     doc("cache.hit_cycles", "core cycles", "load-to-use latency of a cache hit"),
     doc(

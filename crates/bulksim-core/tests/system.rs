@@ -267,3 +267,55 @@ fn forkbench_trends() {
         );
     }
 }
+
+/// Two programs on two cores sharing one cache: each sees only its own memory, the shared
+/// cache holds both programs' lines, and copy-on-write still works under every mechanism.
+#[test]
+fn a_shared_cache_serves_several_cores() {
+    let d = dir("shared");
+    let base = 0x1000_0000u64;
+    for t in 0..2u32 {
+        let mut events = vec![Event::Map {
+            vaddr: base,
+            bytes: 8 * 4096,
+        }];
+        for i in 0..8 * 64 {
+            events.push(Event::Store(base + i * 64));
+        }
+        events.push(Event::Fork(2 + t));
+        events.push(Event::Wait);
+        events.push(Event::Exit);
+        write_thread(&d, t, false, &events);
+        write_thread(&d, 2 + t, true, &[Event::Store(base + 4096), Event::Exit]);
+    }
+    for mech in MECHANISMS {
+        let mut shared = paper(mech, "subarray_aware");
+        shared.cache.shared = true;
+        shared.cache.size_kb = 2048;
+        let (s, sys) = run_workload(&shared, &d).unwrap();
+        assert_eq!(
+            (s.cores.len(), s.os.cow_copies, s.os.forks),
+            (2, 2, 2),
+            "{mech}"
+        );
+        for t in 0..2usize {
+            let p = sys.pid_of(t).unwrap();
+            let c = sys.pid_of(2 + t).unwrap();
+            // The last store of thread t to line 0 of page 1 was its 65th.
+            assert_eq!(
+                sys.read_virtual(p, base + 4096, 8).unwrap(),
+                value(t as u64, 65),
+                "{mech}"
+            );
+            assert_eq!(
+                sys.read_virtual(c, base + 4096, 8).unwrap(),
+                value(2 + t as u64, 1),
+                "{mech}"
+            );
+            assert!(
+                sys.read_virtual(c, base + 64, 8) == sys.read_virtual(p, base + 64, 8),
+                "{mech}"
+            );
+        }
+    }
+}

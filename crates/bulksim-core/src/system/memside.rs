@@ -1,4 +1,4 @@
-//! Everything below the cores: each core's private cache and MSHRs, the outbox of requests
+//! Everything below the cores: the caches (one per core, or one shared) and each core's MSHRs, the outbox of requests
 //! the memory system has not accepted yet, write-backs, fills, and the booking of every byte
 //! that crosses the channel as program read, program write, copy or initialization traffic.
 //! Data is functional-first: a write-back writes the memory image when it is issued, a fill
@@ -62,6 +62,8 @@ pub enum Pending {
 pub struct MemSide {
     pub memory: MemorySystem,
     pub caches: Vec<Cache>,
+    /// The cache each core uses.
+    cache_of: Vec<usize>,
     mshrs: Vec<Vec<Mshr>>,
     mshr_cap: usize,
     outbox: VecDeque<Outgoing>,
@@ -71,11 +73,13 @@ pub struct MemSide {
 }
 
 impl MemSide {
-    pub fn new(memory: MemorySystem, caches: Vec<Cache>, mshr_cap: usize) -> MemSide {
-        let cores = caches.len();
+    /// `caches` holds one cache per core, or one shared by all `cores`.
+    pub fn new(memory: MemorySystem, caches: Vec<Cache>, cores: usize, mshr_cap: usize) -> MemSide {
+        let shared = caches.len() == 1;
         MemSide {
             memory,
             caches,
+            cache_of: (0..cores).map(|c| if shared { 0 } else { c }).collect(),
             mshrs: (0..cores).map(|_| Vec::new()).collect(),
             mshr_cap,
             outbox: VecDeque::new(),
@@ -83,6 +87,10 @@ impl MemSide {
             free_tags: Vec::new(),
             traffic: Traffic::default(),
         }
+    }
+
+    pub fn cache_mut(&mut self, core: usize) -> &mut Cache {
+        &mut self.caches[self.cache_of[core]]
     }
 
     fn new_tag(&mut self, p: Pending) -> u32 {
@@ -172,7 +180,7 @@ impl MemSide {
         dirty: bool,
         origin: Origin,
     ) -> usize {
-        let (way, evicted) = self.caches[core].insert(line, data, dirty, origin);
+        let (way, evicted) = self.cache_mut(core).insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
             self.write_back(ev, None);
         }
@@ -186,6 +194,15 @@ impl MemSide {
             .position(|m| m.line == line)
             .expect("an MSHR for the fill");
         let m = self.mshrs[core].swap_remove(i);
+        // In a shared cache another core's fill may have brought the line already (and it
+        // may be dirty since): apply the waiting stores to it instead of refilling.
+        if let Some(way) = self.cache_mut(core).probe(line) {
+            for (offset, bytes) in &m.stores {
+                self.cache_mut(core)
+                    .write(way, *offset, bytes, Origin::Program);
+            }
+            return;
+        }
         let mut data = [0u8; LINE as usize];
         self.memory.image().read(line * LINE, &mut data);
         let dirty = !m.stores.is_empty();

@@ -151,7 +151,9 @@ impl System {
             )));
         }
         let cache_bytes = config.cache.size_kb as u64 * 1024;
-        let caches = (0..cores.len())
+        let core_count = cores.len();
+        let cache_count = if config.cache.shared { 1 } else { core_count };
+        let caches = (0..cache_count)
             .map(|_| {
                 Cache::new(cache_bytes, config.cache.ways)
                     .map_err(|e| Error::Config(format!("cache: {e}")))
@@ -162,7 +164,7 @@ impl System {
             cores,
             threads,
             os,
-            mem: MemSide::new(memory, caches, config.core.mshrs as usize),
+            mem: MemSide::new(memory, caches, core_count, config.core.mshrs as usize),
             events: BinaryHeap::new(),
             op_owner: HashMap::new(),
             active_dst: Vec::new(),
@@ -395,18 +397,21 @@ impl System {
                     return Ok(Step::Retry(ev, false));
                 }
                 let line = pa / LINE;
-                let hit = self.mem.caches[c].probe(line).is_some();
+                let hit = self.mem.cache_mut(c).probe(line).is_some();
                 if !hit && !self.mem.request_fill(c, line, Origin::Program) {
                     return Ok(Step::Retry(ev, false));
                 }
-                let way = self.mem.caches[c].access(line);
+                let way = self.mem.cache_mut(c).access(line);
                 if write {
                     let th = &mut self.threads[t];
                     th.stores += 1;
                     let value = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
                     let offset = (pa % LINE) as usize & !7;
                     match way {
-                        Some(w) => self.mem.caches[c].write(w, offset, &value, Origin::Program),
+                        Some(w) => self
+                            .mem
+                            .cache_mut(c)
+                            .write(w, offset, &value, Origin::Program),
                         None => self.mem.add_store(c, line, offset, value),
                     }
                     self.push_slot(c, next_cycle, NO_LINE);
@@ -642,7 +647,7 @@ impl System {
                     }
                     let mut ready = true;
                     for &l in &lines {
-                        if self.mem.caches[c].probe(l).is_none() {
+                        if self.mem.cache_mut(c).probe(l).is_none() {
                             ready = false;
                             if !self.mem.has_mshr(c, l) {
                                 if self.mem.request_fill(c, l, origin) {
@@ -660,12 +665,18 @@ impl System {
                     if let Some(s) = task.src {
                         for (k, b) in bytes.iter_mut().enumerate() {
                             let a = s + k as u64;
-                            let way = self.mem.caches[c].probe(a / LINE).expect("present");
-                            *b = self.mem.caches[c].data(way)[(a % LINE) as usize];
+                            let way = self.mem.cache_mut(c).probe(a / LINE).expect("present");
+                            *b = self.mem.cache_mut(c).data(way)[(a % LINE) as usize];
                         }
                     }
-                    let way = self.mem.caches[c].probe(task.dst / LINE).expect("present");
-                    self.mem.caches[c].write(way, (task.dst % LINE) as usize, &bytes, origin);
+                    let way = self
+                        .mem
+                        .cache_mut(c)
+                        .probe(task.dst / LINE)
+                        .expect("present");
+                    self.mem
+                        .cache_mut(c)
+                        .write(way, (task.dst % LINE) as usize, &bytes, origin);
                     done[i] = true;
                     performed += 1;
                     progress = true;
