@@ -138,22 +138,6 @@ impl SystemStats {
 mod tests {
     use super::*;
 
-    fn leaves(v: &serde_json::Value, prefix: &str, out: &mut Vec<String>) {
-        match v {
-            serde_json::Value::Object(m) if prefix != "memory" => {
-                for (k, v) in m {
-                    let p = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    leaves(v, &p, out);
-                }
-            }
-            _ => out.push(prefix.to_string()),
-        }
-    }
-
     #[test]
     fn every_system_stat_is_documented_and_every_doc_is_a_stat() {
         let mut keys = Vec::new();
