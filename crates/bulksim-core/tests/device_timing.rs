@@ -3,7 +3,7 @@
 //! cycles are written here from the JEDEC definitions, not read from the rule table.
 
 use bulksim_core::device::Device;
-use bulksim_core::mapping::DramAddr;
+use bulksim_core::mapping::{AddressMapper, DramAddr};
 use bulksim_core::spec::presets::{preset, PRESET_NAMES};
 use bulksim_core::spec::{Command, Command::*, Spec};
 
@@ -23,19 +23,14 @@ impl Probe {
 
     fn addr(&self, rank: u32, bankgroup: u32, bank: u32, row: u32) -> DramAddr {
         let o = &self.spec.organisation;
-        let bankgroup = bankgroup % o.bankgroups;
-        let bankgroup_index = rank * o.bankgroups + bankgroup;
-        DramAddr {
-            channel: 0,
+        AddressMapper::new(o, "RoBaRaCoCh", false).unwrap().locate(
+            0,
             rank,
-            bankgroup,
+            bankgroup % o.bankgroups,
             bank,
-            bankgroup_index,
-            bank_index: bankgroup_index * o.banks_per_group + bank,
             row,
-            subarray: row / o.rows_per_subarray,
-            column: 0,
-        }
+            0,
+        )
     }
 
     /// A bank in another bank group (DDR3, with one group: another bank of the rank).
