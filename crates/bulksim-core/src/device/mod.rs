@@ -10,8 +10,10 @@
 //! row under the rule's node (a channel rule into every rank, a bank-group rule into its
 //! banks), so the scheduler's question, asked for every queued request on every scan, is two
 //! loads and a max. Rules with the same preceding command, level and sibling flag are merged
-//! at start-up into one latency row, applied branch-free as `row[f] = max(row[f], now + lat[f])`
-//! (a zero latency raises a deadline only to `now`, which constrains nothing).
+//! at start-up into one effect that lists only the following commands it constrains, with
+//! their latencies: most effects touch two to six of the eleven commands, and an issued
+//! command raises up to seven rows, so applying the sparse lists costs a third of full rows.
+//! Zero latencies are dropped: they raise a deadline only to `now`, which constrains nothing.
 
 pub mod command_log;
 
@@ -83,22 +85,16 @@ struct BankState {
 
 type Row = [u64; NUM_COMMANDS];
 
-/// `u64::MAX` at each following command of a rule, 0 elsewhere.
-fn mask_of(following: &[Command]) -> Row {
-    let mut m = [0; NUM_COMMANDS];
-    for &f in following {
-        m[f as usize] = u64::MAX;
-    }
-    m
-}
+/// A following command and the cycles it must wait: one entry of a sparse effect.
+type Target = (usize, u64);
 
-/// The merged non-window rules of one preceding command at one level: the latency to each
-/// following command (0 where no rule applies).
+/// The merged non-window rules of one preceding command at one level: each following command
+/// they constrain, with its latency (the largest of the merged rules').
 #[derive(Clone, Debug)]
 struct Effect {
     level: usize,
     sibling: bool,
-    latency: Row,
+    targets: Vec<Target>,
 }
 
 /// A compiled window rule: the last `size` issue times of its trigger per node.
@@ -106,12 +102,45 @@ struct Effect {
 struct Window {
     level: usize,
     size: usize,
-    latency: u64,
-    mask: Row,
+    /// The following commands, each with the window's latency.
+    targets: Vec<Target>,
     /// `size` slots per node; `next[node]` is the slot to overwrite (the oldest when full).
     times: Vec<u64>,
     next: Vec<u32>,
     filled: Vec<u32>,
+}
+
+/// The ready-at rows: one per rank (channel and rank rules), one per bank (bank-group and bank
+/// rules, with the bank's open row).
+struct ReadyTables {
+    banks_per_group: usize,
+    rank_ready: Vec<Row>,
+    banks: Vec<BankState>,
+}
+
+impl ReadyTables {
+    /// Raises each target's deadline to `base + latency` in the rows under `node` of `level`:
+    /// every rank for channel rules, the rank for rank rules, the group's banks for bank-group
+    /// rules, the bank for bank rules.
+    #[inline]
+    fn raise(&mut self, level: usize, node: usize, targets: &[Target], base: u64) {
+        let raise_row = |row: &mut Row| {
+            for &(f, lat) in targets {
+                row[f] = row[f].max(base + lat);
+            }
+        };
+        match level {
+            0 => self.rank_ready.iter_mut().for_each(raise_row),
+            1 => raise_row(&mut self.rank_ready[node]),
+            2 => {
+                let group = node * self.banks_per_group..(node + 1) * self.banks_per_group;
+                self.banks[group]
+                    .iter_mut()
+                    .for_each(|b| raise_row(&mut b.ready));
+            }
+            _ => raise_row(&mut self.banks[node].ready),
+        }
+    }
 }
 
 pub struct Device {
@@ -120,8 +149,7 @@ pub struct Device {
     bankgroups: usize,
     banks_per_group: usize,
     nodes: [usize; TIMING_LEVELS],
-    rank_ready: Vec<Row>,
-    banks: Vec<BankState>,
+    ready: ReadyTables,
     effects: [Vec<Effect>; NUM_COMMANDS],
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
@@ -164,8 +192,11 @@ impl Device {
                 windows.push(Window {
                     level,
                     size,
-                    latency: rule.latency as u64,
-                    mask: mask_of(rule.following),
+                    targets: rule
+                        .following
+                        .iter()
+                        .map(|&f| (f as usize, rule.latency as u64))
+                        .collect(),
                     times: vec![0; nodes[level] * size],
                     next: vec![0; nodes[level]],
                     filled: vec![0; nodes[level]],
@@ -182,17 +213,28 @@ impl Device {
                             list.push(Effect {
                                 level,
                                 sibling: rule.sibling,
-                                latency: [0; NUM_COMMANDS],
+                                targets: Vec::new(),
                             });
                             list.len() - 1
                         }
                     };
+                    let targets = &mut list[at].targets;
                     for &f in rule.following {
-                        let slot = &mut list[at].latency[f as usize];
-                        *slot = (*slot).max(rule.latency as u64);
+                        let f = f as usize;
+                        match targets.iter_mut().find(|t| t.0 == f) {
+                            Some(t) => t.1 = t.1.max(rule.latency as u64),
+                            None => targets.push((f, rule.latency as u64)),
+                        }
                     }
                 }
             }
+        }
+        for list in &mut effects {
+            for e in list.iter_mut() {
+                e.targets.retain(|&(_, lat)| lat > 0);
+                e.targets.sort_unstable();
+            }
+            list.retain(|e| !e.targets.is_empty());
         }
         Device {
             channel,
@@ -200,14 +242,17 @@ impl Device {
             bankgroups,
             banks_per_group,
             nodes,
-            rank_ready: vec![[0; NUM_COMMANDS]; ranks],
-            banks: vec![
-                BankState {
-                    ready: [0; NUM_COMMANDS],
-                    open_row: NO_ROW
-                };
-                nodes[Level::Bank as usize]
-            ],
+            ready: ReadyTables {
+                banks_per_group,
+                rank_ready: vec![[0; NUM_COMMANDS]; ranks],
+                banks: vec![
+                    BankState {
+                        ready: [0; NUM_COMMANDS],
+                        open_row: NO_ROW
+                    };
+                    nodes[Level::Bank as usize]
+                ],
+            },
             effects,
             windows,
             window_triggers,
@@ -249,11 +294,11 @@ impl Device {
     #[inline]
     pub fn earliest(&self, cmd: Command, addr: &DramAddr) -> u64 {
         let c = cmd as usize;
-        let rank = self.rank_ready[addr.rank as usize][c];
+        let rank = self.ready.rank_ready[addr.rank as usize][c];
         if cmd.scope() == Level::Rank {
             rank
         } else {
-            rank.max(self.banks[addr.bank_index as usize].ready[c])
+            rank.max(self.ready.banks[addr.bank_index as usize].ready[c])
         }
     }
 
@@ -261,7 +306,7 @@ impl Device {
     /// question for every queued request, answered with one bank and one rank lookup.
     #[inline]
     pub fn next_for(&self, column_cmd: Command, addr: &DramAddr) -> (Command, u64) {
-        let bank = &self.banks[addr.bank_index as usize];
+        let bank = &self.ready.banks[addr.bank_index as usize];
         let cmd = match bank.open_row {
             NO_ROW => Command::Act,
             row if row == addr.row => column_cmd,
@@ -270,13 +315,13 @@ impl Device {
         let c = cmd as usize;
         (
             cmd,
-            bank.ready[c].max(self.rank_ready[addr.rank as usize][c]),
+            bank.ready[c].max(self.ready.rank_ready[addr.rank as usize][c]),
         )
     }
 
     #[inline]
     pub fn open_row(&self, addr: &DramAddr) -> Option<u32> {
-        match self.banks[addr.bank_index as usize].open_row {
+        match self.ready.banks[addr.bank_index as usize].open_row {
             NO_ROW => None,
             row => Some(row),
         }
@@ -289,7 +334,7 @@ impl Device {
 
     /// Whether the bank state allows `cmd` at `addr` (timing aside).
     pub fn is_legal(&self, cmd: Command, addr: &DramAddr) -> bool {
-        let open = self.banks[addr.bank_index as usize].open_row;
+        let open = self.ready.banks[addr.bank_index as usize].open_row;
         match cmd {
             Command::Act => open == NO_ROW,
             Command::Act2 => {
@@ -307,22 +352,18 @@ impl Device {
         debug_assert!(self.is_legal(cmd, addr), "{cmd:?} illegal at {addr:?}");
         debug_assert!(self.earliest(cmd, addr) <= now, "{cmd:?} early at {now}");
         let c = cmd as usize;
-        for i in 0..self.effects[c].len() {
-            let e = &self.effects[c][i];
-            let (level, sibling) = (e.level, e.sibling);
-            let until = e.latency.map(|l| now + l);
-            let node = Self::node(addr, level);
-            if sibling {
-                let (first, count) = self.siblings(level, node);
+        for e in &self.effects[c] {
+            let node = Self::node(addr, e.level);
+            if e.sibling {
+                let (first, count) = self.siblings(e.level, node);
                 for n in (first..first + count).filter(|&n| n != node) {
-                    self.raise(level, n, &until);
+                    self.ready.raise(e.level, n, &e.targets, now);
                 }
             } else {
-                self.raise(level, node, &until);
+                self.ready.raise(e.level, node, &e.targets, now);
             }
         }
-        for k in 0..self.window_triggers[c].len() {
-            let w = self.window_triggers[c][k];
+        for &w in &self.window_triggers[c] {
             let win = &mut self.windows[w];
             let node = Self::node(addr, win.level);
             let base = node * win.size;
@@ -332,9 +373,7 @@ impl Device {
             win.filled[node] = (win.filled[node] + 1).min(win.size as u32);
             if win.filled[node] as usize == win.size {
                 let oldest = win.times[base + win.next[node] as usize];
-                let until = win.mask.map(|m| (oldest + win.latency) & m);
-                let level = win.level;
-                self.raise(level, node, &until);
+                self.ready.raise(win.level, node, &win.targets, oldest);
             }
         }
         self.apply_state(cmd, addr, now);
@@ -355,25 +394,25 @@ impl Device {
         let activity = &mut self.activity[rank];
         match cmd {
             Command::Act => {
-                self.banks[bank].open_row = addr.row;
+                self.ready.banks[bank].open_row = addr.row;
                 self.open_banks_in_rank[rank] += 1;
                 activity.acts += 1;
             }
             Command::Act2 => {
                 // The row buffer now drives the destination row, which stays open.
-                self.banks[bank].open_row = addr.row;
+                self.ready.banks[bank].open_row = addr.row;
                 activity.acts += 1;
             }
             Command::Pre | Command::RdA | Command::WrA => {
-                if self.banks[bank].open_row != NO_ROW {
-                    self.banks[bank].open_row = NO_ROW;
+                if self.ready.banks[bank].open_row != NO_ROW {
+                    self.ready.banks[bank].open_row = NO_ROW;
                     self.open_banks_in_rank[rank] -= 1;
                     activity.precharges += 1;
                 }
             }
             Command::PreA => {
                 let per_rank = self.bankgroups * self.banks_per_group;
-                for b in &mut self.banks[rank * per_rank..(rank + 1) * per_rank] {
+                for b in &mut self.ready.banks[rank * per_rank..(rank + 1) * per_rank] {
                     b.open_row = NO_ROW;
                 }
                 activity.precharges += was_open as u64;
@@ -421,26 +460,5 @@ impl Device {
 
     pub fn command_counts(&self) -> &[u64; NUM_COMMANDS] {
         &self.command_counts
-    }
-
-    /// Pushes per-command deadlines into the rows under `node` of `level`: ranks for channel
-    /// and rank rules, banks for bank-group and bank rules.
-    fn raise(&mut self, level: usize, node: usize, until: &Row) {
-        let raise_row = |row: &mut Row| {
-            for (slot, &u) in row.iter_mut().zip(until) {
-                *slot = (*slot).max(u);
-            }
-        };
-        match level {
-            0 => self.rank_ready.iter_mut().for_each(raise_row),
-            1 => raise_row(&mut self.rank_ready[node]),
-            2 => {
-                let group = node * self.banks_per_group..(node + 1) * self.banks_per_group;
-                self.banks[group]
-                    .iter_mut()
-                    .for_each(|b| raise_row(&mut b.ready));
-            }
-            _ => raise_row(&mut self.banks[node].ready),
-        }
     }
 }
