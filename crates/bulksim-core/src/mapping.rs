@@ -45,6 +45,9 @@ struct Slice {
 #[derive(Clone, Debug)]
 pub struct AddressMapper {
     slices: Vec<Slice>,
+    /// (shift, mask) per field in `Field` order, mask 0 for an absent field: decoding reads
+    /// every field with a shift and an and, no loop or branch (it runs once per request).
+    by_field: [(u32, u64); 6],
     xor_bank: bool,
     explicit_bg: bool,
     bg_bits: u32,
@@ -147,9 +150,14 @@ impl AddressMapper {
             .find(|s| s.field == Field::Column)
             .expect("column field");
         let mcgr = 1u64 << (column.shift + column.mask.count_ones());
+        let mut by_field = [(0, 0); 6];
+        for sl in &slices {
+            by_field[sl.field as usize] = (sl.shift, sl.mask);
+        }
         Ok(AddressMapper {
             mcgr,
             slices,
+            by_field,
             xor_bank,
             explicit_bg,
             bg_bits,
@@ -232,20 +240,27 @@ impl AddressMapper {
         addr
     }
 
+    /// The channel of `addr` alone (what `decode` would give), for a cheap queue-space check.
+    #[inline]
+    pub fn channel_of(&self, addr: u64) -> u32 {
+        let (shift, mask) = self.by_field[Field::Channel as usize];
+        ((addr >> shift) & mask) as u32
+    }
+
     #[inline]
     pub fn decode(&self, addr: u64) -> DramAddr {
-        let (mut ch, mut ra, mut bg, mut ba, mut ro, mut co) = (0, 0, 0, 0, 0, 0);
-        for s in &self.slices {
-            let v = (addr >> s.shift) & s.mask;
-            match s.field {
-                Field::Channel => ch = v,
-                Field::Rank => ra = v,
-                Field::BankGroup => bg = v,
-                Field::Bank => ba = v,
-                Field::Row => ro = v,
-                Field::Column => co = v,
-            }
-        }
+        let field = |f: Field| {
+            let (shift, mask) = self.by_field[f as usize];
+            (addr >> shift) & mask
+        };
+        let (ch, ra, bg, ba, ro, co) = (
+            field(Field::Channel),
+            field(Field::Rank),
+            field(Field::BankGroup),
+            field(Field::Bank),
+            field(Field::Row),
+            field(Field::Column),
+        );
         // Without an explicit Bg field, `ba` holds bank group (low bits) and bank together; with
         // one, rebuild that combined form so the XOR permutation treats both alike.
         let mut all_banks = if self.explicit_bg {

@@ -143,11 +143,11 @@ impl MemorySystem {
     /// when `tag` is not `NO_TAG` its completion appears in `completions`. False if the
     /// channel's queue is full.
     pub fn try_enqueue_client(&mut self, kind: RequestKind, addr: u64, now: u64, tag: u32) -> bool {
-        let dram = self.mapper.decode(addr);
-        let ctrl = &mut self.controllers[dram.channel as usize];
+        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
         if !ctrl.can_accept(kind) {
             return false;
         }
+        let dram = self.mapper.decode(addr);
         let tag = if tag == NO_TAG {
             NO_TAG
         } else {
@@ -203,11 +203,12 @@ impl MemorySystem {
     /// Offers a request at cycle `now`; false if its channel's queue is full.
     #[inline]
     pub fn try_enqueue(&mut self, kind: RequestKind, addr: u64, now: u64) -> bool {
-        let dram = self.mapper.decode(addr);
-        let ctrl = &mut self.controllers[dram.channel as usize];
+        // A blocked front end retries every cycle it runs, so check space before decoding.
+        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
         if !ctrl.can_accept(kind) {
             return false;
         }
+        let dram = self.mapper.decode(addr);
         if addr >= self.mapper.capacity() {
             self.out_of_range += 1;
         }

@@ -6,6 +6,7 @@
 //! tagged as bulk line jobs are reported back when served.
 
 pub mod bulk_engine;
+pub mod queue;
 pub mod refresh;
 pub mod request;
 pub mod scheduler;
@@ -17,6 +18,7 @@ use crate::mapping::DramAddr;
 use crate::spec::{Command, Spec};
 use crate::stats::LatencyHistogram;
 use bulk_engine::{BulkEngine, Tick};
+use queue::RequestQueue;
 use refresh::Refresh;
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::HitCap;
@@ -60,10 +62,8 @@ pub struct Controller {
     scheduler: Scheduler,
     row_hit_cap: u32,
     page_policy: PagePolicy,
-    read_capacity: usize,
-    write_capacity: usize,
-    reads: Vec<Request>,
-    writes: Vec<Request>,
+    reads: RequestQueue,
+    writes: RequestQueue,
     drain: WriteDrain,
     refresh: Refresh,
     /// A DramAddr per rank, for rank-wide commands (PREA, REF).
@@ -95,10 +95,8 @@ impl Controller {
             scheduler: cfg.scheduler,
             row_hit_cap: cfg.row_hit_cap,
             page_policy: cfg.page_policy,
-            read_capacity: cfg.read_queue_size as usize,
-            write_capacity: cfg.write_queue_size as usize,
-            reads: Vec::with_capacity(cfg.read_queue_size as usize),
-            writes: Vec::with_capacity(cfg.write_queue_size as usize),
+            reads: RequestQueue::new(cfg.read_queue_size as usize),
+            writes: RequestQueue::new(cfg.write_queue_size as usize),
             drain: WriteDrain::new(
                 cfg.write_queue_size as usize,
                 cfg.write_high_watermark,
@@ -123,15 +121,15 @@ impl Controller {
     #[inline]
     pub fn can_accept(&self, kind: RequestKind) -> bool {
         match kind {
-            RequestKind::Read => self.reads.len() < self.read_capacity,
-            RequestKind::Write => self.writes.len() < self.write_capacity,
+            RequestKind::Read => !self.reads.is_full(),
+            RequestKind::Write => !self.writes.is_full(),
         }
     }
 
     /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
     /// is answered from that write; a write to such a line replaces it (and takes its tag).
     pub fn enqueue(&mut self, kind: RequestKind, line: u64, addr: DramAddr, now: u64, tag: u32) {
-        let pending_write = self.writes.iter().position(|w| w.line == line);
+        let pending_write = self.writes.entries().iter().position(|w| w.line == line);
         let column = match (kind, self.page_policy) {
             (RequestKind::Read, PagePolicy::Open) => Command::Rd,
             (RequestKind::Read, PagePolicy::Closed) => Command::RdA,
@@ -158,7 +156,7 @@ impl Controller {
                     if tag != NO_TAG {
                         // The queued write now carries this job's data; its own job's data
                         // was superseded, so that job is done.
-                        let old = std::mem::replace(&mut self.writes[i].tag, tag);
+                        let old = std::mem::replace(&mut self.writes.get_mut(i).tag, tag);
                         if old != NO_TAG {
                             self.served.push((old, kind, now));
                         }
@@ -220,7 +218,11 @@ impl Controller {
         next = next.min(self.refresh.next_due());
 
         let writing = self.drain.update(self.reads.len(), self.writes.len());
-        let queue = if writing { &self.writes } else { &self.reads };
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
         let cap = HitCap {
             cap: self.row_hit_cap,
             hits_since_act: &self.hits_since_act,
@@ -254,11 +256,18 @@ impl Controller {
     /// The earliest cycle at or after `from` at which a request of the active queue has its
     /// next command ready; stops at the first one ready by `from`. Ignores FR-FCFS hold-backs,
     /// so it may wake the controller early, never late.
-    fn earliest_ready(&self, writing: bool, from: u64) -> u64 {
-        let queue = if writing { &self.writes } else { &self.reads };
+    fn earliest_ready(&mut self, writing: bool, from: u64) -> u64 {
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
+        queue.sync(&self.device);
         let mut next = u64::MAX;
-        for r in queue {
-            let t = self.device.next_for(r.column, &r.addr).1;
+        let mut start = 0;
+        while let Some(i) = queue.next_due(start, from, &mut next) {
+            start = i + 1;
+            let t = queue.look_up(i, &self.device).1;
             if t <= from {
                 return from;
             }
@@ -273,9 +282,14 @@ impl Controller {
         } else {
             &mut self.reads
         };
-        let req = &mut queue[index];
+        let req = queue.get_mut(index);
+        let changes_before = self.device.open_row_changes();
         self.device.issue(cmd, &req.addr, now);
         let bank = req.addr.bank_index as usize;
+        if self.device.open_row_changes() != changes_before {
+            queue.bank_changed(bank as u32, changes_before, &self.device);
+        }
+        let req = queue.get_mut(index);
         if req.tag != NO_TAG && req.tag & CLIENT_TAG == 0 {
             let b = &mut self.stats.bulk_commands;
             match cmd {

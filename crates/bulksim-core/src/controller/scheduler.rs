@@ -2,9 +2,12 @@
 //! oldest request whose next command is ready. FR-FCFS takes the oldest ready row hit, else the
 //! oldest ready request, and never precharges a row that queued requests still hit (unless the
 //! row-hit cap has been reached for that bank; then hits yield to older requests for other
-//! rows of that bank). Requests to banks the bulk engine has locked wait. The same scan yields the earliest cycle any
-//! blocked request could become ready, which the idle-skipping loop jumps to.
+//! rows of that bank). Requests to banks the bulk engine has locked wait. The same scan yields
+//! the earliest cycle any waiting request could become ready (a lower bound), which the
+//! idle-skipping loop jumps to. Only requests whose cached ready hint has come due are looked
+//! up in the timing tables (see `queue.rs`).
 
+use super::queue::RequestQueue;
 use super::refresh::Refresh;
 use super::request::Request;
 use crate::config::Scheduler;
@@ -14,7 +17,8 @@ use crate::spec::Command;
 pub struct Pick {
     /// Queue index and the command to issue for it.
     pub choice: Option<(usize, Command)>,
-    /// Earliest cycle a request that was not ready becomes ready (u64::MAX if none).
+    /// No request that was not ready can become ready before this cycle (u64::MAX if none
+    /// waits); it may be earlier than the true earliest cycle, never later.
     pub next_ready: u64,
 }
 
@@ -31,15 +35,17 @@ impl HitCap<'_> {
     }
 }
 
+/// Chooses the request (and command) to serve at `now`.
 pub fn pick(
     policy: Scheduler,
-    queue: &[Request],
+    queue: &mut RequestQueue,
     device: &Device,
     refresh: &Refresh,
     locked: Option<&[bool]>,
     cap: &HitCap,
     now: u64,
 ) -> Pick {
+    queue.sync(device);
     // The common case, nothing blocked, gets a scan without the blocking test.
     let locked = locked.unwrap_or(&[]);
     if refresh.any_pending() || !locked.is_empty() {
@@ -49,11 +55,12 @@ pub fn pick(
     }
 }
 
-/// The scan; with `BLOCKING`, requests to a rank due for refresh or a bank the bulk engine
-/// has locked are skipped (the refresh's or the engine's own timing wakes the controller).
+/// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`, requests to a rank due for
+/// refresh or a bank the bulk engine has locked are skipped (the refresh's or the engine's
+/// own timing wakes the controller).
 fn scan<const BLOCKING: bool>(
     policy: Scheduler,
-    queue: &[Request],
+    queue: &mut RequestQueue,
     device: &Device,
     refresh: &Refresh,
     locked: &[bool],
@@ -62,18 +69,24 @@ fn scan<const BLOCKING: bool>(
 ) -> Pick {
     let mut next_ready = u64::MAX;
     let mut oldest_ready: Option<(usize, Command)> = None;
-    for (i, r) in queue.iter().enumerate() {
-        if BLOCKING
-            && (refresh.is_pending(r.addr.rank)
-                || locked.get(r.addr.bank_index as usize) == Some(&true))
-        {
-            continue;
+    let mut start = 0;
+    while let Some(i) = queue.next_due(start, now, &mut next_ready) {
+        start = i + 1;
+        if BLOCKING {
+            let r = &queue.entries()[i];
+            if refresh.is_pending(r.addr.rank)
+                || locked.get(r.addr.bank_index as usize) == Some(&true)
+            {
+                continue;
+            }
         }
-        let (cmd, t) = device.next_for(r.column, &r.addr);
+        let (cmd, t) = queue.look_up(i, device);
         if t > now {
             next_ready = next_ready.min(t);
             continue;
         }
+        let entries = queue.entries();
+        let r = &entries[i];
         match policy {
             Scheduler::Fcfs => {
                 return Pick {
@@ -89,11 +102,11 @@ fn scan<const BLOCKING: bool>(
                         next_ready,
                     };
                 }
-                if cmd.is_column() && older_conflict(&queue[..i], r) {
+                if cmd.is_column() && older_conflict(&entries[..i], r) {
                     continue; // capped: the older request's PRE goes next, not another hit
                 }
                 if oldest_ready.is_none()
-                    && !(cmd == Command::Pre && !capped && row_still_hit(queue, device, r))
+                    && !(cmd == Command::Pre && !capped && row_still_hit(entries, device, r))
                 {
                     oldest_ready = Some((i, cmd));
                 }

@@ -1,19 +1,20 @@
 //! The device model of one channel: the rule table compiled into dense ready-at arrays, ring
-//! buffers for
-//! windowed rules (tFAW), the open row of every bank, and per-command counts. It answers "when
-//! is this command legal here" and "which command does this access need next", and applies an
-//! issued command. It knows nothing of requests or scheduling.
+//! buffers for windowed rules (tFAW), the open row of every bank, and per-command counts. It
+//! answers "when is this command legal here" and "which command does this access need next",
+//! and applies an issued command. It knows nothing of requests or scheduling.
 //!
 //! Ready-at times are kept in two combined tables: `rank_ready[rank]` holds, per command, the
 //! earliest cycle allowed by the channel- and rank-level rules, `banks[bank].ready` that of the
 //! bank-group- and bank-level rules. An issued command pushes each rule's deadline into every
 //! row under the rule's node (a channel rule into every rank, a bank-group rule into its
-//! banks), so the scheduler's question, asked for every queued request on every scan, is two
-//! loads and a max. Rules with the same preceding command, level and sibling flag are merged
-//! at start-up into one effect that lists only the following commands it constrains, with
-//! their latencies: most effects touch two to six of the eleven commands, and an issued
-//! command raises up to seven rows, so applying the sparse lists costs a third of full rows.
-//! Zero latencies are dropped: they raise a deadline only to `now`, which constrains nothing.
+//! banks), so the scheduler's question (asked for each queued request whose cached ready hint
+//! has come due, see `controller::queue`) is two loads and a max. Rules with the same
+//! preceding command, level and sibling flag are merged at start-up into one effect that lists
+//! only the following commands it constrains, with their latencies: most effects touch two to
+//! six of the eleven commands. Zero latencies are dropped (they raise a deadline only to
+//! `now`, which constrains nothing), rules of a level with one node per parent move to the
+//! parent's row (a channel of one rank, a rank of one bank group), and sibling rules among
+//! single children vanish. The open-row change count lets callers cache ready times.
 
 pub mod command_log;
 
@@ -157,6 +158,7 @@ pub struct Device {
     rows_per_subarray: u32,
     activity: Vec<RankActivity>,
     command_counts: [u64; NUM_COMMANDS],
+    open_row_changes: u64,
     /// Commands issued since the last drain, when logging is on.
     log: Option<Vec<IssuedCommand>>,
 }
@@ -182,8 +184,21 @@ impl Device {
         let mut effects: [Vec<Effect>; NUM_COMMANDS] = Default::default();
         let mut windows = Vec::new();
         let mut window_triggers: [Vec<usize>; NUM_COMMANDS] = Default::default();
+        // Children per node of each level: a channel of one rank, or a rank of one bank group,
+        // constrains exactly what its only child does, so such rules are applied at the child
+        // (one row instead of several) and sibling rules there, having no siblings, vanish.
+        let children = [ranks, bankgroups, banks_per_group];
+        let fold = |level: usize| match level {
+            0 if ranks == 1 => 1,
+            2 if bankgroups == 1 => 1,
+            l => l,
+        };
         for rule in rules {
             let level = rule.level as usize;
+            if rule.sibling && level > 0 && children[level - 1] == 1 {
+                continue;
+            }
+            let level = if rule.sibling { level } else { fold(level) };
             if rule.window > 0 {
                 let size = rule.window as usize;
                 for &p in rule.preceding {
@@ -248,7 +263,7 @@ impl Device {
                 banks: vec![
                     BankState {
                         ready: [0; NUM_COMMANDS],
-                        open_row: NO_ROW
+                        open_row: NO_ROW,
                     };
                     nodes[Level::Bank as usize]
                 ],
@@ -260,6 +275,7 @@ impl Device {
             rows_per_subarray: o.rows_per_subarray,
             activity: vec![RankActivity::default(); ranks],
             command_counts: [0; NUM_COMMANDS],
+            open_row_changes: 0,
             log: None,
         }
     }
@@ -300,6 +316,14 @@ impl Device {
         } else {
             rank.max(self.ready.banks[addr.bank_index as usize].ready[c])
         }
+    }
+
+    /// How many times any bank's open row has changed. While it stays the same, every access
+    /// needs the same command as before, and that command's earliest cycle can only have
+    /// grown (deadlines only rise): what lets the controller cache ready times.
+    #[inline]
+    pub fn open_row_changes(&self) -> u64 {
+        self.open_row_changes
     }
 
     /// The command an access needs next and the earliest cycle it may issue: the scheduler's
@@ -391,35 +415,35 @@ impl Device {
         let bank = addr.bank_index as usize;
         let rank = addr.rank as usize;
         let was_open = self.open_banks_in_rank[rank];
-        let activity = &mut self.activity[rank];
         match cmd {
             Command::Act => {
-                self.ready.banks[bank].open_row = addr.row;
+                self.set_open_row(bank, addr.row);
                 self.open_banks_in_rank[rank] += 1;
-                activity.acts += 1;
+                self.activity[rank].acts += 1;
             }
             Command::Act2 => {
                 // The row buffer now drives the destination row, which stays open.
-                self.ready.banks[bank].open_row = addr.row;
-                activity.acts += 1;
+                self.set_open_row(bank, addr.row);
+                self.activity[rank].acts += 1;
             }
             Command::Pre | Command::RdA | Command::WrA => {
                 if self.ready.banks[bank].open_row != NO_ROW {
-                    self.ready.banks[bank].open_row = NO_ROW;
+                    self.set_open_row(bank, NO_ROW);
                     self.open_banks_in_rank[rank] -= 1;
-                    activity.precharges += 1;
+                    self.activity[rank].precharges += 1;
                 }
             }
             Command::PreA => {
                 let per_rank = self.bankgroups * self.banks_per_group;
-                for b in &mut self.ready.banks[rank * per_rank..(rank + 1) * per_rank] {
-                    b.open_row = NO_ROW;
+                for b in rank * per_rank..(rank + 1) * per_rank {
+                    self.set_open_row(b, NO_ROW);
                 }
-                activity.precharges += was_open as u64;
+                self.activity[rank].precharges += was_open as u64;
                 self.open_banks_in_rank[rank] = 0;
             }
             Command::Rd | Command::Wr | Command::Ref | Command::Trr | Command::Trw => {}
         }
+        let activity = &mut self.activity[rank];
         match cmd {
             Command::Rd | Command::RdA => activity.reads += 1,
             Command::Wr | Command::WrA => activity.writes += 1,
@@ -431,6 +455,15 @@ impl Device {
         let is_open = self.open_banks_in_rank[rank];
         if (was_open == 0) != (is_open == 0) {
             activity.close_interval(now, was_open > 0);
+        }
+    }
+
+    #[inline]
+    fn set_open_row(&mut self, bank: usize, row: u32) {
+        let b = &mut self.ready.banks[bank];
+        if b.open_row != row {
+            b.open_row = row;
+            self.open_row_changes += 1;
         }
     }
 
