@@ -147,11 +147,23 @@ pub enum SystemMechanism {
     RowcloneZi,
 }
 
+/// How the `cpu` mechanism's store loop treats a destination line it overwrites whole.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LineStores {
+    /// Write-allocate with fetch: the line is read from memory before the stores land.
+    Fetch,
+    /// The line is allocated in the cache without a read, as string stores (`rep movs`,
+    /// `rep stos`) and full-line streaming stores do.
+    Allocate,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SystemConfig {
     pub bulk_mechanism: SystemMechanism,
     pub core_ghz: f64,
+    pub cpu_full_line_stores: LineStores,
 }
 
 impl Default for SystemConfig {
@@ -159,6 +171,7 @@ impl Default for SystemConfig {
         SystemConfig {
             bulk_mechanism: SystemMechanism::Cpu,
             core_ghz: 3.2,
+            cpu_full_line_stores: LineStores::Fetch,
         }
     }
 }
@@ -378,6 +391,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the cache",
     ),
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
+    doc(
+        "system.cpu_full_line_stores",
+        "fetch | allocate",
+        "cpu mechanism: a destination line a copy or initialization overwrites whole is read from memory first (fetch: write-allocate, a kernel's ordinary store loop) or allocated in the cache without a read (allocate: string or full-line stores); partial lines always fetch",
+    ),
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
     doc("core.mshrs", "misses", "outstanding cache misses per core"),
@@ -405,6 +423,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.refresh" => Some(&["all_bank", "none"]),
         "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
+        "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
         "os.allocator" => Some(&["scatter", "subarray_aware", "inter_bank"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,

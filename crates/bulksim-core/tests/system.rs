@@ -2,6 +2,7 @@
 //! dirty lines in flight, allocator policies, the traffic split, and forkbench's trends.
 
 mod common;
+use bulksim_core::config::LineStores;
 use bulksim_core::system::run_workload;
 use bulksim_core::workload::forkbench::Forkbench;
 use bulksim_core::workload::program::{Event, ProgramWriter};
@@ -201,8 +202,15 @@ fn bulk_operations_stay_coherent_with_dirty_lines() {
     events.push(Event::Exit);
     write_thread(&d, 0, false, &events);
     let mut results = Vec::new();
-    for mech in MECHANISMS {
-        let (_, sys) = run_workload(&paper(mech, "subarray_aware"), &d).unwrap();
+    let mut configs: Vec<(String, Config)> = MECHANISMS
+        .iter()
+        .map(|m| (m.to_string(), paper(m, "subarray_aware")))
+        .collect();
+    let mut allocate = paper("cpu", "subarray_aware");
+    allocate.system.cpu_full_line_stores = LineStores::Allocate;
+    configs.push(("cpu with allocate".into(), allocate));
+    for (mech, cfg) in &configs {
+        let (_, sys) = run_workload(cfg, &d).unwrap();
         let p = sys.pid_of(0).unwrap();
         let v = |a, n| sys.read_virtual(p, a, n).unwrap();
         assert!(v(dst, 8192) == v(src, 8192), "{mech}: aligned copy");
@@ -221,6 +229,49 @@ fn bulk_operations_stay_coherent_with_dirty_lines() {
     }
     for r in &results[1..] {
         assert!(r == &results[0], "every mechanism leaves the same memory");
+    }
+}
+
+/// `system.cpu_full_line_stores`: zeroing and initializing whole lines reads each line first
+/// under `fetch` (write-allocate) and not at all under `allocate`; the bytes are the same.
+#[test]
+fn whole_line_stores_allocate_without_reading() {
+    let d = dir("allocate");
+    let base = 0x4000_0000u64;
+    let bytes = 16 * 4096;
+    write_thread(
+        &d,
+        0,
+        false,
+        &[
+            Event::Map { vaddr: base, bytes },
+            // First touch: the OS zeroes each page, then the program's meminit overwrites it.
+            Event::Meminit {
+                dst: base,
+                bytes,
+                value: 0x5a,
+            },
+            Event::Exit,
+        ],
+    );
+    for (stores, lines_read) in [(LineStores::Fetch, bytes / 64), (LineStores::Allocate, 0)] {
+        let mut cfg = paper("cpu", "scatter");
+        cfg.system.cpu_full_line_stores = stores;
+        let (s, sys) = run_workload(&cfg, &d).unwrap();
+        assert_eq!(s.os.zero_fills, 16, "{stores:?}");
+        assert_eq!(
+            s.memory.reads, lines_read,
+            "{stores:?}: one read per line zeroed, or none"
+        );
+        assert_eq!(s.traffic.init_bytes, s.traffic_bytes, "{stores:?}");
+        let p = sys.pid_of(0).unwrap();
+        assert!(
+            sys.read_virtual(p, base, bytes as usize)
+                .unwrap()
+                .iter()
+                .all(|&b| b == 0x5a),
+            "{stores:?}"
+        );
     }
 }
 

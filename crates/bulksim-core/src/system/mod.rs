@@ -24,8 +24,8 @@ pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
-use crate::cache::{Cache, Origin, LINE};
-use crate::config::{Config, Mechanism, SystemMechanism};
+use crate::cache::{Cache, LineData, Origin, LINE};
+use crate::config::{Config, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemorySystem;
 use crate::os::allocator::{FrameAllocator, PAGE};
@@ -62,6 +62,8 @@ const EV_OP: u8 = 1;
 
 pub struct System {
     mechanism: SystemMechanism,
+    /// `cpu` copies and initializations allocate whole destination lines without reading them.
+    allocate_full_lines: bool,
     cores: Vec<Core>,
     threads: Vec<Thread>,
     os: Os,
@@ -161,6 +163,7 @@ impl System {
             .collect::<Result<Vec<_>>>()?;
         Ok(System {
             mechanism: config.system.bulk_mechanism,
+            allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
             cores,
             threads,
             os,
@@ -640,7 +643,19 @@ impl System {
                         continue;
                     }
                     let task = tasks[i];
-                    let mut lines = vec![task.dst / LINE];
+                    let dst_line = task.dst / LINE;
+                    // A whole destination line may be allocated without a read; one whose
+                    // fill is already in flight waits for it (its stores land first).
+                    let allocate = self.allocate_full_lines
+                        && task.len == LINE
+                        && self.mem.cache_mut(c).probe(dst_line).is_none();
+                    if allocate && self.mem.has_mshr(c, dst_line) {
+                        continue;
+                    }
+                    let mut lines = Vec::with_capacity(3);
+                    if !allocate {
+                        lines.push(dst_line);
+                    }
                     if let Some(s) = task.src {
                         lines.push(s / LINE);
                         lines.push((s + task.len - 1) / LINE);
@@ -669,14 +684,18 @@ impl System {
                             *b = self.mem.cache_mut(c).data(way)[(a % LINE) as usize];
                         }
                     }
-                    let way = self
-                        .mem
-                        .cache_mut(c)
-                        .probe(task.dst / LINE)
-                        .expect("present");
-                    self.mem
-                        .cache_mut(c)
-                        .write(way, (task.dst % LINE) as usize, &bytes, origin);
+                    if allocate {
+                        let data: LineData = bytes.as_slice().try_into().expect("a whole line");
+                        self.mem.insert(c, dst_line, &data, true, origin);
+                    } else {
+                        let way = self.mem.cache_mut(c).probe(dst_line).expect("present");
+                        self.mem.cache_mut(c).write(
+                            way,
+                            (task.dst % LINE) as usize,
+                            &bytes,
+                            origin,
+                        );
+                    }
                     done[i] = true;
                     performed += 1;
                     progress = true;

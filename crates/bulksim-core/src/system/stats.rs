@@ -77,7 +77,7 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "cache.misses", "accesses", "program loads and stores that missed, all cores";
     "cache.writebacks", "lines", "dirty lines written back (evictions and coherence)";
     "cache.invalidations", "lines", "lines dropped for bulk-operation coherence";
-    "cache.inserts", "lines", "lines put into the caches (fills, in-cache copies, zero inserts)";
+    "cache.inserts", "lines", "lines put into the caches (fills, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)";
     "os.processes", "processes", "processes created (initial threads and forks)";
     "os.forks", "calls", "fork events";
     "os.page_faults", "faults", "first touches and writes to copy-on-write pages";
