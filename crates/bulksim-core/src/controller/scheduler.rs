@@ -55,9 +55,9 @@ pub fn pick(
     }
 }
 
-/// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`, requests to a rank due for
-/// refresh or a bank the bulk engine has locked are skipped (the refresh's or the engine's
-/// own timing wakes the controller).
+/// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`,
+/// requests to a rank due for refresh or a bank the bulk engine has locked are skipped (the
+/// refresh's or the engine's own timing wakes the controller).
 fn scan<const BLOCKING: bool>(
     policy: Scheduler,
     queue: &mut RequestQueue,
