@@ -158,10 +158,21 @@ pub enum LineStores {
     Allocate,
 }
 
+/// Who executes initializations (meminit, first-touch zeroing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InitMechanism {
+    /// `system.bulk_mechanism`, as copies.
+    Same,
+    /// The core's store loop through the cache, whatever copies use.
+    Cpu,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SystemConfig {
     pub bulk_mechanism: SystemMechanism,
+    pub init_mechanism: InitMechanism,
     pub core_ghz: f64,
     pub cpu_full_line_stores: LineStores,
 }
@@ -170,6 +181,7 @@ impl Default for SystemConfig {
     fn default() -> Self {
         SystemConfig {
             bulk_mechanism: SystemMechanism::Cpu,
+            init_mechanism: InitMechanism::Same,
             core_ghz: 3.2,
             cpu_full_line_stores: LineStores::Fetch,
         }
@@ -201,6 +213,7 @@ pub struct CacheConfig {
     pub ways: u32,
     pub hit_cycles: u32,
     pub shared: bool,
+    pub writeback_buffer: u32,
 }
 
 impl Default for CacheConfig {
@@ -210,6 +223,7 @@ impl Default for CacheConfig {
             ways: 16,
             hit_cycles: 20,
             shared: false,
+            writeback_buffer: 8,
         }
     }
 }
@@ -219,6 +233,7 @@ impl Default for CacheConfig {
 pub struct OsConfig {
     pub allocator: crate::os::allocator::AllocatorPolicy,
     pub seed: u64,
+    pub fault_instructions: u32,
 }
 
 impl Default for OsConfig {
@@ -226,6 +241,7 @@ impl Default for OsConfig {
         OsConfig {
             allocator: crate::os::allocator::AllocatorPolicy::Scatter,
             seed: 1,
+            fault_instructions: 0,
         }
     }
 }
@@ -390,6 +406,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "cpu | mc_dma | rowclone | rowclone_zi",
         "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the cache",
     ),
+    doc(
+        "system.init_mechanism",
+        "same | cpu",
+        "full system: how meminit and first-touch zeroing execute: same (as system.bulk_mechanism) or cpu (the core's store loop, while copies use system.bulk_mechanism; the RowClone paper's PSM configuration accelerates copies only)",
+    ),
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
     doc(
         "system.cpu_full_line_stores",
@@ -404,11 +425,21 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("cache.ways", "ways", "associativity of the cache (LRU, 64-byte lines, write-back, write-allocate)"),
     doc("cache.hit_cycles", "core cycles", "load-to-use latency of a cache hit"),
     doc(
+        "cache.writeback_buffer",
+        "lines",
+        "write-backs a cache holds for the memory controllers (per cache); while it is full the cache starts no miss and allocates no line, since each needs room for its victim (gem5's example L2 uses 8)",
+    ),
+    doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
         "physical page allocation: scatter (seeded random order, like a stock kernel), subarray_aware (copy-on-write destinations from the source's subarray when free: FPM), inter_bank (from a neighbouring bank of the source's channel and rank: inter-bank PSM)",
     ),
     doc("os.seed", "integer", "seed of the page allocator's order"),
+    doc(
+        "os.fault_instructions",
+        "instructions",
+        "kernel instructions each page fault runs besides its zeroing or copy (trap, page-table walk and update, frame allocation, return); they retire as non-memory instructions of the faulting thread and count in `instructions`; 0 models a free fault path",
+    ),
     doc(
         "sim.skip_idle",
         "bool",
@@ -424,6 +455,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
         "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
+        "system.init_mechanism" => Some(&["same", "cpu"]),
         "os.allocator" => Some(&["scatter", "subarray_aware", "inter_bank"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
@@ -695,6 +727,7 @@ impl Config {
             ("core.width", core.width, 64),
             ("core.mshrs", core.mshrs, 1024),
             ("cache.ways", cache.ways, 64),
+            ("cache.writeback_buffer", cache.writeback_buffer, 4096),
         ] {
             if v == 0 || v > max {
                 return Err(config_err(format!(

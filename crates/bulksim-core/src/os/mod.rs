@@ -32,6 +32,8 @@ pub enum Work {
     Zero { frame: u32 },
     /// Copy a shared frame into a new one (copy-on-write).
     Copy { src: u32, dst: u32 },
+    /// Make a copy-on-write page no longer shared writable: the fault path alone.
+    Reuse,
 }
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
@@ -47,10 +49,14 @@ pub struct OsStats {
     pub cow_same_subarray: u64,
     pub frames_usable: u64,
     pub frames_used: u64,
+    /// Kernel instructions of the fault path, `os.fault_instructions` per fault.
+    pub fault_instructions: u64,
 }
 
 pub struct Os {
     procs: Vec<Process>,
+    /// Kernel instructions one fault runs besides its zeroing or copy.
+    fault_instructions: u64,
     refcount: Vec<u16>,
     frames: FrameAllocator,
     pub stats: OsStats,
@@ -59,10 +65,11 @@ pub struct Os {
 pub type Pid = u32;
 
 impl Os {
-    pub fn new(frames: FrameAllocator) -> Os {
+    pub fn new(frames: FrameAllocator, fault_instructions: u64) -> Os {
         let refcount = vec![0; frames_len(&frames)];
         Os {
             procs: Vec::new(),
+            fault_instructions,
             refcount,
             stats: OsStats {
                 frames_usable: frames.usable,
@@ -100,7 +107,13 @@ impl Os {
         (self.procs.len() - 1) as Pid
     }
 
-    /// Physical address of `vaddr` for `pid`, and the work a fault needs first.
+    /// Kernel instructions each fault runs besides its zeroing or copy.
+    pub fn fault_instructions(&self) -> u64 {
+        self.fault_instructions
+    }
+
+    /// Physical address of `vaddr` for `pid`, and the work a fault needs first (`Some` exactly
+    /// when the access faults; the fault path's `fault_instructions` come with it).
     pub fn translate(
         &mut self,
         pid: Pid,
@@ -115,11 +128,12 @@ impl Os {
                 return Ok((pte.frame as u64 * PAGE + offset, None));
             }
             self.stats.page_faults += 1;
+            self.stats.fault_instructions += self.fault_instructions;
             let src = pte.frame;
             if self.refcount[src as usize] == 1 {
                 pte.writable = true;
                 self.stats.cow_reuses += 1;
-                return Ok((src as u64 * PAGE + offset, None));
+                return Ok((src as u64 * PAGE + offset, Some(Work::Reuse)));
             }
             let dst = self
                 .frames
@@ -148,6 +162,7 @@ impl Os {
             ));
         }
         self.stats.page_faults += 1;
+        self.stats.fault_instructions += self.fault_instructions;
         let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
         self.procs[pid as usize].pages.insert(
             vpn,
@@ -214,7 +229,7 @@ mod tests {
         o.rows = 4096;
         o.rows_per_subarray = 512;
         let m = AddressMapper::new(&o, "RoRaBaChCo", false).unwrap();
-        Os::new(FrameAllocator::new(policy, &m, |r| r % 512 == 511, 1))
+        Os::new(FrameAllocator::new(policy, &m, |r| r % 512 == 511, 1), 100)
     }
 
     #[test]
@@ -243,12 +258,17 @@ mod tests {
         assert_ne!(cpa, pa);
         assert_eq!(
             os.translate(p, 0x10008, true).unwrap(),
-            (pa, None),
+            (pa, Some(Work::Reuse)),
             "parent is alone now"
         );
         assert_eq!(
             (os.stats.forks, os.stats.cow_copies, os.stats.cow_reuses),
             (1, 1, 1)
+        );
+        // Three faults (first touch, the child's copy, the parent's reuse), 100 each.
+        assert_eq!(
+            (os.stats.page_faults, os.stats.fault_instructions),
+            (3, 300)
         );
     }
 

@@ -46,8 +46,19 @@ pub enum Job {
         origin: Origin,
         phase: MemPhase,
         writebacks_pending: u32,
-        zero_insert: bool,
+        /// Zero-Insert: the lines [next, end) still to put into the cache once memory is done
+        /// (empty otherwise).
+        zero_lines: (u64, u64),
     },
+}
+
+impl Job {
+    /// Why the job runs: `Origin::Copy` or `Origin::Init`.
+    pub fn origin(&self) -> Origin {
+        match self {
+            Job::Lines { origin, .. } | Job::Memory { origin, .. } => *origin,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +78,10 @@ pub struct Core {
     pub pending: Option<Event>,
     /// Bulk jobs to finish before `pending` dispatches.
     pub jobs: VecDeque<Job>,
+    /// When the first job in `jobs` started (fs), once it has.
+    pub job_started_fs: Option<u64>,
+    /// Kernel instructions of page faults still to dispatch (before `pending`).
+    pub kernel_instructions: u64,
     /// The pending event is a memcpy/meminit whose jobs are queued (it retires after them).
     pub bulk_instruction: bool,
     pub retired: u64,
@@ -82,6 +97,8 @@ impl Core {
             run_queue: VecDeque::new(),
             pending: None,
             jobs: VecDeque::new(),
+            job_started_fs: None,
+            kernel_instructions: 0,
             bulk_instruction: false,
             retired: 0,
             last_exit_fs: 0,

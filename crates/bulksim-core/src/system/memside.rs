@@ -1,8 +1,11 @@
-//! Everything below the cores: the caches (one per core, or one shared) and each core's MSHRs, the outbox of requests
-//! the memory system has not accepted yet, write-backs, fills, and the booking of every byte
-//! that crosses the channel as program read, program write, copy or initialization traffic.
-//! Data is functional-first: a write-back writes the memory image when it is issued, a fill
-//! reads it when the fill completes; timing comes from the memory system's requests.
+//! Everything below the cores: the caches (one per core, or one shared) and each core's MSHRs,
+//! the fills and write-backs the memory system has not accepted yet, and the booking of every
+//! byte that crosses the channel as program read, program write, copy or initialization
+//! traffic. Fills go to the controllers ahead of write-backs (reads first, as a cache's miss
+//! path does), and each cache's write-back buffer is bounded: while it is full, the cache
+//! starts no miss and allocates no line. Data is functional-first: a write-back writes the
+//! memory image when it is issued, a fill reads it when the fill completes; timing comes from
+//! the memory system's requests.
 
 use crate::cache::{Cache, Evicted, LineData, Origin, LINE};
 use crate::controller::{RequestKind, NO_TAG};
@@ -47,9 +50,12 @@ struct Mshr {
     stores: Vec<(usize, [u8; 8])>,
 }
 
-enum Outgoing {
-    Fill { addr: u64, tag: u32 },
-    Writeback { addr: u64, tag: u32 },
+/// A request the memory system has not accepted yet.
+struct Outgoing {
+    addr: u64,
+    tag: u32,
+    /// The cache a write-back leaves (its buffer entry is freed when memory takes it).
+    cache: usize,
 }
 
 /// What a completed tag was for.
@@ -66,23 +72,37 @@ pub struct MemSide {
     cache_of: Vec<usize>,
     mshrs: Vec<Vec<Mshr>>,
     mshr_cap: usize,
-    outbox: VecDeque<Outgoing>,
+    fills: VecDeque<Outgoing>,
+    writebacks: VecDeque<Outgoing>,
+    /// Write-backs each cache has waiting in `writebacks`.
+    wb_queued: Vec<usize>,
+    wb_cap: usize,
     tags: Vec<Option<Pending>>,
     free_tags: Vec<u32>,
     pub traffic: Traffic,
 }
 
 impl MemSide {
-    /// `caches` holds one cache per core, or one shared by all `cores`.
-    pub fn new(memory: MemorySystem, caches: Vec<Cache>, cores: usize, mshr_cap: usize) -> MemSide {
+    /// `caches` holds one cache per core, or one shared by all `cores`; each has room for
+    /// `wb_cap` write-backs.
+    pub fn new(
+        memory: MemorySystem,
+        caches: Vec<Cache>,
+        cores: usize,
+        mshr_cap: usize,
+        wb_cap: usize,
+    ) -> MemSide {
         let shared = caches.len() == 1;
         MemSide {
             memory,
-            caches,
             cache_of: (0..cores).map(|c| if shared { 0 } else { c }).collect(),
             mshrs: (0..cores).map(|_| Vec::new()).collect(),
             mshr_cap,
-            outbox: VecDeque::new(),
+            fills: VecDeque::new(),
+            writebacks: VecDeque::new(),
+            wb_queued: vec![0; caches.len()],
+            wb_cap,
+            caches,
             tags: Vec::new(),
             free_tags: Vec::new(),
             traffic: Traffic::default(),
@@ -125,13 +145,19 @@ impl MemSide {
         self.mshr_cap - self.mshrs[core].len()
     }
 
+    /// Whether `core`'s cache has write-back buffer room for a victim: a new miss or line
+    /// allocation waits until it has.
+    pub fn can_allocate(&self, core: usize) -> bool {
+        self.wb_queued[self.cache_of[core]] < self.wb_cap
+    }
+
     /// Makes sure `line` is being fetched for `core`: merges with an MSHR in flight or takes
-    /// a new one. False when all MSHRs are busy.
+    /// a new one. False when all MSHRs are busy or the write-back buffer is full.
     pub fn request_fill(&mut self, core: usize, line: u64, origin: Origin) -> bool {
         if self.has_mshr(core, line) {
             return true;
         }
-        if self.mshrs[core].len() >= self.mshr_cap {
+        if self.mshrs[core].len() >= self.mshr_cap || !self.can_allocate(core) {
             return false;
         }
         self.mshrs[core].push(Mshr {
@@ -140,9 +166,10 @@ impl MemSide {
             stores: Vec::new(),
         });
         let tag = self.new_tag(Pending::Fill { core, line });
-        self.outbox.push_back(Outgoing::Fill {
+        self.fills.push_back(Outgoing {
             addr: line * LINE,
             tag,
+            cache: self.cache_of[core],
         });
         self.traffic.book(origin, false);
         true
@@ -157,17 +184,20 @@ impl MemSide {
         m.stores.push((offset, bytes));
     }
 
-    /// Writes a dirty line back; with `waiter`, its completion is reported for that core.
-    pub fn write_back(&mut self, ev: Evicted, waiter: Option<usize>) {
+    /// Writes a dirty line of `cache` back; with `waiter`, its completion is reported for
+    /// that core.
+    pub fn write_back(&mut self, cache: usize, ev: Evicted, waiter: Option<usize>) {
         self.memory.image_mut().write(ev.line * LINE, &ev.data);
         let tag = match waiter {
             Some(core) => self.new_tag(Pending::Writeback { core }),
             None => NO_TAG,
         };
-        self.outbox.push_back(Outgoing::Writeback {
+        self.writebacks.push_back(Outgoing {
             addr: ev.line * LINE,
             tag,
+            cache,
         });
+        self.wb_queued[cache] += 1;
         self.traffic.book(ev.origin, true);
     }
 
@@ -182,7 +212,7 @@ impl MemSide {
     ) -> usize {
         let (way, evicted) = self.cache_mut(core).insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
-            self.write_back(ev, None);
+            self.write_back(self.cache_of[core], ev, None);
         }
         way
     }
@@ -226,20 +256,78 @@ impl MemSide {
     }
 
     pub fn outbox_empty(&self) -> bool {
-        self.outbox.is_empty()
+        self.fills.is_empty() && self.writebacks.is_empty()
     }
 
-    /// Offers queued requests to memory at memory cycle `now`, in order.
+    /// Offers waiting requests to memory at memory cycle `now`: fills, then write-backs, each
+    /// in order; one a full controller refuses does not hold back those for other channels.
     pub fn drain_outbox(&mut self, now: u64) {
-        while let Some(front) = self.outbox.front() {
-            let (kind, addr, tag) = match *front {
-                Outgoing::Fill { addr, tag } => (RequestKind::Read, addr, tag),
-                Outgoing::Writeback { addr, tag } => (RequestKind::Write, addr, tag),
-            };
-            if !self.memory.try_enqueue_client(kind, addr, now, tag) {
-                break;
+        let memory = &mut self.memory;
+        self.fills
+            .retain(|f| !memory.try_enqueue_client(RequestKind::Read, f.addr, now, f.tag));
+        let queued = &mut self.wb_queued;
+        self.writebacks.retain(|w| {
+            let taken = memory.try_enqueue_client(RequestKind::Write, w.addr, now, w.tag);
+            if taken {
+                queued[w.cache] -= 1;
             }
-            self.outbox.pop_front();
+            !taken
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    /// One channel with 4-entry queues; one cache whose write-back buffer holds `wb_cap`.
+    fn side(wb_cap: usize) -> MemSide {
+        let mut config = Config::default();
+        config.controller.read_queue_size = 4;
+        config.controller.write_queue_size = 4;
+        let memory = MemorySystem::new(&config).unwrap();
+        let cache = Cache::new(64 * 1024, 4).unwrap();
+        MemSide::new(memory, vec![cache], 1, 8, wb_cap)
+    }
+
+    fn victim(line: u64) -> Evicted {
+        Evicted {
+            line,
+            data: [0; LINE as usize],
+            origin: Origin::Program,
         }
+    }
+
+    #[test]
+    fn fills_pass_write_backs_a_full_write_queue_refuses() {
+        let mut m = side(16);
+        for line in 0..6 {
+            m.write_back(0, victim(line), None);
+        }
+        assert!(m.request_fill(0, 100, Origin::Program));
+        m.drain_outbox(0);
+        assert_eq!(m.writebacks.len(), 2, "the write queue took 4 of 6");
+        assert!(m.fills.is_empty(), "the fill queued after them went ahead");
+    }
+
+    #[test]
+    fn a_full_write_back_buffer_starts_no_miss_until_memory_takes_its_lines() {
+        let mut m = side(2);
+        for line in 0..6 {
+            m.write_back(0, victim(line), None);
+        }
+        assert!(!m.can_allocate(0));
+        assert!(!m.request_fill(0, 100, Origin::Program));
+        m.drain_outbox(0);
+        assert!(!m.can_allocate(0), "2 still wait: the buffer is full");
+        let mut cycle = 1;
+        while !m.writebacks.is_empty() {
+            m.memory.tick(cycle);
+            m.drain_outbox(cycle);
+            cycle += 1;
+            assert!(cycle < 10_000, "the controller drains its writes");
+        }
+        assert!(m.request_fill(0, 100, Origin::Program));
     }
 }

@@ -25,14 +25,14 @@ pub mod stats;
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::{Cache, LineData, Origin, LINE};
-use crate::config::{Config, LineStores, Mechanism, SystemMechanism};
+use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemorySystem;
 use crate::os::allocator::{FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
 use crate::workload::program::{thread_files, Event, ProgramReader};
 use memside::{MemSide, Pending};
-use stats::{CoreStats, SystemStats, ThreadStats};
+use stats::{BulkWait, CoreStats, SystemStats, ThreadStats};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
@@ -64,6 +64,8 @@ pub struct System {
     mechanism: SystemMechanism,
     /// `cpu` copies and initializations allocate whole destination lines without reading them.
     allocate_full_lines: bool,
+    /// Initializations run the `cpu` store loop whatever `mechanism` is.
+    init_by_cpu: bool,
     cores: Vec<Core>,
     threads: Vec<Thread>,
     os: Os,
@@ -82,6 +84,7 @@ pub struct System {
     mem_done: Option<u64>,
     memcpy_ops: u64,
     meminit_ops: u64,
+    bulk_wait: BulkWait,
     buf: Vec<(u32, u64)>,
 }
 
@@ -115,7 +118,7 @@ impl System {
             |row| reserved.is_some_and(|r| r.contains(row)),
             config.os.seed,
         );
-        let mut os = Os::new(frames);
+        let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let tck_fs = (memory.spec().tck_ns() * 1e6).round() as u64;
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
@@ -164,10 +167,17 @@ impl System {
         Ok(System {
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
+            init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
             cores,
             threads,
             os,
-            mem: MemSide::new(memory, caches, core_count, config.core.mshrs as usize),
+            mem: MemSide::new(
+                memory,
+                caches,
+                core_count,
+                config.core.mshrs as usize,
+                config.cache.writeback_buffer as usize,
+            ),
             events: BinaryHeap::new(),
             op_owner: HashMap::new(),
             active_dst: Vec::new(),
@@ -181,6 +191,7 @@ impl System {
             mem_done: None,
             memcpy_ops: 0,
             meminit_ops: 0,
+            bulk_wait: BulkWait::default(),
             buf: Vec::new(),
         })
     }
@@ -318,7 +329,16 @@ impl System {
             }
         }
         if !self.cores[c].jobs.is_empty() {
+            let before = self.cores[c].jobs.len();
+            let origin = self.cores[c].jobs[0].origin();
+            let started = *self.cores[c].job_started_fs.get_or_insert(self.now);
             progress |= self.progress_job(c)?;
+            if self.cores[c].jobs.len() < before {
+                // Counted to the end of this core cycle, when the core may go on.
+                self.bulk_wait
+                    .add(origin, self.now + self.core_fs - started);
+                self.cores[c].job_started_fs = None;
+            }
             if !self.cores[c].jobs.is_empty() {
                 return Ok(progress);
             }
@@ -334,6 +354,21 @@ impl System {
         let mut budget = self.width;
         while budget > 0 {
             let t = self.cores[c].thread.expect("a running thread");
+            // The fault path's kernel instructions go before the access that faulted.
+            let kernel = std::mem::take(&mut self.cores[c].kernel_instructions);
+            if kernel > 0 {
+                let before = budget;
+                if let Step::Retry(Event::Compute(left), _) =
+                    self.dispatch(c, t, Event::Compute(kernel), &mut budget)?
+                {
+                    self.cores[c].kernel_instructions = left;
+                }
+                progress |= budget < before;
+                if self.cores[c].kernel_instructions > 0 {
+                    break;
+                }
+                continue;
+            }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
                 None => self.threads[t].reader.next_event()?.unwrap_or(Event::Exit),
@@ -502,9 +537,12 @@ impl System {
         }
     }
 
-    /// OS work (zero a new frame, copy a shared one) as a bulk job of core `c`.
+    /// A fault's work as core `c`'s: the kernel's fault-path instructions, then the bulk job
+    /// (zero a new frame, copy a shared one), if any.
     fn queue_work(&mut self, c: usize, w: Work) {
+        self.cores[c].kernel_instructions += self.os.fault_instructions();
         let (op, origin) = match w {
+            Work::Reuse => return,
             Work::Zero { frame } => (
                 BulkOp {
                     kind: BulkKind::Init { value: 0 },
@@ -528,11 +566,21 @@ impl System {
     }
 
     fn queue_op(&mut self, c: usize, op: BulkOp, origin: Origin) {
-        match op.kind {
-            BulkKind::Copy { .. } => self.memcpy_ops += 1,
-            BulkKind::Init { .. } => self.meminit_ops += 1,
-        }
-        let job = match self.mechanism {
+        let mechanism = match op.kind {
+            BulkKind::Copy { .. } => {
+                self.memcpy_ops += 1;
+                self.mechanism
+            }
+            BulkKind::Init { .. } => {
+                self.meminit_ops += 1;
+                if self.init_by_cpu {
+                    SystemMechanism::Cpu
+                } else {
+                    self.mechanism
+                }
+            }
+        };
+        let job = match mechanism {
             SystemMechanism::Cpu => {
                 let mut tasks = Vec::new();
                 let (mut d, end) = op.dst_range();
@@ -557,14 +605,23 @@ impl System {
                     origin,
                 }
             }
-            m => Job::Memory {
-                op,
-                origin,
-                phase: MemPhase::Coherence,
-                writebacks_pending: 0,
-                zero_insert: m == SystemMechanism::RowcloneZi
-                    && op.kind == BulkKind::Init { value: 0 },
-            },
+            m => {
+                let (d0, d1) = op.dst_range();
+                // Zero-Insert puts in the lines the zeroing covers whole.
+                let zero_insert =
+                    m == SystemMechanism::RowcloneZi && op.kind == BulkKind::Init { value: 0 };
+                Job::Memory {
+                    op,
+                    origin,
+                    phase: MemPhase::Coherence,
+                    writebacks_pending: 0,
+                    zero_lines: if zero_insert {
+                        (d0.div_ceil(LINE), d1 / LINE)
+                    } else {
+                        (0, 0)
+                    },
+                }
+            }
         };
         self.cores[c].jobs.push_back(job);
     }
@@ -649,7 +706,7 @@ impl System {
                     let allocate = self.allocate_full_lines
                         && task.len == LINE
                         && self.mem.cache_mut(c).probe(dst_line).is_none();
-                    if allocate && self.mem.has_mshr(c, dst_line) {
+                    if allocate && (self.mem.has_mshr(c, dst_line) || !self.mem.can_allocate(c)) {
                         continue;
                     }
                     let mut lines = Vec::with_capacity(3);
@@ -718,13 +775,13 @@ impl System {
             op,
             phase,
             writebacks_pending,
-            zero_insert,
+            zero_lines,
             ..
         }) = self.cores[c].jobs.front()
         else {
             unreachable!("a memory job")
         };
-        let (op, phase, pending, zero_insert) = (*op, *phase, *writebacks_pending, *zero_insert);
+        let (op, phase, pending, zero_lines) = (*op, *phase, *writebacks_pending, *zero_lines);
         let set_phase = |s: &mut System, p: MemPhase, wb: u32| {
             if let Some(Job::Memory {
                 phase,
@@ -738,7 +795,8 @@ impl System {
         };
         match phase {
             MemPhase::Coherence => {
-                // Lines still being fetched (stores may wait on them) must land first.
+                // Lines still being fetched (stores may wait on them) must land first, and the
+                // cache needs room for the write-backs this may cause.
                 let touches = |line: u64| {
                     let a = line * LINE;
                     let (d0, d1) = op.dst_range();
@@ -747,7 +805,7 @@ impl System {
                             .src_range()
                             .is_some_and(|(s0, s1)| a < s1 && a + LINE > s0)
                 };
-                if self.mem.mshr_lines().any(touches) {
+                if self.mem.mshr_lines().any(touches) || !self.mem.can_allocate(c) {
                     return Ok(false);
                 }
                 let wb = self.coherence(c, &op);
@@ -790,13 +848,17 @@ impl System {
             }
             MemPhase::Wait(_) => Ok(false),
             MemPhase::Done => {
-                if zero_insert {
-                    let (mut d, end) = op.dst_range();
-                    let zero = [0u8; LINE as usize];
-                    while d + LINE <= end {
-                        self.mem.insert(c, d / LINE, &zero, false, Origin::Init);
-                        d += LINE;
+                let (mut next, end) = zero_lines;
+                let zero = [0u8; LINE as usize];
+                while next < end && self.mem.can_allocate(c) {
+                    self.mem.insert(c, next, &zero, false, Origin::Init);
+                    next += 1;
+                }
+                if next < end {
+                    if let Some(Job::Memory { zero_lines, .. }) = self.cores[c].jobs.front_mut() {
+                        zero_lines.0 = next;
                     }
+                    return Ok(next > zero_lines.0);
                 }
                 let range = op.dst_range();
                 if let Some(i) = self.active_dst.iter().position(|&r| r == range) {
@@ -822,7 +884,7 @@ impl System {
             for k in 0..self.mem.caches.len() {
                 if !whole(line) {
                     if let Some(ev) = self.mem.caches[k].write_back(line) {
-                        self.mem.write_back(ev, Some(c));
+                        self.mem.write_back(k, ev, Some(c));
                         waits += 1;
                     }
                 }
@@ -847,7 +909,7 @@ impl System {
                         let data = *self.mem.caches[k].data(way);
                         self.mem.insert(k, dst_line, &data, true, Origin::Copy);
                     } else if let Some(ev) = self.mem.caches[k].write_back(line) {
-                        self.mem.write_back(ev, Some(c));
+                        self.mem.write_back(k, ev, Some(c));
                         waits += 1;
                     }
                 }
@@ -945,6 +1007,7 @@ impl System {
             traffic,
             memcpy_ops: self.memcpy_ops,
             meminit_ops: self.meminit_ops,
+            bulk_wait: self.bulk_wait.finished(),
             cache,
             os: self.os.stats.clone(),
             memory,
