@@ -5,10 +5,12 @@ energy per instruction.
 
 The paper's programs are full-system traces (bootup, compile, forkbench, memcached, mysql,
 shell; SPEC CPU2006) that bulksim does not have. Here the copy-intensive programs are
-forkbench instances (S = 8 MB, N of 256 to 2048 pages) and the memory-intensive ones are
-random-access programs (16-64 MB regions, 10-40% stores), so magnitudes differ; the metric
-definitions are the paper's. Each program's alone IPC is measured alone on the baseline
-system; its shared IPC is its instructions over the cycles until it exited in the mix."""
+forkbench instances (the paper's S = 64 MB, N = 1k scaled to S = 16 MB with N/S kept, halved
+and doubled) and the memory-intensive ones are random-access programs over populated 16-64 MB
+regions (10-40% stores; no faults or zeroing, like SPEC traces of a running program), so
+magnitudes differ; the metric definitions are the paper's. Each program's alone IPC is
+measured alone on the baseline system; its shared IPC is its instructions over the cycles
+until it exited in the mix."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ MECHANISMS = {
     "rowclone": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"],
     "rowclone_zi": ["system.bulk_mechanism=rowclone_zi", "os.allocator=subarray_aware"],
 }
-COPY_PROGRAMS = [("fork", 8 << 20, n) for n in (256, 1024, 2048)]
+COPY_PROGRAMS = [("fork", 16 << 20, n) for n in (128, 256, 512)]
 MEMORY_PROGRAMS = [("rand", region << 20, w) for region, w in ((16, 10), (32, 25), (64, 40))]
 ACCESSES = 100_000
 # Table 7 of the paper: RowClone's improvement over the baseline, percent, for 2 / 4 / 8 cores.

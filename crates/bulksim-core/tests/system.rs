@@ -487,3 +487,47 @@ fn each_page_fault_runs_the_kernel_fault_path() {
     );
     assert!(costly.cycles >= costly.instructions / 3);
 }
+
+/// A populated mapping (`P`) is present from the start: touching it neither faults nor
+/// zeroes, and it reads as zeros; a plain mapping (`A`) beside it faults on first touch.
+#[test]
+fn populated_mappings_are_present_without_faults() {
+    let d = dir("populated");
+    let (base, plain) = (0x1000_0000u64, 0x2000_0000u64);
+    write_thread(
+        &d,
+        0,
+        false,
+        &[
+            Event::MapPopulated {
+                vaddr: base,
+                bytes: 8 * 4096,
+            },
+            Event::Map {
+                vaddr: plain,
+                bytes: 4096,
+            },
+            Event::Load(base + 3 * 4096 + 64),
+            Event::Store(base + 5 * 4096),
+            Event::Store(plain),
+            Event::Exit,
+        ],
+    );
+    for mech in MECHANISMS {
+        let (s, sys) = run_workload(&paper(mech, "scatter"), &d).unwrap();
+        assert_eq!(s.os.populated, 8, "{mech}");
+        assert_eq!(
+            (s.os.page_faults, s.os.zero_fills),
+            (1, 1),
+            "{mech}: only `A` faults"
+        );
+        let p = sys.pid_of(0).unwrap();
+        let page3 = sys.read_virtual(p, base + 3 * 4096, 4096).unwrap();
+        assert!(page3.iter().all(|&b| b == 0), "{mech}");
+        assert_eq!(
+            sys.read_virtual(p, base + 5 * 4096, 8).unwrap(),
+            value(0, 1)[..8].to_vec(),
+            "{mech}"
+        );
+    }
+}

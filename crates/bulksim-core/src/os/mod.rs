@@ -51,6 +51,8 @@ pub struct OsStats {
     pub frames_used: u64,
     /// Kernel instructions of the fault path, `os.fault_instructions` per fault.
     pub fault_instructions: u64,
+    /// Pages present from the start (`P` events): no fault, no zeroing.
+    pub populated: u64,
 }
 
 pub struct Os {
@@ -89,6 +91,32 @@ impl Os {
     pub fn map(&mut self, pid: Pid, vaddr: u64, bytes: u64) {
         let (start, end) = (vaddr / PAGE, (vaddr + bytes).div_ceil(PAGE));
         self.procs[pid as usize].regions.push((start, end));
+    }
+
+    /// Maps a region whose pages are present from the start (as if touched before the trace
+    /// began): each unmapped page gets a frame now, without a fault. Returns the new frames,
+    /// which the caller must make zero.
+    pub fn map_populated(&mut self, pid: Pid, vaddr: u64, bytes: u64) -> Result<Vec<u32>, String> {
+        self.map(pid, vaddr, bytes);
+        let mut frames = Vec::new();
+        for vpn in vaddr / PAGE..(vaddr + bytes).div_ceil(PAGE) {
+            if self.procs[pid as usize].pages.contains_key(&vpn) {
+                continue;
+            }
+            let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
+            self.procs[pid as usize].pages.insert(
+                vpn,
+                Pte {
+                    frame,
+                    writable: true,
+                },
+            );
+            self.refcount[frame as usize] = 1;
+            frames.push(frame);
+        }
+        self.stats.populated += frames.len() as u64;
+        self.stats.frames_used = self.frames.in_use;
+        Ok(frames)
     }
 
     /// A child with a copy-on-write view of `parent`'s memory.

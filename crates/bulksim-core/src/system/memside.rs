@@ -243,6 +243,19 @@ impl MemSide {
         self.insert(core, line, &data, dirty, origin);
     }
 
+    /// Makes the `bytes` at `addr` zero without timing (memory present before the trace
+    /// began): cached copies are dropped, the image is cleared.
+    pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
+        for line in addr / LINE..(addr + bytes).div_ceil(LINE) {
+            for cache in &mut self.caches {
+                cache.invalidate(line);
+            }
+        }
+        self.memory
+            .image_mut()
+            .write(addr, &vec![0; bytes as usize]);
+    }
+
     /// Current contents of `line` as the cores see it (a cache, else memory).
     pub fn read_line(&self, line: u64) -> LineData {
         for c in &self.caches {

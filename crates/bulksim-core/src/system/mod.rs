@@ -478,6 +478,21 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
+            Event::MapPopulated { vaddr, bytes } => {
+                if full {
+                    return Ok(Step::Retry(ev, false));
+                }
+                let frames = self
+                    .os
+                    .map_populated(pid, vaddr, bytes)
+                    .map_err(|e| self.err(t, e))?;
+                for frame in frames {
+                    self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                }
+                self.push_slot(c, next_cycle, NO_LINE);
+                *budget -= 1;
+                Ok(Step::Next)
+            }
             Event::Fork(child) => {
                 if full {
                     return Ok(Step::Retry(ev, false));

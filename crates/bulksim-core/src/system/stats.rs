@@ -130,6 +130,7 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "os.cow_same_subarray", "pages", "copy-on-write destinations in the source's subarray (FPM-capable)";
     "os.frames_usable", "pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)";
     "os.frames_used", "pages", "frames in use at the end of the run (frames of exited processes are free)";
+    "os.populated", "pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing";
     "os.fault_instructions", "instructions", "kernel instructions of the fault path (os.fault_instructions per page fault), included in `instructions`";
 ];
 

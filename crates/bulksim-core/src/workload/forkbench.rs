@@ -92,8 +92,10 @@ impl Forkbench {
 }
 
 /// A memory-intensive program (the role SPEC CPU2006's memory-bound benchmarks play in the
-/// paper's mixes): map a region, then `accesses` loads and stores to random lines of it
-/// (`write_percent` of them stores), `work` instructions apart. No copies or forks.
+/// paper's mixes): a populated region (its pages exist from the start, as in the paper's
+/// traces of a representative portion of a running program, so it neither faults nor zeroes),
+/// then `accesses` loads and stores to random lines of it (`write_percent` of them stores),
+/// `work` instructions apart. No copies or forks.
 #[derive(Clone, Copy, Debug)]
 pub struct RandomAccess {
     pub region_bytes: u64,
@@ -116,7 +118,7 @@ impl RandomAccess {
         let ext = if self.binary { "btrace" } else { "trace" };
         let mut w =
             ProgramWriter::create(&dir.join(format!("thread-{}.{ext}", self.thread)), false)?;
-        w.write(&Event::Map {
+        w.write(&Event::MapPopulated {
             vaddr: ARRAY_BASE,
             bytes: self.region_bytes,
         })?;

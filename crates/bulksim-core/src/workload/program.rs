@@ -6,6 +6,7 @@
 //!   thread that only starts when another forks it), then one event per line:
 //!   `C n` (n non-memory instructions), `L vaddr`, `S vaddr` (store 8 bytes), `M src dst bytes`,
 //!   `I dst bytes value`, `A vaddr bytes` (map; pages appear zeroed on first touch),
+//!   `P vaddr bytes` (map populated: pages present and zero from the start, no faults),
 //!   `F thread` (fork: that thread starts as a child process with a copy-on-write copy of this
 //!   one's memory), `W` (wait for the children to exit), `X` (exit). Numbers are decimal or
 //!   0x-hex; `#` starts a comment line.
@@ -29,9 +30,25 @@ pub enum Event {
     Compute(u64),
     Load(u64),
     Store(u64),
-    Memcpy { src: u64, dst: u64, bytes: u64 },
-    Meminit { dst: u64, bytes: u64, value: u8 },
-    Map { vaddr: u64, bytes: u64 },
+    Memcpy {
+        src: u64,
+        dst: u64,
+        bytes: u64,
+    },
+    Meminit {
+        dst: u64,
+        bytes: u64,
+        value: u8,
+    },
+    Map {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// A region whose pages exist already (zeroed, as if touched before the trace began).
+    MapPopulated {
+        vaddr: u64,
+        bytes: u64,
+    },
     Fork(u32),
     Wait,
     Exit,
@@ -188,6 +205,10 @@ impl ProgramReader {
                 vaddr: v()?,
                 bytes: v()?,
             },
+            b'P' => Event::MapPopulated {
+                vaddr: v()?,
+                bytes: v()?,
+            },
             b'F' => Event::Fork(
                 u32::try_from(v()?).map_err(|_| trace_err(&name, record, "thread id too large"))?,
             ),
@@ -229,7 +250,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     parsed.map_err(|_| "bad number")
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr`, `S vaddr`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `F thread`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr`, `S vaddr`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `F thread`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -256,6 +277,10 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
             vaddr: n()?,
             bytes: n()?,
         },
+        "P" => Event::MapPopulated {
+            vaddr: n()?,
+            bytes: n()?,
+        },
         "F" => Event::Fork(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
         "W" => Event::Wait,
         "X" => Event::Exit,
@@ -279,7 +304,9 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
             }
         }
         Event::Meminit { bytes: 0, .. } => return Err("meminit of 0 bytes".into()),
-        Event::Map { bytes: 0, .. } => return Err("map of 0 bytes".into()),
+        Event::Map { bytes: 0, .. } | Event::MapPopulated { bytes: 0, .. } => {
+            return Err("map of 0 bytes".into())
+        }
         _ => {}
     }
     Ok(())
@@ -320,6 +347,7 @@ impl ProgramWriter {
                 Event::Memcpy { src, dst, bytes } => (b'M', vec![src, dst, bytes]),
                 Event::Meminit { dst, bytes, value } => (b'I', vec![dst, bytes, value as u64]),
                 Event::Map { vaddr, bytes } => (b'A', vec![vaddr, bytes]),
+                Event::MapPopulated { vaddr, bytes } => (b'P', vec![vaddr, bytes]),
                 Event::Fork(t) => (b'F', vec![t as u64]),
                 Event::Wait => (b'W', vec![]),
                 Event::Exit => (b'X', vec![]),
@@ -347,6 +375,7 @@ impl ProgramWriter {
                 writeln!(self.out, "I {dst:#x} {bytes} {value}")
             }
             Event::Map { vaddr, bytes } => writeln!(self.out, "A {vaddr:#x} {bytes}"),
+            Event::MapPopulated { vaddr, bytes } => writeln!(self.out, "P {vaddr:#x} {bytes}"),
             Event::Fork(t) => writeln!(self.out, "F {t}"),
             Event::Wait => writeln!(self.out, "W"),
             Event::Exit => writeln!(self.out, "X"),
@@ -407,6 +436,10 @@ mod tests {
             Event::Map {
                 vaddr: 0x10000,
                 bytes: 8192,
+            },
+            Event::MapPopulated {
+                vaddr: 0x80000,
+                bytes: 4096,
             },
             Event::Compute(7),
             Event::Store(0x10040),
