@@ -103,16 +103,7 @@ impl Os {
             if self.procs[pid as usize].pages.contains_key(&vpn) {
                 continue;
             }
-            let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
-            self.procs[pid as usize].pages.insert(
-                vpn,
-                Pte {
-                    frame,
-                    writable: true,
-                },
-            );
-            self.refcount[frame as usize] = 1;
-            frames.push(frame);
+            frames.push(self.new_page(pid, vpn)?);
         }
         self.stats.populated += frames.len() as u64;
         self.stats.frames_used = self.frames.in_use;
@@ -191,18 +182,22 @@ impl Os {
         }
         self.stats.page_faults += 1;
         self.stats.fault_instructions += self.fault_instructions;
-        let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
-        self.procs[pid as usize].pages.insert(
-            vpn,
-            Pte {
-                frame,
-                writable: true,
-            },
-        );
-        self.refcount[frame as usize] = 1;
+        let frame = self.new_page(pid, vpn)?;
         self.stats.zero_fills += 1;
         self.stats.frames_used = self.frames.in_use;
         Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
+    }
+
+    /// A fresh frame for `pid`'s page `vpn`, writable and referenced once.
+    fn new_page(&mut self, pid: Pid, vpn: u64) -> Result<u32, String> {
+        let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
+        let pte = Pte {
+            frame,
+            writable: true,
+        };
+        self.procs[pid as usize].pages.insert(vpn, pte);
+        self.refcount[frame as usize] = 1;
+        Ok(frame)
     }
 
     /// `pid` exits: its frames lose a reference each; unreferenced ones are free again.
