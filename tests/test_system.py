@@ -81,6 +81,8 @@ def test_reproduce_forkbench_quick_shows_the_papers_trends(tmp_path):
     fpm_gain = [by[(n, "fpm")]["ipc"] / by[(n, "baseline")]["ipc"] for n in ns]
     assert fmtc == sorted(fmtc) and fmtc[-1] > 0.4, fmtc
     assert fpm_gain == sorted(fpm_gain) and fpm_gain[-1] > 1.5, fpm_gain
+    psm_gain = [by[(n, "psm")]["ipc"] / by[(n, "baseline")]["ipc"] for n in ns]
+    assert all(0.9 < g < 1.15 for g in psm_gain), psm_gain  # "no considerable improvement"
     n = ns[-1]
     assert (
         by[(n, "fpm")]["dram_energy_nj"]

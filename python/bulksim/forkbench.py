@@ -4,10 +4,12 @@ PSM normalized to the baseline, and DRAM energy, for array sizes S and updated p
 Configurations, on the paper's system (Table 2: DDR3-1066 8-8-8, 2 channels, 1 rank, 4 KB
 rows, 64-entry queues; 1 MB 16-way private cache): ``baseline`` copies and zeroes with the
 CPU through the cache (scatter allocation); ``fpm`` is RowClone with subarray-aware allocation,
-so copies and zeroing use FPM; ``psm`` is RowClone with FPM disabled and copy-on-write
-destinations in a neighbouring bank, so every copy uses inter-bank PSM, while zeroing stays
-with the CPU as in the baseline (the paper's PSM energy saving starts near zero at small N and
-grows with N, so its PSM configuration accelerates copies only). Pages are
+so copies and zeroing use FPM; ``psm`` is the same system with FPM disabled, so every
+copy-on-write copy (source and destination in one subarray) takes two PSM passes through
+another bank's temporary row (Table 3's intra-bank PSM, 1,050 ns), while zeroing stays with
+the CPU as in the baseline (the paper's PSM energy saving starts near zero at small N and grows
+with N, so its PSM configuration accelerates copies only). docs/system.md also shows PSM with
+destinations in a neighbouring bank (inter-bank PSM, 540 ns). Pages are
 row-interleaved across channels (``RoRaBaChCo``) so that a 4 KB page is one DRAM row, as the
 paper's 4 KB minimum copy granularity assumes."""
 
@@ -35,7 +37,7 @@ MECHANISMS = {
     "fpm": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"],
     "psm": [
         "system.bulk_mechanism=rowclone",
-        "os.allocator=inter_bank",
+        "os.allocator=subarray_aware",
         "bulk.fpm=false",
         "system.init_mechanism=cpu",
     ],

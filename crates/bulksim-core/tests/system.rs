@@ -307,8 +307,10 @@ fn whole_line_stores_allocate_without_reading() {
 }
 
 /// forkbench's trends (RowClone Figures 7-8): the fraction of traffic due to copies grows with
-/// N; FPM's speed-up over the baseline grows with N; PSM, zeroing with the CPU, gains much
-/// less than FPM.
+/// N; FPM's speed-up over the baseline grows with N; PSM — the same system with FPM disabled,
+/// so each copy-on-write copy (source and destination in one subarray) goes through the
+/// temporary row in two PSM passes, zeroing by the CPU — gains little: Table 3 puts that copy
+/// at 1,050 ns, the baseline's at 1,046 ns.
 #[test]
 fn forkbench_trends() {
     let runs = |n: u64| {
@@ -318,7 +320,7 @@ fn forkbench_trends() {
         let fpm = run_workload(&paper("rowclone", "subarray_aware"), &d)
             .unwrap()
             .0;
-        let mut psm_cfg = paper("rowclone", "inter_bank");
+        let mut psm_cfg = paper("rowclone", "subarray_aware");
         psm_cfg.bulk.fpm = false;
         psm_cfg.system.init_mechanism = InitMechanism::Cpu;
         let psm = run_workload(&psm_cfg, &d).unwrap().0;
@@ -328,10 +330,13 @@ fn forkbench_trends() {
             (0, psm.os.cow_copies * 4096),
             "PSM copies; the CPU zeroes"
         );
+        assert_eq!(psm.memory.bulk.cpu_bytes, 0, "every copy stays in DRAM");
         assert!(psm.traffic.init_bytes >= psm.os.zero_fills * 4096);
-        assert_eq!(
-            psm.memory.bulk.cpu_bytes, 0,
-            "inter_bank keeps every copy in DRAM"
+        // Two PSM passes take at least the 1,051.9 ns of tests/bulk.rs.
+        assert!(
+            psm.bulk_wait.copy_ns_per_op >= 1051.0,
+            "{:?}",
+            psm.bulk_wait
         );
         (
             base.fmtc,
@@ -350,12 +355,7 @@ fn forkbench_trends() {
             p.1 > 1.0 && p.1 > p.2,
             "FPM beats the baseline and PSM: {points:?}"
         );
-        // bulksim's PSM gains more than the paper's (docs/system.md says why), but less
-        // than half of what FPM gains.
-        assert!(
-            p.2 - 1.0 < 0.5 * (p.1 - 1.0),
-            "PSM gains much less: {points:?}"
-        );
+        assert!(p.2 > 0.9 && p.2 < 1.15, "PSM gains or loses little: {points:?}");
     }
 }
 
