@@ -355,7 +355,10 @@ fn forkbench_trends() {
             p.1 > 1.0 && p.1 > p.2,
             "FPM beats the baseline and PSM: {points:?}"
         );
-        assert!(p.2 > 0.9 && p.2 < 1.15, "PSM gains or loses little: {points:?}");
+        assert!(
+            p.2 > 0.9 && p.2 < 1.15,
+            "PSM gains or loses little: {points:?}"
+        );
     }
 }
 
