@@ -1056,5 +1056,6 @@ mod tests {
         bad(&["dram.columns=500"], "dram.columns");
         bad(&["dram.columns=4"], "dram.columns");
         bad(&["dram.timing.nREFI=10"], "nREFI");
+        bad(&["cache.writeback_buffer=0"], "cache.writeback_buffer");
     }
 }

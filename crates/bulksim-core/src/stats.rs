@@ -357,12 +357,7 @@ impl Stats {
 /// Dotted names of the leaves of a JSON object (the object named `opaque` counts as one
 /// leaf), for tests that keep the stat tables in step with the stat structs.
 #[cfg(test)]
-pub(crate) fn json_leaves(
-    v: &serde_json::Value,
-    prefix: &str,
-    opaque: &str,
-    out: &mut Vec<String>,
-) {
+fn json_leaves(v: &serde_json::Value, prefix: &str, opaque: &str, out: &mut Vec<String>) {
     match v {
         serde_json::Value::Object(m) if prefix != opaque => {
             for (k, v) in m {
@@ -375,6 +370,32 @@ pub(crate) fn json_leaves(
             }
         }
         _ => out.push(prefix.to_string()),
+    }
+}
+
+/// Panics unless every leaf of `stats` (the object `opaque` as one leaf; one named in
+/// `elsewhere` is documented in another table) has an entry in `docs` and every entry names a
+/// leaf.
+#[cfg(test)]
+pub(crate) fn assert_documented(
+    stats: &impl Serialize,
+    opaque: &str,
+    elsewhere: &[&str],
+    docs: &[StatDoc],
+    table: &str,
+) {
+    let mut keys = Vec::new();
+    json_leaves(&serde_json::to_value(stats).unwrap(), "", opaque, &mut keys);
+    keys.retain(|k| !elsewhere.contains(&k.as_str()));
+    let names: Vec<&str> = docs.iter().map(|d| d.name).collect();
+    for k in &keys {
+        assert!(names.contains(&k.as_str()), "stat {k} has no {table} entry");
+    }
+    for n in &names {
+        assert!(
+            keys.iter().any(|k| k == n),
+            "{table} names {n}, which is not a stat"
+        );
     }
 }
 
@@ -400,25 +421,6 @@ mod tests {
 
     #[test]
     fn every_stat_is_documented_and_every_doc_is_a_stat() {
-        let mut keys = Vec::new();
-        json_leaves(
-            &serde_json::to_value(Stats::default()).unwrap(),
-            "",
-            "commands",
-            &mut keys,
-        );
-        let docs: Vec<&str> = STAT_DOCS.iter().map(|d| d.name).collect();
-        for k in &keys {
-            assert!(
-                docs.contains(&k.as_str()),
-                "stat {k} has no STAT_DOCS entry"
-            );
-        }
-        for d in &docs {
-            assert!(
-                keys.iter().any(|k| k == d),
-                "STAT_DOCS names {d}, which is not a stat"
-            );
-        }
+        assert_documented(&Stats::default(), "commands", &[], STAT_DOCS, "STAT_DOCS");
     }
 }

@@ -469,25 +469,20 @@ impl System {
                 self.cores[c].bulk_instruction = true;
                 Ok(Step::Stop)
             }
-            Event::Map { vaddr, bytes } => {
+            Event::Map { vaddr, bytes } | Event::MapPopulated { vaddr, bytes } => {
                 if full {
                     return Ok(Step::Retry(ev, false));
                 }
-                self.os.map(pid, vaddr, bytes);
-                self.push_slot(c, next_cycle, NO_LINE);
-                *budget -= 1;
-                Ok(Step::Next)
-            }
-            Event::MapPopulated { vaddr, bytes } => {
-                if full {
-                    return Ok(Step::Retry(ev, false));
-                }
-                let frames = self
-                    .os
-                    .map_populated(pid, vaddr, bytes)
-                    .map_err(|e| self.err(t, e))?;
-                for frame in frames {
-                    self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                if matches!(ev, Event::Map { .. }) {
+                    self.os.map(pid, vaddr, bytes);
+                } else {
+                    let frames = self
+                        .os
+                        .map_populated(pid, vaddr, bytes)
+                        .map_err(|e| self.err(t, e))?;
+                    for frame in frames {
+                        self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                    }
                 }
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
