@@ -24,7 +24,7 @@ pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
-use crate::cache::{Cache, LineData, Origin, LINE};
+use crate::cache::{Cache, Origin, LINE};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemorySystem;
@@ -719,16 +719,20 @@ impl System {
                     if allocate && (self.mem.has_mshr(c, dst_line) || !self.mem.can_allocate(c)) {
                         continue;
                     }
-                    let mut lines = Vec::with_capacity(3);
+                    // The destination (unless allocated) and the one or two source lines.
+                    let mut lines = [0u64; 3];
+                    let mut count = 0;
                     if !allocate {
-                        lines.push(dst_line);
+                        lines[0] = dst_line;
+                        count = 1;
                     }
                     if let Some(s) = task.src {
-                        lines.push(s / LINE);
-                        lines.push((s + task.len - 1) / LINE);
+                        lines[count] = s / LINE;
+                        lines[count + 1] = (s + task.len - 1) / LINE;
+                        count += 2;
                     }
                     let mut ready = true;
-                    for &l in &lines {
+                    for &l in &lines[..count] {
                         if self.mem.cache_mut(c).probe(l).is_none() {
                             ready = false;
                             if !self.mem.has_mshr(c, l) {
@@ -743,25 +747,28 @@ impl System {
                     if !ready || performed >= per_cycle {
                         continue;
                     }
-                    let mut bytes = vec![task.value; task.len as usize];
+                    let mut line_buf = [task.value; LINE as usize];
+                    let bytes = &mut line_buf[..task.len as usize];
                     if let Some(s) = task.src {
-                        for (k, b) in bytes.iter_mut().enumerate() {
+                        // Source bytes line by line (a misaligned piece spans two).
+                        let mut k = 0;
+                        while k < bytes.len() {
                             let a = s + k as u64;
-                            let way = self.mem.cache_mut(c).probe(a / LINE).expect("present");
-                            *b = self.mem.cache_mut(c).data(way)[(a % LINE) as usize];
+                            let offset = (a % LINE) as usize;
+                            let n = (LINE as usize - offset).min(bytes.len() - k);
+                            let cache = self.mem.cache_mut(c);
+                            let way = cache.probe(a / LINE).expect("present");
+                            bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
+                            k += n;
                         }
                     }
                     if allocate {
-                        let data: LineData = bytes.as_slice().try_into().expect("a whole line");
-                        self.mem.insert(c, dst_line, &data, true, origin);
+                        self.mem.insert(c, dst_line, &line_buf, true, origin);
                     } else {
                         let way = self.mem.cache_mut(c).probe(dst_line).expect("present");
-                        self.mem.cache_mut(c).write(
-                            way,
-                            (task.dst % LINE) as usize,
-                            &bytes,
-                            origin,
-                        );
+                        self.mem
+                            .cache_mut(c)
+                            .write(way, (task.dst % LINE) as usize, bytes, origin);
                     }
                     done[i] = true;
                     performed += 1;
