@@ -1034,7 +1034,21 @@ impl System {
 
 /// Runs the workload at `path` under `config`.
 pub fn run_workload(config: &Config, path: &Path) -> Result<(SystemStats, System)> {
+    run_workload_logged(config, path, None)
+}
+
+/// `run_workload`, writing every DRAM command issued to `command_log` (CSV, see
+/// `device::command_log`) when given.
+pub fn run_workload_logged(
+    config: &Config,
+    path: &Path,
+    command_log: Option<&Path>,
+) -> Result<(SystemStats, System)> {
     let mut system = System::new(config, path)?;
+    if let Some(log) = command_log {
+        system.mem.memory.log_commands_to(log)?;
+    }
     let stats = system.run()?;
+    system.mem.memory.finish_log()?;
     Ok((stats, system))
 }
