@@ -23,6 +23,7 @@ pub struct Config {
     pub system: SystemConfig,
     pub core: CoreConfig,
     pub cache: CacheConfig,
+    pub memory: MemoryConfig,
     pub os: OsConfig,
     pub sim: SimConfig,
 }
@@ -193,7 +194,6 @@ impl Default for SystemConfig {
 pub struct CoreConfig {
     pub window: u32,
     pub width: u32,
-    pub mshrs: u32,
 }
 
 impl Default for CoreConfig {
@@ -201,31 +201,69 @@ impl Default for CoreConfig {
         CoreConfig {
             window: 128,
             width: 3,
-            mshrs: 8,
         }
     }
 }
 
+/// The cache hierarchy, levels listed from the core down.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
-    pub size_kb: u32,
-    pub ways: u32,
-    pub hit_cycles: u32,
-    pub shared: bool,
-    pub writeback_buffer: u32,
+    pub level: Vec<CacheLevelConfig>,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
+            level: vec![CacheLevelConfig::default()],
+        }
+    }
+}
+
+/// One cache level (`[[cache.level]]`): write-back, write-allocate, LRU, non-inclusive.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CacheLevelConfig {
+    pub size_kb: u32,
+    pub ways: u32,
+    pub line_bytes: u32,
+    pub hit_cycles: u32,
+    pub shared: bool,
+    pub mshrs: u32,
+    pub writeback_buffer: u32,
+}
+
+impl Default for CacheLevelConfig {
+    fn default() -> Self {
+        CacheLevelConfig {
             size_kb: 1024,
             ways: 16,
+            line_bytes: 64,
             hit_cycles: 20,
             shared: false,
+            mshrs: 8,
             writeback_buffer: 8,
         }
     }
+}
+
+/// Main memory: the devices in the physical address space, in order from address 0. Empty:
+/// one device described by `[dram]`, `[controller]` and `[bulk]`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemoryConfig {
+    pub device: Vec<DeviceConfig>,
+}
+
+/// One memory device (`[[memory.device]]`): its own part and organisation; the controller
+/// and bulk settings are the top-level ones.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceConfig {
+    pub name: String,
+    pub preset: String,
+    pub channels: u32,
+    pub ranks: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -419,16 +457,31 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
-    doc("core.mshrs", "misses", "outstanding cache misses per core"),
-    doc("cache.size_kb", "KiB", "last-level cache: per core when private, in total when shared"),
-    doc("cache.shared", "bool", "one cache shared by all cores instead of a private one per core"),
-    doc("cache.ways", "ways", "associativity of the cache (LRU, 64-byte lines, write-back, write-allocate)"),
-    doc("cache.hit_cycles", "core cycles", "load-to-use latency of a cache hit"),
     doc(
-        "cache.writeback_buffer",
-        "lines",
-        "write-backs a cache holds for the memory controllers (per cache); while it is full the cache starts no miss and allocates no line, since each needs room for its victim (gem5's example L2 uses 8)",
+        "cache.level",
+        "list of tables",
+        "the cache levels from the core down (`[[cache.level]]`; override one with `--set cache.level.N.key=value`); default: one private 1 MiB level",
     ),
+    doc("cache.level[].size_kb", "KiB", "capacity: per core when private, in total when shared"),
+    doc("cache.level[].shared", "bool", "one array shared by all cores instead of a private one per core (MSHRs stay per core)"),
+    doc("cache.level[].ways", "ways", "associativity (LRU, write-back, write-allocate, non-inclusive)"),
+    doc("cache.level[].line_bytes", "bytes", "line size: a power of two, never smaller than the level above's; the last level's is 64 (one DRAM burst)"),
+    doc("cache.level[].hit_cycles", "core cycles", "latency of a hit at this level (first level: load-to-use; below: added to the miss of the level above)"),
+    doc("cache.level[].mshrs", "misses", "misses in flight per core at this level (misses to a line in flight merge)"),
+    doc(
+        "cache.level[].writeback_buffer",
+        "lines",
+        "write-backs each array of the level holds for the level below (per array); while it is full the level starts no miss and allocates no line, since each needs room for its victim (gem5's example L2 uses 8)",
+    ),
+    doc(
+        "memory.device",
+        "list of tables",
+        "memory devices from physical address 0 up, each in the next range as large as its organisation (`[[memory.device]]`); empty: one device from [dram]",
+    ),
+    doc("memory.device[].name", "name", "the device's name in stats (default deviceN); names differ"),
+    doc("memory.device[].preset", "name", "the device's part (empty: dram.preset); its clock is the part's"),
+    doc("memory.device[].channels", "channels", "channels of this device (0: dram.channels)"),
+    doc("memory.device[].ranks", "ranks per channel", "ranks of this device (0: dram.ranks)"),
     doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
@@ -475,6 +528,21 @@ fn did_you_mean<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> St
 
 /// Checks a dotted key against the documented fields; `dram.timing.<name>` takes any timing
 /// parameter name.
+/// `cache.level.1.size_kb` -> `cache.level[].size_kb`, the documented form.
+fn generic_key(key: &str) -> String {
+    key.split('.').fold(String::new(), |mut acc, part| {
+        if !acc.is_empty() && part.parse::<usize>().is_ok() {
+            acc.push_str("[]");
+        } else {
+            if !acc.is_empty() {
+                acc.push('.');
+            }
+            acc.push_str(part);
+        }
+        acc
+    })
+}
+
 pub fn check_key(key: &str) -> Result<()> {
     if let Some(param) = key.strip_prefix("dram.timing.") {
         if Timing::PARAMS.iter().any(|(n, _)| *n == param) {
@@ -598,17 +666,43 @@ impl Config {
                 ))
             })?;
             let key = key.trim();
-            check_key(key)?;
+            check_key(&generic_key(key))?;
             let mut node = &mut table;
             let parts: Vec<&str> = key.split('.').collect();
-            for part in &parts[..parts.len() - 1] {
-                node = node
+            let mut i = 0;
+            while i < parts.len() - 1 {
+                let part = parts[i];
+                let value = node
                     .entry(part.to_string())
-                    .or_insert_with(|| toml::Value::Table(Default::default()))
-                    .as_table_mut()
-                    .ok_or_else(|| {
+                    .or_insert_with(|| toml::Value::Table(Default::default()));
+                node = match value {
+                    toml::Value::Array(items) => {
+                        // `cache.level.1.size_kb`: an index into a list of tables; the next
+                        // index past the end adds a table.
+                        let index: usize = parts[i + 1].parse().map_err(|_| {
+                            config_err(format!(
+                                "override '{set}': '{part}' is a list; expected {part}.N.key with N an index"
+                            ))
+                        })?;
+                        if index == items.len() {
+                            items.push(toml::Value::Table(Default::default()));
+                        }
+                        let len = items.len();
+                        i += 1;
+                        items
+                            .get_mut(index)
+                            .and_then(|v| v.as_table_mut())
+                            .ok_or_else(|| {
+                                config_err(format!(
+                                    "override '{set}': {part} has {len} entries; index {index} is past the next one"
+                                ))
+                            })?
+                    }
+                    v => v.as_table_mut().ok_or_else(|| {
                         config_err(format!("override '{set}': '{part}' is not a table"))
-                    })?;
+                    })?,
+                };
+                i += 1;
             }
             node.insert(
                 parts[parts.len() - 1].to_string(),
@@ -624,6 +718,95 @@ impl Config {
     /// Semantic checks beyond types; also resolves the spec and the mapping once.
     pub fn validate(&self) -> Result<()> {
         self.spec().map(|_| ())
+    }
+
+    fn validate_cache_levels(&self) -> Result<()> {
+        let levels = &self.cache.level;
+        if levels.is_empty() || levels.len() > 8 {
+            return Err(config_err(format!(
+                "cache.level: {} levels; expected 1 to 8 [[cache.level]] tables",
+                levels.len()
+            )));
+        }
+        for (i, l) in levels.iter().enumerate() {
+            for (key, v, min, max) in [
+                ("ways", l.ways, 1, 64),
+                ("mshrs", l.mshrs, 1, 1024),
+                ("writeback_buffer", l.writeback_buffer, 1, 4096),
+                ("size_kb", l.size_kb, 1, 1 << 20),
+                ("hit_cycles", l.hit_cycles, 0, 10_000),
+            ] {
+                if v < min || v > max {
+                    return Err(config_err(format!(
+                        "cache.level.{i}.{key}: {v} is out of range; expected {min}..={max}"
+                    )));
+                }
+            }
+            if !l.line_bytes.is_power_of_two() || !(8..=256).contains(&l.line_bytes) {
+                return Err(config_err(format!(
+                    "cache.level.{i}.line_bytes: {}; expected a power of two from 8 to 256",
+                    l.line_bytes
+                )));
+            }
+            let lines = l.size_kb as u64 * 1024 / l.line_bytes as u64;
+            if lines % l.ways as u64 != 0 || !(lines / l.ways as u64).is_power_of_two() {
+                return Err(config_err(format!(
+                    "cache.level.{i}.size_kb: {} KiB in {}-way sets of {}-byte lines does not give a power-of-two number of sets",
+                    l.size_kb, l.ways, l.line_bytes
+                )));
+            }
+            if i > 0 && l.line_bytes < levels[i - 1].line_bytes {
+                return Err(config_err(format!(
+                    "cache.level.{i}.line_bytes: {} is smaller than the level above's {}; lines may only grow toward memory",
+                    l.line_bytes,
+                    levels[i - 1].line_bytes
+                )));
+            }
+        }
+        let last = levels.last().expect("one level").line_bytes;
+        if last != 64 {
+            return Err(config_err(format!(
+                "cache.level.{}.line_bytes: the last level's lines are what memory transfers (64 bytes, one DRAM burst); {last} is not supported",
+                levels.len() - 1
+            )));
+        }
+        Ok(())
+    }
+
+    /// The config of each memory device with its name: one from `[dram]` when
+    /// `memory.device` is empty, else each device's part and organisation over the rest.
+    pub fn device_configs(&self) -> Result<Vec<(String, Config)>> {
+        if self.memory.device.is_empty() {
+            return Ok(vec![(self.dram.preset.clone(), self.clone())]);
+        }
+        let mut out: Vec<(String, Config)> = Vec::new();
+        for (i, d) in self.memory.device.iter().enumerate() {
+            let mut c = self.clone();
+            c.memory.device.clear();
+            if !d.preset.is_empty() {
+                c.dram.preset = d.preset.clone();
+            }
+            if d.channels != 0 {
+                c.dram.channels = d.channels;
+            }
+            if d.ranks != 0 {
+                c.dram.ranks = d.ranks;
+            }
+            let name = if d.name.is_empty() {
+                format!("device{i}")
+            } else {
+                d.name.clone()
+            };
+            if out.iter().any(|(n, _)| *n == name) {
+                return Err(config_err(format!(
+                    "memory.device.{i}.name: '{name}' names two devices; names must differ"
+                )));
+            }
+            c.spec()
+                .map_err(|e| config_err(format!("memory.device.{i} ({name}): {e}")))?;
+            out.push((name, c));
+        }
+        Ok(out)
     }
 
     /// The preset with this config's channels, ranks, subarray size and timing overrides.
@@ -721,13 +904,10 @@ impl Config {
                 )));
             }
         }
-        let (core, cache) = (&self.core, &self.cache);
+        let core = &self.core;
         for (key, v, max) in [
             ("core.window", core.window, 4096),
             ("core.width", core.width, 64),
-            ("core.mshrs", core.mshrs, 1024),
-            ("cache.ways", cache.ways, 64),
-            ("cache.writeback_buffer", cache.writeback_buffer, 4096),
         ] {
             if v == 0 || v > max {
                 return Err(config_err(format!(
@@ -735,13 +915,8 @@ impl Config {
                 )));
             }
         }
-        let lines = cache.size_kb as u64 * 1024 / 64;
-        if lines % cache.ways as u64 != 0 || !(lines / cache.ways as u64).is_power_of_two() {
-            return Err(config_err(format!(
-                "cache.size_kb: {} KiB in {}-way sets of 64-byte lines does not give a power-of-two number of sets",
-                cache.size_kb, cache.ways
-            )));
-        }
+        self.validate_cache_levels()?;
+        self.device_configs()?;
         if !(self.system.core_ghz > 0.0 && self.system.core_ghz <= 20.0) {
             return Err(config_err(format!(
                 "system.core_ghz: {} is out of range; expected (0, 20]",
@@ -840,6 +1015,14 @@ fn flat_keys(table: &toml::Table, prefix: &str) -> Vec<String> {
             toml::Value::Table(t) if !CONFIG_FIELDS.iter().any(|f| f.key == key) => {
                 keys.extend(flat_keys(t, &key));
             }
+            toml::Value::Array(items) => {
+                keys.push(key.clone());
+                for item in items {
+                    if let toml::Value::Table(t) = item {
+                        keys.extend(flat_keys(t, &format!("{key}[]")));
+                    }
+                }
+            }
             _ => keys.push(key),
         }
     }
@@ -851,7 +1034,9 @@ mod tests {
     use super::*;
 
     fn leaf_keys_of_default() -> Vec<String> {
-        let table = toml::Table::try_from(Config::default()).unwrap();
+        let mut config = Config::default();
+        config.memory.device.push(DeviceConfig::default());
+        let table = toml::Table::try_from(config).unwrap();
         let mut keys = flat_keys(&table, "");
         keys.push("dram.timing".into());
         keys.push("include".into());
@@ -1056,6 +1241,48 @@ mod tests {
         bad(&["dram.columns=500"], "dram.columns");
         bad(&["dram.columns=4"], "dram.columns");
         bad(&["dram.timing.nREFI=10"], "nREFI");
-        bad(&["cache.writeback_buffer=0"], "cache.writeback_buffer");
+        bad(
+            &["cache.level.0.writeback_buffer=0"],
+            "cache.level.0.writeback_buffer",
+        );
+        bad(&["cache.level.0.line_bytes=48"], "cache.level.0.line_bytes");
+        bad(&["cache.level.1.line_bytes=32"], "cache.level.1.line_bytes");
+        bad(&["memory.device.0.preset=DDR9"], "memory.device.0");
+    }
+
+    #[test]
+    fn cache_levels_and_devices_are_lists_settable_by_index() {
+        let c = Config::default()
+            .apply_sets(&[
+                "cache.level.0.size_kb=32",
+                "cache.level.0.line_bytes=32",
+                "cache.level.1.size_kb=256",
+                "memory.device.0.preset=DDR3_2Gb_x8_1066",
+                "memory.device.1.preset=DDR4_8Gb_x8_2400",
+            ])
+            .unwrap();
+        assert_eq!(c.cache.level.len(), 2);
+        assert_eq!(c.cache.level[0].line_bytes, 32);
+        assert_eq!(
+            c.cache.level[1],
+            CacheLevelConfig {
+                size_kb: 256,
+                ..Default::default()
+            }
+        );
+        c.validate().unwrap();
+        let devices = c.device_configs().unwrap();
+        assert_eq!(devices[1].0, "device1");
+        assert_eq!(devices[1].1.dram.preset, "DDR4_8Gb_x8_2400");
+        let e = Config::default()
+            .apply_sets(&["cache.level.3.size_kb=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index 3"), "{e}");
+        let e = Config::default()
+            .apply_sets(&["cache.level.0.sizekb=1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cache.level[].size_kb"), "did you mean: {e}");
     }
 }

@@ -15,6 +15,7 @@ pub mod image;
 pub mod mapping;
 pub mod memory;
 pub mod os;
+pub mod port;
 pub mod sim;
 pub mod spec;
 pub mod stats;

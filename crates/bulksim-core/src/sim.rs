@@ -6,7 +6,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::memory::MemorySystem;
+use crate::memory::MemoryRouter;
 use crate::stats::Stats;
 use crate::workload::trace::{RequestSource, TraceOp};
 use std::path::Path;
@@ -25,18 +25,23 @@ pub fn run<S: RequestSource>(
     run_keeping_memory(config, source, command_log, progress).map(|(stats, _)| stats)
 }
 
-/// `run`, also returning the memory system at the end (its image holds the bytes bulk
-/// operations moved).
+/// `run`, also returning the memory at the end (its image holds the bytes bulk operations
+/// moved). Trace mode drives one memory device, in its own cycles.
 pub fn run_keeping_memory<S: RequestSource>(
     config: &Config,
     source: &mut S,
     command_log: Option<&Path>,
     mut progress: Option<Progress>,
-) -> Result<(Stats, MemorySystem)> {
+) -> Result<(Stats, MemoryRouter)> {
     let started = Instant::now();
-    let mut mem = MemorySystem::new(config)?;
+    if !config.memory.device.is_empty() {
+        return Err(Error::Config(
+            "memory.device: trace replay drives one device ([dram]); several devices need a workload (--workload)".into(),
+        ));
+    }
+    let mut router = MemoryRouter::new(config)?;
     if let Some(path) = command_log {
-        mem.log_commands_to(path)?;
+        router.devices[0].channels.log_commands_to(path)?;
     }
     let skip_idle = config.sim.skip_idle;
     let mut now = 0u64;
@@ -50,8 +55,11 @@ pub fn run_keeping_memory<S: RequestSource>(
                 break;
             }
             let accepted = match rec.op {
-                TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
-                TraceOp::Bulk(op) => mem
+                TraceOp::Access { kind, addr } => {
+                    router.devices[0].channels.try_enqueue(kind, addr, now)
+                }
+                TraceOp::Bulk(op) => router.devices[0]
+                    .channels
                     .try_enqueue_bulk(op, now)
                     .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
                     .is_some(),
@@ -68,8 +76,8 @@ pub fn run_keeping_memory<S: RequestSource>(
             }
             head = source.next_request()?;
         }
-        let mut next = mem.tick(now);
-        if head.is_none() && mem.is_idle() {
+        let mut next = router.step(0, now);
+        if head.is_none() && router.is_idle() {
             break;
         }
         if let (Some(rec), false) = (head, blocked) {
@@ -90,8 +98,8 @@ pub fn run_keeping_memory<S: RequestSource>(
         }
         now = target;
     }
-    mem.finish_log()?;
-    let mut stats = mem.stats(stall_cycles);
+    router.finish_logs()?;
+    let mut stats = router.devices[0].channels.stats(stall_cycles);
     let wall = started.elapsed().as_secs_f64();
     stats.host.wall_seconds = wall;
     stats.host.requests_per_wall_second = if wall > 0.0 {
@@ -99,5 +107,5 @@ pub fn run_keeping_memory<S: RequestSource>(
     } else {
         0.0
     };
-    Ok((stats, mem))
+    Ok((stats, router))
 }

@@ -4,7 +4,7 @@
 
 mod common;
 use bulksim_core::bulk::{BulkKind, BulkOp};
-use bulksim_core::memory::MemorySystem;
+use bulksim_core::memory::MemoryRouter;
 use bulksim_core::sim;
 use bulksim_core::workload::trace::TraceRecord;
 use bulksim_core::{Config, Stats};
@@ -40,17 +40,17 @@ fn init(dst: u64, bytes: u64, value: u8) -> BulkOp {
     }
 }
 
-fn run(c: &Config, records: Vec<TraceRecord>) -> (Stats, MemorySystem) {
+fn run(c: &Config, records: Vec<TraceRecord>) -> (Stats, MemoryRouter) {
     sim::run_keeping_memory(c, &mut records.into_iter(), None, None).unwrap()
 }
 
-fn bytes(m: &MemorySystem, addr: u64, len: usize) -> Vec<u8> {
+fn bytes(m: &MemoryRouter, addr: u64, len: usize) -> Vec<u8> {
     let mut b = vec![0; len];
     m.image().read(addr, &mut b);
     b
 }
 
-fn only(op: BulkOp, mechanism: &str) -> (Stats, MemorySystem) {
+fn only(op: BulkOp, mechanism: &str) -> (Stats, MemoryRouter) {
     run(&table3(mechanism), vec![TraceRecord::bulk(0, op)])
 }
 

@@ -384,8 +384,8 @@ fn a_shared_cache_serves_several_cores() {
     }
     for mech in MECHANISMS {
         let mut shared = paper(mech, "subarray_aware");
-        shared.cache.shared = true;
-        shared.cache.size_kb = 2048;
+        shared.cache.level[0].shared = true;
+        shared.cache.level[0].size_kb = 2048;
         let (s, sys) = run_workload(&shared, &d).unwrap();
         assert_eq!(
             (s.cores.len(), s.os.cow_copies, s.os.forks),
@@ -445,12 +445,12 @@ fn a_cpu_copy_with_clean_victims_costs_about_its_source_reads() {
     write_thread(&d, 0, false, &events);
     let run = |stores: &str| {
         let stores = format!("system.cpu_full_line_stores=\"{stores}\"");
-        let mut cfg = paper_with("cpu", "scatter", &["cache.size_kb=64", &stores]);
+        let mut cfg = paper_with("cpu", "scatter", &["cache.level.0.size_kb=64", &stores]);
         cfg.system.init_mechanism = InitMechanism::Cpu;
         let (s, _) = run_workload(&cfg, &d).unwrap();
         assert_eq!(s.bulk_wait.copies, 4, "{stores}");
         // Every zeroed line is written back once; the copies' lines stay in the cache.
-        assert_eq!(s.cache.writebacks, 48 * 64, "{stores}");
+        assert_eq!(s.cache["l1"].writebacks, 48 * 64, "{stores}");
         s.bulk_wait.copy_ns_per_op
     };
     let (allocate, fetch) = (run("allocate"), run("fetch"));

@@ -19,20 +19,19 @@
 //! coherence protocol between them.
 
 pub mod core;
-pub mod memside;
 pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
-use crate::cache::{Cache, Origin, LINE};
+use crate::cache::hierarchy::Completed;
+use crate::cache::{Hierarchy, Origin};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
-use crate::memory::MemorySystem;
+use crate::memory::MemoryRouter;
 use crate::os::allocator::{FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
 use crate::workload::program::{thread_files, Event, ProgramReader};
-use memside::{MemSide, Pending};
-use stats::{BulkWait, CoreStats, SystemStats, ThreadStats};
+use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
@@ -69,19 +68,20 @@ pub struct System {
     cores: Vec<Core>,
     threads: Vec<Thread>,
     os: Os,
-    mem: MemSide,
-    events: BinaryHeap<Reverse<(u64, u8, u32)>>,
-    op_owner: HashMap<u32, usize>,
+    mem: Hierarchy,
+    /// Due events: (time fs, kind, id, memory device).
+    events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
+    /// The core waiting for each bulk operation in flight, by (device, operation id).
+    op_owner: HashMap<(usize, u32), usize>,
     active_dst: Vec<(u64, u64)>,
     core_fs: u64,
-    tck_fs: u64,
     hit_fs: u64,
+    /// The first cache level's line size (bytes).
+    line: u64,
     width: usize,
     window: usize,
+    skip_idle: bool,
     now: u64,
-    mem_next: u64,
-    /// The last memory cycle ticked (a cycle is ticked once).
-    mem_done: Option<u64>,
     memcpy_ops: u64,
     meminit_ops: u64,
     bulk_wait: BulkWait,
@@ -109,17 +109,19 @@ impl System {
             SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
         };
         config.validate()?;
-        let mut memory = MemorySystem::new(&config)?;
-        memory.report_completed_ops();
-        let reserved = memory.reserved_rows();
+        let mut router = MemoryRouter::new(&config)?;
+        for d in &mut router.devices {
+            d.channels.report_completed_ops();
+        }
+        let first = &router.devices[0].channels;
+        let reserved = first.reserved_rows();
         let frames = FrameAllocator::new(
             config.os.allocator,
-            memory.mapper(),
+            first.mapper(),
             |row| reserved.is_some_and(|r| r.contains(row)),
             config.os.seed,
         );
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
-        let tck_fs = (memory.spec().tck_ns() * 1e6).round() as u64;
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
         for file in thread_files(path)? {
@@ -155,15 +157,14 @@ impl System {
                 path.display()
             )));
         }
-        let cache_bytes = config.cache.size_kb as u64 * 1024;
-        let core_count = cores.len();
-        let cache_count = if config.cache.shared { 1 } else { core_count };
-        let caches = (0..cache_count)
-            .map(|_| {
-                Cache::new(cache_bytes, config.cache.ways)
-                    .map_err(|e| Error::Config(format!("cache: {e}")))
-            })
-            .collect::<Result<Vec<_>>>()?;
+        if !config.sim.skip_idle {
+            // Visit every memory cycle from the first.
+            for d in &mut router.devices {
+                d.next_cycle = 0;
+            }
+        }
+        let mem = Hierarchy::new(&config.cache.level, router, cores.len(), core_fs)
+            .map_err(Error::Config)?;
         Ok(System {
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
@@ -171,24 +172,17 @@ impl System {
             cores,
             threads,
             os,
-            mem: MemSide::new(
-                memory,
-                caches,
-                core_count,
-                config.core.mshrs as usize,
-                config.cache.writeback_buffer as usize,
-            ),
+            line: mem.line_bytes(),
+            hit_fs: mem.levels[0].hit_fs,
+            mem,
             events: BinaryHeap::new(),
             op_owner: HashMap::new(),
             active_dst: Vec::new(),
             core_fs,
-            tck_fs,
-            hit_fs: config.cache.hit_cycles as u64 * core_fs,
             width: config.core.width as usize,
             window: config.core.window as usize,
+            skip_idle: config.sim.skip_idle,
             now: 0,
-            mem_next: u64::MAX,
-            mem_done: None,
             memcpy_ops: 0,
             meminit_ops: 0,
             bulk_wait: BulkWait::default(),
@@ -196,17 +190,26 @@ impl System {
         })
     }
 
-    /// Runs the workload to the end.
+    /// Runs the workload to the end: one scheduler over one femtosecond time line. Each
+    /// memory device is stepped at its own cycles when it has work; the cores are stepped
+    /// every core cycle while any can make progress; otherwise time jumps to the earliest
+    /// moment anything can change (a response due, a device's next event, a core's window
+    /// head). With `sim.skip_idle = false` every core cycle and every memory cycle is visited
+    /// instead; both give identical stats (tested).
     pub fn run(&mut self) -> Result<SystemStats> {
         let started = std::time::Instant::now();
         loop {
-            self.tick_memory();
+            self.step_memory();
             self.deliver_events();
             let mut active = false;
             for c in 0..self.cores.len() {
                 active |= self.step_core(c)?;
             }
-            if !self.mem.outbox_empty() {
+            if self.mem.pump(self.now) {
+                active = true;
+                self.take_due();
+            }
+            if !self.mem.memory_outbox_empty() {
                 self.wake_memory();
             }
             let threads_done = self
@@ -216,16 +219,16 @@ impl System {
             if threads_done
                 && self.events.is_empty()
                 && self.mem.outbox_empty()
-                && self.mem.memory.is_idle()
+                && self.mem.router.is_idle()
             {
                 break;
             }
-            let next = if active {
+            let next = if active || !self.skip_idle {
                 self.now + self.core_fs
             } else {
                 let mut t = self.events.peek().map_or(u64::MAX, |e| e.0 .0);
-                if self.mem_next != u64::MAX {
-                    t = t.min(self.mem_next * self.tck_fs);
+                for d in &self.mem.router.devices {
+                    t = t.min(d.next_fs());
                 }
                 for c in &self.cores {
                     if let Some(h) = c.head_ready() {
@@ -247,59 +250,78 @@ impl System {
         Ok(self.stats(wall))
     }
 
-    /// The memory system has new work: tick it at the first cycle not yet ticked from now.
+    /// Requests wait for memory: step every device at its first cycle not yet stepped from
+    /// now.
     fn wake_memory(&mut self) {
-        let mut cycle = self.now.div_ceil(self.tck_fs);
-        if let Some(done) = self.mem_done {
-            cycle = cycle.max(done + 1);
+        let now = self.now;
+        for d in &mut self.mem.router.devices {
+            d.wake(now);
         }
-        self.mem_next = self.mem_next.min(cycle);
     }
 
-    fn tick_memory(&mut self) {
-        while self.mem_next != u64::MAX && self.mem_next * self.tck_fs <= self.now {
-            let m = self.mem_next;
-            self.mem_done = Some(m);
-            self.mem.drain_outbox(m);
-            let next = self.mem.memory.tick(m);
-            self.mem.memory.take_completions(&mut self.buf);
-            for (tag, done) in self.buf.drain(..) {
-                self.events.push(Reverse((done * self.tck_fs, EV_TAG, tag)));
+    /// Steps every device through its cycles up to now: offers the last cache level's
+    /// requests, steps the controllers, and turns completions into events.
+    fn step_memory(&mut self) {
+        for dev in 0..self.mem.router.devices.len() {
+            loop {
+                let d = &self.mem.router.devices[dev];
+                if d.next_cycle == u64::MAX || d.next_cycle * d.period_fs > self.now {
+                    break;
+                }
+                let (m, period) = (d.next_cycle, d.period_fs);
+                self.mem.drain_to_memory(dev, m);
+                let next = self.mem.router.step(dev, m);
+                let channels = &mut self.mem.router.devices[dev].channels;
+                channels.take_completions(&mut self.buf);
+                for (tag, done) in self.buf.drain(..) {
+                    self.events
+                        .push(Reverse((done * period, EV_TAG, tag, dev as u32)));
+                }
+                channels.take_completed_ops(&mut self.buf);
+                for (id, done) in self.buf.drain(..) {
+                    self.events
+                        .push(Reverse((done * period, EV_OP, id, dev as u32)));
+                }
+                let waiting = !self.mem.memory_outbox_empty();
+                let d = &mut self.mem.router.devices[dev];
+                d.next_cycle = if next == u64::MAX {
+                    u64::MAX
+                } else {
+                    next.max(m + 1)
+                };
+                if waiting || !self.skip_idle {
+                    d.next_cycle = d.next_cycle.min(m + 1);
+                }
             }
-            self.mem.memory.take_completed_ops(&mut self.buf);
-            for (id, done) in self.buf.drain(..) {
-                self.events.push(Reverse((done * self.tck_fs, EV_OP, id)));
-            }
-            self.mem_next = if next == u64::MAX {
-                u64::MAX
-            } else {
-                next.max(m + 1)
-            };
-            if !self.mem.outbox_empty() {
-                self.mem_next = self.mem_next.min(m + 1);
-            }
+        }
+    }
+
+    /// Inner cache levels' responses into the event queue.
+    fn take_due(&mut self) {
+        for (t, id) in self.mem.due.drain(..) {
+            self.events.push(Reverse((t, EV_TAG, id, 0)));
         }
     }
 
     fn deliver_events(&mut self) {
-        while let Some(&Reverse((t, kind, id))) = self.events.peek() {
+        while let Some(&Reverse((t, kind, id, dev))) = self.events.peek() {
             if t > self.now {
                 break;
             }
             self.events.pop();
             if kind == EV_OP {
-                let core = self.op_owner.remove(&id).expect("an owned operation");
+                let core = self
+                    .op_owner
+                    .remove(&(dev as usize, id))
+                    .expect("an owned operation");
                 if let Some(Job::Memory { phase, .. }) = self.cores[core].jobs.front_mut() {
                     *phase = MemPhase::Done;
                 }
                 continue;
             }
-            match self.mem.complete_tag(id) {
-                Pending::Fill { core, line } => {
-                    self.mem.complete_fill(core, line);
-                    self.cores[core].line_arrived(line, t);
-                }
-                Pending::Writeback { core } => {
+            match self.mem.complete(id, t) {
+                Completed::Line { core, line } => self.cores[core].line_arrived(line, t),
+                Completed::Writeback { core } => {
                     if let Some(Job::Memory {
                         writebacks_pending, ..
                     }) = self.cores[core].jobs.front_mut()
@@ -307,7 +329,9 @@ impl System {
                         *writebacks_pending -= 1;
                     }
                 }
+                Completed::Inner => {}
             }
+            self.take_due();
         }
     }
 
@@ -434,21 +458,22 @@ impl System {
                 if self.blocked(pa) {
                     return Ok(Step::Retry(ev, false));
                 }
-                let line = pa / LINE;
-                let hit = self.mem.cache_mut(c).probe(line).is_some();
-                if !hit && !self.mem.request_fill(c, line, Origin::Program) {
+                let line = pa / self.line;
+                let hit = self.mem.l1().array(c).probe(line).is_some();
+                if !hit && !self.mem.request_fill(c, line, Origin::Program, write) {
                     return Ok(Step::Retry(ev, false));
                 }
-                let way = self.mem.cache_mut(c).access(line);
+                let way = self.mem.l1().array(c).access(line);
                 if write {
                     let th = &mut self.threads[t];
                     th.stores += 1;
                     let value = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
-                    let offset = (pa % LINE) as usize & !7;
+                    let offset = (pa % self.line) as usize & !7;
                     match way {
                         Some(w) => self
                             .mem
-                            .cache_mut(c)
+                            .l1()
+                            .array(c)
                             .write(w, offset, &value, Origin::Program),
                         None => self.mem.add_store(c, line, offset, value),
                     }
@@ -595,7 +620,7 @@ impl System {
                 let mut tasks = Vec::new();
                 let (mut d, end) = op.dst_range();
                 while d < end {
-                    let len = ((d / LINE + 1) * LINE).min(end) - d;
+                    let len = ((d / self.line + 1) * self.line).min(end) - d;
                     let (src, value) = match op.kind {
                         BulkKind::Copy { src } => (Some(src + (d - op.dst)), 0),
                         BulkKind::Init { value } => (None, value),
@@ -626,7 +651,10 @@ impl System {
                     phase: MemPhase::Coherence,
                     writebacks_pending: 0,
                     zero_lines: if zero_insert {
-                        (d0.div_ceil(LINE), d1 / LINE)
+                        {
+                            let lb = self.mem.last_line_bytes();
+                            (d0.div_ceil(lb), d1 / lb)
+                        }
                     } else {
                         (0, 0)
                     },
@@ -691,7 +719,8 @@ impl System {
 
     /// Advances core `c`'s first bulk job; whether anything happened.
     fn progress_job(&mut self, c: usize) -> Result<bool> {
-        let lookahead = 2 * self.mem.mshrs_free(c).max(1) + 8;
+        let lookahead = 2 * self.mem.l1_ref().mshrs_free(c).max(1) + 8;
+        let lb = self.line;
         let per_cycle = (self.width / 2).max(1);
         let job = self.cores[c].jobs.front_mut().expect("a job");
         match job {
@@ -710,13 +739,14 @@ impl System {
                         continue;
                     }
                     let task = tasks[i];
-                    let dst_line = task.dst / LINE;
+                    let dst_line = task.dst / lb;
                     // A whole destination line may be allocated without a read; one whose
                     // fill is already in flight waits for it (its stores land first).
+                    let l1 = self.mem.l1();
                     let allocate = self.allocate_full_lines
-                        && task.len == LINE
-                        && self.mem.cache_mut(c).probe(dst_line).is_none();
-                    if allocate && (self.mem.has_mshr(c, dst_line) || !self.mem.can_allocate(c)) {
+                        && task.len == lb
+                        && l1.array(c).probe(dst_line).is_none();
+                    if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
                         continue;
                     }
                     // The destination (unless allocated) and the one or two source lines.
@@ -727,16 +757,16 @@ impl System {
                         count = 1;
                     }
                     if let Some(s) = task.src {
-                        lines[count] = s / LINE;
-                        lines[count + 1] = (s + task.len - 1) / LINE;
+                        lines[count] = s / lb;
+                        lines[count + 1] = (s + task.len - 1) / lb;
                         count += 2;
                     }
                     let mut ready = true;
                     for &l in &lines[..count] {
-                        if self.mem.cache_mut(c).probe(l).is_none() {
+                        if self.mem.l1().array(c).probe(l).is_none() {
                             ready = false;
-                            if !self.mem.has_mshr(c, l) {
-                                if self.mem.request_fill(c, l, origin) {
+                            if !self.mem.l1().has_mshr(c, l) {
+                                if self.mem.request_fill(c, l, origin, false) {
                                     progress = true;
                                 } else {
                                     break;
@@ -747,28 +777,28 @@ impl System {
                     if !ready || performed >= per_cycle {
                         continue;
                     }
-                    let mut line_buf = [task.value; LINE as usize];
+                    let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
                     let bytes = &mut line_buf[..task.len as usize];
                     if let Some(s) = task.src {
                         // Source bytes line by line (a misaligned piece spans two).
                         let mut k = 0;
                         while k < bytes.len() {
                             let a = s + k as u64;
-                            let offset = (a % LINE) as usize;
-                            let n = (LINE as usize - offset).min(bytes.len() - k);
-                            let cache = self.mem.cache_mut(c);
-                            let way = cache.probe(a / LINE).expect("present");
+                            let offset = (a % lb) as usize;
+                            let n = (lb as usize - offset).min(bytes.len() - k);
+                            let cache = self.mem.l1().array(c);
+                            let way = cache.probe(a / lb).expect("present");
                             bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
                             k += n;
                         }
                     }
                     if allocate {
-                        self.mem.insert(c, dst_line, &line_buf, true, origin);
-                    } else {
-                        let way = self.mem.cache_mut(c).probe(dst_line).expect("present");
                         self.mem
-                            .cache_mut(c)
-                            .write(way, (task.dst % LINE) as usize, bytes, origin);
+                            .insert(c, dst_line, &line_buf[..lb as usize], true, origin);
+                    } else {
+                        let cache = self.mem.l1().array(c);
+                        let way = cache.probe(dst_line).expect("present");
+                        cache.write(way, (task.dst % lb) as usize, bytes, origin);
                     }
                     done[i] = true;
                     performed += 1;
@@ -814,15 +844,12 @@ impl System {
             MemPhase::Coherence => {
                 // Lines still being fetched (stores may wait on them) must land first, and the
                 // cache needs room for the write-backs this may cause.
-                let touches = |line: u64| {
-                    let a = line * LINE;
-                    let (d0, d1) = op.dst_range();
-                    (a < d1 && a + LINE > d0)
-                        || op
-                            .src_range()
-                            .is_some_and(|(s0, s1)| a < s1 && a + LINE > s0)
-                };
-                if self.mem.mshr_lines().any(touches) || !self.mem.can_allocate(c) {
+                let (d0, d1) = op.dst_range();
+                let fetching = self.mem.fetching_in(d0, d1)
+                    || op
+                        .src_range()
+                        .is_some_and(|(s0, s1)| self.mem.fetching_in(s0, s1));
+                if fetching || !self.mem.levels.iter().all(|l| l.can_allocate(c)) {
                     return Ok(false);
                 }
                 let wb = self.coherence(c, &op);
@@ -845,30 +872,26 @@ impl System {
                 }
                 Ok(false)
             }
-            MemPhase::Submit => {
-                let mut cycle = self.now.div_ceil(self.tck_fs);
-                if let Some(done) = self.mem_done {
-                    cycle = cycle.max(done + 1);
+            MemPhase::Submit => match self.mem.router.try_enqueue_bulk(op, self.now) {
+                Ok(Some((device, id))) => {
+                    self.op_owner.insert((device, id), c);
+                    set_phase(self, MemPhase::Wait(id), 0);
+                    Ok(true)
                 }
-                match self.mem.memory.try_enqueue_bulk(op, cycle) {
-                    Ok(Some(id)) => {
-                        self.op_owner.insert(id, c);
-                        self.wake_memory();
-                        set_phase(self, MemPhase::Wait(id), 0);
-                        Ok(true)
-                    }
-                    Ok(None) => Ok(false),
-                    Err(e) => Err(Error::Io(format!(
-                        "internal error: a bulk operation the OS produced was refused: {e}"
-                    ))),
-                }
-            }
+                Ok(None) => Ok(false),
+                Err(e) => Err(Error::Io(format!(
+                    "internal error: a bulk operation the OS produced was refused: {e}"
+                ))),
+            },
             MemPhase::Wait(_) => Ok(false),
             MemPhase::Done => {
                 let (mut next, end) = zero_lines;
-                let zero = [0u8; LINE as usize];
-                while next < end && self.mem.can_allocate(c) {
-                    self.mem.insert(c, next, &zero, false, Origin::Init);
+                let zero = [0u8; crate::cache::array::MAX_LINE];
+                let zero = &zero[..self.mem.last_line_bytes() as usize];
+                let (last, array) = (self.mem.last_level(), self.mem.last_array_of(c));
+                while next < end && self.mem.last_can_allocate(array) {
+                    self.mem
+                        .insert_in(last, array, next, zero, false, Origin::Init);
                     next += 1;
                 }
                 if next < end {
@@ -887,8 +910,9 @@ impl System {
         }
     }
 
-    /// The memory controller's coherence work before an operation below the cache; returns
-    /// the write-backs it must wait for.
+    /// The memory controller's coherence work before an operation below the caches, on every
+    /// level from the last up (so a newer copy higher up lands in memory last); returns the
+    /// write-backs it must wait for.
     fn coherence(&mut self, c: usize, op: &BulkOp) -> u32 {
         let in_cache_copy = matches!(
             self.mechanism,
@@ -896,37 +920,40 @@ impl System {
         );
         let mut waits = 0;
         let (d0, d1) = op.dst_range();
-        let whole = |line: u64| line * LINE >= d0 && (line + 1) * LINE <= d1;
-        for line in d0 / LINE..d1.div_ceil(LINE) {
-            for k in 0..self.mem.caches.len() {
-                if !whole(line) {
-                    if let Some(ev) = self.mem.caches[k].write_back(line) {
-                        self.mem.write_back(k, ev, Some(c));
+        for level in (0..self.mem.levels.len()).rev() {
+            let lb = self.mem.levels[level].line_bytes;
+            let arrays = self.mem.levels[level].arrays.len();
+            let whole = |line: u64| line * lb >= d0 && (line + 1) * lb <= d1;
+            for line in d0 / lb..d1.div_ceil(lb) {
+                for k in 0..arrays {
+                    if !whole(line) && self.mem.coherence_write_back(level, k, line, c) {
                         waits += 1;
                     }
+                    self.mem.levels[level].arrays[k].invalidate(line);
                 }
-                self.mem.caches[k].invalidate(line);
             }
-        }
-        if let BulkKind::Copy { src } = op.kind {
+            let BulkKind::Copy { src } = op.kind else {
+                continue;
+            };
             let delta = src as i128 - op.dst as i128;
-            let aligned = delta.rem_euclid(LINE as i128) == 0;
-            for line in src / LINE..(src + op.bytes).div_ceil(LINE) {
-                for k in 0..self.mem.caches.len() {
-                    let Some(way) = self.mem.caches[k].probe(line) else {
+            let aligned = delta.rem_euclid(lb as i128) == 0;
+            for line in src / lb..(src + op.bytes).div_ceil(lb) {
+                for k in 0..arrays {
+                    let array = &self.mem.levels[level].arrays[k];
+                    let Some(way) = array.probe(line) else {
                         continue;
                     };
-                    if !self.mem.caches[k].is_dirty(way) {
+                    if !array.is_dirty(way) {
                         continue;
                     }
-                    let dst_line = ((line * LINE) as i128 - delta) as u64 / LINE;
+                    let dst_line = ((line * lb) as i128 - delta) as u64 / lb;
                     if in_cache_copy && aligned && whole(dst_line) {
                         // RowClone: copy the dirty line in the cache under the destination's
                         // tag; DRAM's stale copy of it is overwritten there.
-                        let data = *self.mem.caches[k].data(way);
-                        self.mem.insert(k, dst_line, &data, true, Origin::Copy);
-                    } else if let Some(ev) = self.mem.caches[k].write_back(line) {
-                        self.mem.write_back(k, ev, Some(c));
+                        let data = crate::cache::LineBuf::from_slice(array.data(way));
+                        self.mem
+                            .insert_in(level, k, dst_line, data.as_slice(), true, Origin::Copy);
+                    } else if self.mem.coherence_write_back(level, k, line, c) {
                         waits += 1;
                     }
                 }
@@ -940,7 +967,9 @@ impl System {
         let mut out = Vec::with_capacity(len);
         for i in 0..len as u64 {
             let pa = self.os.lookup(pid, vaddr + i)?;
-            out.push(self.mem.read_line(pa / LINE)[(pa % LINE) as usize]);
+            let mut byte = [0u8];
+            self.mem.read_as_cores(pa, &mut byte);
+            out.push(byte[0]);
         }
         Some(out)
     }
@@ -955,25 +984,43 @@ impl System {
         let cycles = end / self.core_fs;
         let instructions: u64 = self.cores.iter().map(|c| c.retired).sum();
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
-        let mut memory = self.mem.memory.stats(0);
-        memory.host.wall_seconds = wall_seconds;
-        if wall_seconds > 0.0 {
-            memory.host.requests_per_wall_second =
-                (memory.reads + memory.writes) as f64 / wall_seconds;
+        let mut devices: Vec<DeviceStats> = self
+            .mem
+            .router
+            .devices
+            .iter()
+            .map(|d| DeviceStats {
+                name: d.name.clone(),
+                base: d.base,
+                bytes: d.size,
+                stats: d.channels.stats(0),
+            })
+            .collect();
+        for d in &mut devices {
+            let s = &mut d.stats;
+            s.host.wall_seconds = wall_seconds;
+            if wall_seconds > 0.0 {
+                s.host.requests_per_wall_second = (s.reads + s.writes) as f64 / wall_seconds;
+            }
         }
         let mut traffic = self.mem.traffic.clone();
-        traffic.copy_bytes += memory.bulk.copy_channel_bytes;
-        traffic.init_bytes += memory.bulk.init_channel_bytes;
-        let total = traffic.total();
-        let mut cache = crate::cache::CacheStats::default();
-        for c in &self.mem.caches {
-            let s = &c.stats;
-            cache.hits += s.hits;
-            cache.misses += s.misses;
-            cache.writebacks += s.writebacks;
-            cache.invalidations += s.invalidations;
-            cache.inserts += s.inserts;
+        let mut energy_nj = 0.0;
+        for d in &devices {
+            traffic.copy_bytes += d.stats.bulk.copy_channel_bytes;
+            traffic.init_bytes += d.stats.bulk.init_channel_bytes;
+            energy_nj += d.stats.energy.total_nj;
         }
+        let memory = devices[0].stats.clone();
+        if devices.len() == 1 {
+            devices.clear();
+        }
+        let total = traffic.total();
+        let cache = self
+            .mem
+            .levels
+            .iter()
+            .map(|l| (l.name.clone(), l.stats()))
+            .collect();
         SystemStats {
             mechanism: match self.mechanism {
                 SystemMechanism::Cpu => "cpu",
@@ -1019,7 +1066,7 @@ impl System {
             energy_nj_per_instruction: if instructions == 0 {
                 0.0
             } else {
-                memory.energy.total_nj / instructions as f64
+                energy_nj / instructions as f64
             },
             traffic,
             memcpy_ops: self.memcpy_ops,
@@ -1028,6 +1075,7 @@ impl System {
             cache,
             os: self.os.stats.clone(),
             memory,
+            memory_devices: devices,
         }
     }
 }
@@ -1046,9 +1094,18 @@ pub fn run_workload_logged(
 ) -> Result<(SystemStats, System)> {
     let mut system = System::new(config, path)?;
     if let Some(log) = command_log {
-        system.mem.memory.log_commands_to(log)?;
+        let several = system.mem.router.devices.len() > 1;
+        for d in &mut system.mem.router.devices {
+            // Several devices: one log each, named after the device.
+            let path = if several {
+                log.with_extension(format!("{}.csv", d.name))
+            } else {
+                log.to_path_buf()
+            };
+            d.channels.log_commands_to(&path)?;
+        }
     }
     let stats = system.run()?;
-    system.mem.memory.finish_log()?;
+    system.mem.router.finish_logs()?;
     Ok((stats, system))
 }

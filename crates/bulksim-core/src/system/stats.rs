@@ -3,11 +3,12 @@
 //! memory system's own stats, and per-instruction bandwidth and energy. Units in
 //! `SYSTEM_STAT_DOCS`, from which docs/stats.md is generated.
 
-use super::memside::Traffic;
-use crate::cache::{CacheStats, Origin};
+use crate::cache::hierarchy::Traffic;
+use crate::cache::{LevelStats, Origin};
 use crate::os::OsStats;
 use crate::stats::{StatDoc, Stats};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct CoreStats {
@@ -79,9 +80,23 @@ pub struct SystemStats {
     pub memcpy_ops: u64,
     pub meminit_ops: u64,
     pub bulk_wait: BulkWait,
-    pub cache: CacheStats,
+    /// Per cache level, by name (`l1`, `l2`, ...).
+    pub cache: BTreeMap<String, LevelStats>,
     pub os: OsStats,
+    /// The first memory device's stats (the only one unless `[[memory.device]]` lists more).
     pub memory: Stats,
+    /// Every memory device's stats when there are several (empty otherwise).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub memory_devices: Vec<DeviceStats>,
+}
+
+/// One memory device's place in the physical address space and its stats.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct DeviceStats {
+    pub name: String,
+    pub base: u64,
+    pub bytes: u64,
+    pub stats: Stats,
 }
 
 macro_rules! docs {
@@ -116,11 +131,21 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "bulk_wait.inits", "operations", "initializations (meminit pieces, first-touch zeroing) a core waited for";
     "bulk_wait.init_ns", "ns", "core time blocked on initializations, summed as for copies";
     "bulk_wait.init_ns_per_op", "ns per operation", "bulk_wait.init_ns / bulk_wait.inits";
-    "cache.hits", "accesses", "program loads and stores that hit, all cores";
-    "cache.misses", "accesses", "program loads and stores that missed, all cores";
-    "cache.writebacks", "lines", "dirty lines written back (evictions and coherence)";
-    "cache.invalidations", "lines", "lines dropped for bulk-operation coherence";
-    "cache.inserts", "lines", "lines put into the caches (fills, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)";
+    "cache.l1.hits", "accesses", "demand lookups that hit, all cores (first level: program loads and stores; below: fills asked for by the level above)";
+    "cache.l1.misses", "accesses", "demand lookups that missed, all cores";
+    "cache.l1.writebacks", "lines", "dirty lines written back (evictions and coherence)";
+    "cache.l1.invalidations", "lines", "lines dropped for bulk-operation coherence";
+    "cache.l1.inserts", "lines", "lines put into the level (fills, write-backs from above, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)";
+    "cache.l1.below.read_bytes.program", "bytes", "bytes read through the port below the level (fills), for the program's loads and stores; likewise .copy, .init, .coherence, .migration";
+    "cache.l1.below.read_bytes.copy", "bytes", "fills for copies";
+    "cache.l1.below.read_bytes.init", "bytes", "fills for initializations";
+    "cache.l1.below.read_bytes.coherence", "bytes", "fills for coherence work (none today)";
+    "cache.l1.below.read_bytes.migration", "bytes", "fills for page migration (none today)";
+    "cache.l1.below.write_bytes.program", "bytes", "bytes written through the port below the level (write-backs) of lines the program wrote";
+    "cache.l1.below.write_bytes.copy", "bytes", "write-backs of lines a copy wrote";
+    "cache.l1.below.write_bytes.init", "bytes", "write-backs of lines an initialization wrote";
+    "cache.l1.below.write_bytes.coherence", "bytes", "write-backs the memory controller asked for before a bulk operation";
+    "cache.l1.below.write_bytes.migration", "bytes", "write-backs for page migration (none today)";
     "os.processes", "processes", "processes created (initial threads and forks)";
     "os.forks", "calls", "fork events";
     "os.page_faults", "faults", "first touches and writes to copy-on-write pages";
@@ -165,10 +190,12 @@ impl SystemStats {
             "os                  {} forks, {} copy-on-write copies ({} in the source's subarray), {} zero fills\n",
             self.os.forks, self.os.cow_copies, self.os.cow_same_subarray, self.os.zero_fills
         );
-        s += &format!(
-            "cache               {} hits, {} misses, {} write-backs\n",
-            self.cache.hits, self.cache.misses, self.cache.writebacks
-        );
+        for (name, l) in &self.cache {
+            s += &format!(
+                "cache {name:<13} {} hits, {} misses, {} write-backs\n",
+                l.hits, l.misses, l.writebacks
+            );
+        }
         s += &format!(
             "per instruction     {:.3} bytes of traffic, {:.3} nJ of DRAM energy\n",
             self.bytes_per_instruction, self.energy_nj_per_instruction
@@ -185,8 +212,10 @@ mod tests {
 
     #[test]
     fn every_system_stat_is_documented_and_every_doc_is_a_stat() {
+        let mut stats = SystemStats::default();
+        stats.cache.insert("l1".into(), LevelStats::default());
         crate::stats::assert_documented(
-            &SystemStats::default(),
+            &stats,
             "memory",
             &["memory"],
             SYSTEM_STAT_DOCS,

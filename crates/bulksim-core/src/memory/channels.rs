@@ -1,9 +1,10 @@
-//! The memory system: the address mapper and one controller per channel. It routes requests by
-//! channel, steps every controller, merges their command logs in cycle order into one file, and
-//! sums their counters into `Stats`. Bulk operations enter here: it plans each one, hands its
-//! in-DRAM segments to the controllers' bulk engines and its line jobs to the channel copier,
-//! applies the bytes they move to the memory image, and completes operations as their parts
-//! finish.
+//! One DRAM device's channels: the address mapper and one controller per channel. It routes
+//! requests by channel, steps every controller, merges their command logs in cycle order into
+//! one file, and sums their counters into `Stats`. Bulk operations enter here: it plans each
+//! one, hands its in-DRAM segments to the controllers' bulk engines and its line jobs to the
+//! channel copier, reports the bytes they move (in device-local addresses) for the memory
+//! router to apply to the image, and completes operations as their parts finish. Addresses
+//! here are local to the device; its clock is the preset's.
 
 use crate::bulk::channel_copy::ChannelCopier;
 use crate::bulk::plan::Planner;
@@ -16,7 +17,6 @@ use crate::device::CommandLog;
 use crate::device::RankActivity;
 use crate::energy::{rank_energy, EnergyBreakdown};
 use crate::error::{Error, Result};
-use crate::image::MemoryImage;
 use crate::mapping::AddressMapper;
 use crate::spec::{Command, Spec};
 use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
@@ -34,7 +34,8 @@ pub struct MemorySystem {
     allow_fpm: bool,
     copier: ChannelCopier,
     tracker: BulkTracker,
-    image: MemoryImage,
+    /// Bytes moved by bulk work since the router last took them.
+    moves: Vec<Move>,
     client_outstanding: u64,
     completions: Vec<(u32, u64)>,
 }
@@ -62,15 +63,15 @@ impl MemorySystem {
             allow_fpm: b.fpm,
             copier: ChannelCopier::new(b.lines_in_flight as usize),
             tracker: BulkTracker::default(),
-            image: MemoryImage::new(IMAGE_SEED),
+            moves: Vec::new(),
             client_outstanding: 0,
             completions: Vec::new(),
         })
     }
 
-    /// The bytes memory holds (what bulk operations have moved).
-    pub fn image(&self) -> &MemoryImage {
-        &self.image
+    /// Bytes bulk work moved since the last call, in the order they moved (local addresses).
+    pub fn take_moves(&mut self, out: &mut Vec<Move>) {
+        out.append(&mut self.moves);
     }
 
     /// Offers a copy or initialization at cycle `now`. Ok(false) when it must wait: the bulk
@@ -185,10 +186,6 @@ impl MemorySystem {
         self.reserved
     }
 
-    pub fn image_mut(&mut self) -> &mut MemoryImage {
-        &mut self.image
-    }
-
     /// Writes every issued command to `path` (CSV, see `device::command_log`).
     pub fn log_commands_to(&mut self, path: &Path) -> Result<()> {
         let log = CommandLog::create(path)
@@ -268,7 +265,7 @@ impl MemorySystem {
                 }
                 match self.copier.served(tag, kind, done) {
                     Some(job) => {
-                        apply(&mut self.image, &job.moves);
+                        self.moves.push(job.moves);
                         let bytes = (job.reads.len() as u64 + 1) * self.mapper.line_bytes();
                         self.tracker.channel_bytes(job.op, bytes);
                         self.tracker.part_done(job.op, done);
@@ -277,9 +274,7 @@ impl MemorySystem {
                     None => next = next.min(done.max(now + 1)), // the job's write may go then
                 }
             }
-            for m in c.bulk.moves.drain(..) {
-                apply(&mut self.image, &m);
-            }
+            self.moves.append(&mut c.bulk.moves);
             for (op, done) in c.bulk.finished.drain(..) {
                 self.tracker.part_done(op, done);
             }
@@ -407,15 +402,5 @@ impl MemorySystem {
             },
             host: Default::default(),
         }
-    }
-}
-
-/// Seed of the memory image's initial contents (fixed: runs are deterministic).
-const IMAGE_SEED: u64 = 0x0b01_c51e;
-
-fn apply(image: &mut MemoryImage, m: &Move) {
-    match *m {
-        Move::Copy { src, dst, len } => image.copy(src, dst, len),
-        Move::Fill { dst, len, value } => image.fill(dst, len, value),
     }
 }

@@ -1,0 +1,551 @@
+//! The chain of cache levels from the core down to the memory router, joined by the request
+//! port. The first level serves the core (lookups, stores, misses); a miss takes an MSHR and
+//! leaves as a fill request for the level below, which answers from its array after its hit
+//! latency or misses in turn; the last level's requests go to the memory devices, fills ahead
+//! of write-backs. A victim goes to the level below as a write-back (the last level's to
+//! memory, where the router writes its bytes into the image as it leaves). Data is
+//! functional: a fill takes the line as the levels below and memory hold it when the fill
+//! completes. Bulk-operation coherence acts here on all levels at once: write back a line,
+//! invalidate a line, insert a line at the last level (where the memory controller's
+//! copies land). Request ids name every fill and waited write-back in flight; their
+//! completions come back through `complete`.
+
+use super::array::{Evicted, LineBuf, MAX_LINE};
+use super::level::{writeback_request, CacheLevel, LevelStats, Mshr, Outgoing};
+use crate::config::CacheLevelConfig;
+use crate::controller::NO_TAG;
+use crate::memory::MemoryRouter;
+use crate::port::{Origin, Request, RequestId, RequestKind};
+use serde::Serialize;
+
+/// Bytes over the channel by cause.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Traffic {
+    /// Fills for the program's own loads and stores.
+    pub read_bytes: u64,
+    /// Write-backs of lines the program wrote.
+    pub write_bytes: u64,
+    /// Reads and writes caused by copies (copy loops, their write-backs, coherence
+    /// write-backs, line copies below the cache).
+    pub copy_bytes: u64,
+    /// The same for initialization (zeroing, meminit).
+    pub init_bytes: u64,
+}
+
+impl Traffic {
+    fn book(&mut self, origin: Origin, write: bool, bytes: u64) {
+        let slot = match (origin, write) {
+            (Origin::Program, false) | (Origin::Coherence, false) => &mut self.read_bytes,
+            (Origin::Program, true) | (Origin::Coherence, true) => &mut self.write_bytes,
+            (Origin::Copy, _) | (Origin::Migration, _) => &mut self.copy_bytes,
+            (Origin::Init, _) => &mut self.init_bytes,
+        };
+        *slot += bytes;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.read_bytes + self.write_bytes + self.copy_bytes + self.init_bytes
+    }
+}
+
+/// What a request id in flight is for.
+#[derive(Clone, Copy, Debug)]
+pub enum Pending {
+    /// A fill of `line` (in the level's line size) for `core`'s MSHR at `level`.
+    Fill {
+        level: usize,
+        core: usize,
+        line: u64,
+    },
+    /// A write-back the memory controller asked for on behalf of `core`'s bulk operation.
+    Writeback { core: usize },
+}
+
+/// What completing a request id did for the cores.
+#[derive(Clone, Copy, Debug)]
+pub enum Completed {
+    /// The first level has `line` now: `core`'s loads waiting for it may retire.
+    Line { core: usize, line: u64 },
+    /// A write-back `core`'s bulk operation waits for has reached memory.
+    Writeback { core: usize },
+    /// A fill of an inner level: nothing for the cores yet.
+    Inner,
+}
+
+pub struct Hierarchy {
+    pub levels: Vec<CacheLevel>,
+    pub router: MemoryRouter,
+    ids: Vec<Option<Pending>>,
+    free_ids: Vec<RequestId>,
+    /// Channel traffic by cause (the memory boundary).
+    pub traffic: Traffic,
+    /// Responses of inner levels due at a time: (fs, id), for the scheduler's event queue.
+    pub due: Vec<(u64, RequestId)>,
+}
+
+impl Hierarchy {
+    pub fn new(
+        configs: &[CacheLevelConfig],
+        router: MemoryRouter,
+        cores: usize,
+        core_fs: u64,
+    ) -> Result<Hierarchy, String> {
+        let levels = configs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                CacheLevel::new(format!("l{}", i + 1), c, cores, core_fs)
+                    .map_err(|e| format!("cache.level.{i}: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Hierarchy {
+            levels,
+            router,
+            ids: Vec::new(),
+            free_ids: Vec::new(),
+            traffic: Traffic::default(),
+            due: Vec::new(),
+        })
+    }
+
+    fn last(&self) -> usize {
+        self.levels.len() - 1
+    }
+
+    /// The first level's line size (what the core's loads, stores and copy loops work in).
+    pub fn line_bytes(&self) -> u64 {
+        self.levels[0].line_bytes
+    }
+
+    pub fn l1(&mut self) -> &mut CacheLevel {
+        &mut self.levels[0]
+    }
+
+    pub fn l1_ref(&self) -> &CacheLevel {
+        &self.levels[0]
+    }
+
+    fn new_id(&mut self, p: Pending) -> RequestId {
+        match self.free_ids.pop() {
+            Some(t) => {
+                self.ids[t as usize] = Some(p);
+                t
+            }
+            None => {
+                self.ids.push(Some(p));
+                (self.ids.len() - 1) as RequestId
+            }
+        }
+    }
+
+    /// What `id` was for; frees it.
+    fn take_id(&mut self, id: RequestId) -> Pending {
+        self.free_ids.push(id);
+        self.ids[id as usize].take().expect("a live request id")
+    }
+
+    /// Whether any level has a miss in flight for a line overlapping [a, b).
+    pub fn fetching_in(&self, a: u64, b: u64) -> bool {
+        self.levels.iter().any(|l| {
+            l.mshrs.iter().flatten().any(|m| {
+                let s = m.line * l.line_bytes;
+                s < b && s + l.line_bytes > a
+            })
+        })
+    }
+
+    /// Makes sure `line` is being fetched into `core`'s first level: merges with an MSHR in
+    /// flight or takes a new one. False when all MSHRs are busy or the write-back buffer is
+    /// full.
+    pub fn request_fill(&mut self, core: usize, line: u64, origin: Origin, write: bool) -> bool {
+        self.request_fill_at(0, core, line, origin, write, None)
+    }
+
+    fn request_fill_at(
+        &mut self,
+        level: usize,
+        core: usize,
+        line: u64,
+        origin: Origin,
+        write: bool,
+        waiter: Option<RequestId>,
+    ) -> bool {
+        let l = &mut self.levels[level];
+        if let Some(m) = l.mshr_mut(core, line) {
+            if let Some(w) = waiter {
+                m.waiters.push(w);
+            }
+            return true;
+        }
+        if l.mshrs[core].len() >= l.mshr_cap || !l.can_allocate(core) {
+            return false;
+        }
+        let line_bytes = l.line_bytes;
+        let id = self.new_id(Pending::Fill { level, core, line });
+        let l = &mut self.levels[level];
+        l.mshrs[core].push(Mshr {
+            line,
+            origin,
+            id,
+            stores: Vec::new(),
+            waiters: waiter.into_iter().collect(),
+        });
+        let req = Request {
+            id: Some(id),
+            addr: line * line_bytes,
+            bytes: line_bytes as u32,
+            kind: if write {
+                RequestKind::ReadForOwnership
+            } else {
+                RequestKind::Read
+            },
+            origin,
+            thread: core as u32,
+        };
+        l.out_fills.push_back(Outgoing {
+            req,
+            data: None,
+            buffer: None,
+        });
+        l.below.read_bytes.add(origin, line_bytes);
+        if level == self.last() {
+            self.traffic.book(origin, false, line_bytes);
+        }
+        true
+    }
+
+    /// A store waiting for `line` (whose first-level MSHR exists).
+    pub fn add_store(&mut self, core: usize, line: u64, offset: usize, bytes: [u8; 8]) {
+        self.levels[0]
+            .mshr_mut(core, line)
+            .expect("an MSHR for the line")
+            .stores
+            .push((offset, bytes));
+    }
+
+    /// Sends a dirty line of array `array` at `level` down: to the level below, or (from the
+    /// last level, or when `waiter` is a bulk operation's core) to memory, writing the image.
+    fn write_back(&mut self, level: usize, array: usize, ev: &Evicted, waiter: Option<usize>) {
+        let line_bytes = self.levels[level].line_bytes;
+        let to_memory = waiter.is_some() || level == self.last();
+        let mut req = writeback_request(ev, line_bytes, ev.origin, array as u32);
+        if let Some(core) = waiter {
+            req.id = Some(self.new_id(Pending::Writeback { core }));
+            req.origin = Origin::Coherence;
+            req.thread = core as u32;
+        }
+        let l = &mut self.levels[level];
+        l.below.write_bytes.add(req.origin, line_bytes);
+        if to_memory {
+            self.router.write(req.addr, ev.data.as_slice());
+            self.traffic.book(ev.origin, true, line_bytes);
+            // Memory-bound write-backs leave from the last level's queue, holding a place in
+            // this level's buffer until memory takes them.
+            let last = self.last();
+            self.levels[level].wb_queued[array] += 1;
+            self.levels[last].out_writebacks.push_back(Outgoing {
+                req,
+                data: None,
+                buffer: Some((level, array)),
+            });
+        } else {
+            // The bytes travel with the request to the level below.
+            l.queue_writeback(level, array, req, ev.data);
+        }
+    }
+
+    /// Puts a line into `core`'s array at `level`, writing back what it pushes out.
+    pub fn insert_at(
+        &mut self,
+        level: usize,
+        core: usize,
+        line: u64,
+        data: &[u8],
+        dirty: bool,
+        origin: Origin,
+    ) -> usize {
+        let l = &mut self.levels[level];
+        let array = l.array_of[core];
+        let (way, evicted) = l.arrays[array].insert(line, data, dirty, origin);
+        if let Some(ev) = evicted {
+            self.write_back(level, array, &ev, None);
+        }
+        way
+    }
+
+    /// Puts a line into `core`'s first level.
+    pub fn insert(&mut self, core: usize, line: u64, data: &[u8], dirty: bool, origin: Origin) {
+        self.insert_at(0, core, line, data, dirty, origin);
+    }
+
+    /// Reads `buf.len()` bytes at `addr` as level `from` and below see them (the first holder
+    /// of each line below `from`, else memory).
+    fn read_below(&self, from: usize, addr: u64, buf: &mut [u8]) {
+        for l in &self.levels[from..] {
+            let line = addr / l.line_bytes;
+            for a in &l.arrays {
+                if let Some(way) = a.probe(line) {
+                    let offset = (addr - line * l.line_bytes) as usize;
+                    buf.copy_from_slice(&a.data(way)[offset..offset + buf.len()]);
+                    return;
+                }
+            }
+        }
+        self.router.read(addr, buf);
+    }
+
+    /// Completes request `id` (a fill's data or a waited write-back has arrived at time
+    /// `fs`).
+    pub fn complete(&mut self, id: RequestId, fs: u64) -> Completed {
+        match self.take_id(id) {
+            Pending::Writeback { core } => Completed::Writeback { core },
+            Pending::Fill { level, core, line } => {
+                self.complete_fill(level, core, line, fs);
+                if level == 0 {
+                    Completed::Line { core, line }
+                } else {
+                    Completed::Inner
+                }
+            }
+        }
+    }
+
+    fn complete_fill(&mut self, level: usize, core: usize, line: u64, fs: u64) {
+        let l = &mut self.levels[level];
+        let i = l.mshrs[core]
+            .iter()
+            .position(|m| m.line == line)
+            .expect("an MSHR for the fill");
+        let m = l.mshrs[core].swap_remove(i);
+        let line_bytes = l.line_bytes;
+        for &w in &m.waiters {
+            self.due.push((fs, w));
+        }
+        // In a shared array another core's fill may have brought the line already (and it
+        // may be dirty since): apply the waiting stores to it instead of refilling.
+        if let Some(way) = l.array(core).probe(line) {
+            for (offset, bytes) in &m.stores {
+                l.array(core).write(way, *offset, bytes, Origin::Program);
+            }
+            return;
+        }
+        let mut data = [0u8; MAX_LINE];
+        let data = &mut data[..line_bytes as usize];
+        self.read_below(level + 1, line * line_bytes, data);
+        let dirty = !m.stores.is_empty();
+        for (offset, bytes) in &m.stores {
+            data[*offset..*offset + 8].copy_from_slice(bytes);
+        }
+        let origin = if dirty { Origin::Program } else { m.origin };
+        self.insert_at(level, core, line, data, dirty, origin);
+    }
+
+    /// Hands requests waiting between inner levels to the level below, at time `now`: a
+    /// fill that hits there is answered after that level's hit latency, one that misses
+    /// takes an MSHR there; a write-back lands in the level below. Returns whether anything
+    /// moved.
+    pub fn pump(&mut self, now: u64) -> bool {
+        let mut moved = false;
+        for level in 0..self.last() {
+            while let Some(o) = self.levels[level].out_fills.front() {
+                let req = o.req;
+                if !self.accept_fill(level + 1, &req, now) {
+                    break;
+                }
+                self.levels[level].out_fills.pop_front();
+                moved = true;
+            }
+            while let Some(o) = self.levels[level].out_writebacks.front() {
+                let (req, buffer) = (o.req, o.buffer);
+                let data = o.data.expect("an inner write-back carries its bytes");
+                if !self.accept_writeback(level + 1, &req, data) {
+                    break;
+                }
+                self.levels[level].out_writebacks.pop_front();
+                if let Some((l, a)) = buffer {
+                    self.levels[l].wb_queued[a] -= 1;
+                }
+                moved = true;
+            }
+        }
+        moved
+    }
+
+    /// Level `level` takes a fill request from the level above, or refuses it for now.
+    fn accept_fill(&mut self, level: usize, req: &Request, now: u64) -> bool {
+        let core = req.thread as usize;
+        let l = &mut self.levels[level];
+        let line = req.addr / l.line_bytes;
+        if l.array(core).probe(line).is_some() {
+            l.array(core).access(line);
+            let due = now + l.hit_fs;
+            self.due.push((due, req.id.expect("a fill has an id")));
+            return true;
+        }
+        if l.mshr_mut(core, line).is_none() {
+            if l.mshrs[core].len() >= l.mshr_cap || !l.can_allocate(core) {
+                return false;
+            }
+            l.array(core).access(line); // the miss
+        }
+        self.request_fill_at(level, core, line, req.origin, false, req.id)
+    }
+
+    /// Level `level` takes a write-back from the level above: into its copy of the line, or
+    /// as a new dirty line when line sizes match, else on toward memory.
+    fn accept_writeback(&mut self, level: usize, req: &Request, data: LineBuf) -> bool {
+        let core = req.thread as usize;
+        let l = &mut self.levels[level];
+        let line = req.addr / l.line_bytes;
+        let offset = (req.addr - line * l.line_bytes) as usize;
+        let array = l.array_of[core];
+        if let Some(way) = l.arrays[array].probe(line) {
+            l.arrays[array].write(way, offset, data.as_slice(), req.origin);
+            return true;
+        }
+        if !l.can_allocate(core) {
+            return false;
+        }
+        if req.bytes as u64 == l.line_bytes {
+            self.insert_at(level, core, line, data.as_slice(), true, req.origin);
+        } else {
+            // A part of a larger line this level does not hold: on to memory.
+            let ev = Evicted {
+                line: req.addr / req.bytes as u64,
+                data,
+                origin: req.origin,
+            };
+            let to = level;
+            let line_bytes = req.bytes as u64;
+            self.levels[to]
+                .below
+                .write_bytes
+                .add(req.origin, line_bytes);
+            self.router.write(req.addr, ev.data.as_slice());
+            if to == self.last() {
+                self.traffic.book(req.origin, true, line_bytes);
+            }
+            self.levels[to].wb_queued[array] += 1;
+            let last = self.last();
+            self.levels[last].out_writebacks.push_back(Outgoing {
+                req: *req,
+                data: None,
+                buffer: Some((to, array)),
+            });
+        }
+        true
+    }
+
+    /// Offers the last level's requests for memory device `device` at its cycle `cycle`:
+    /// fills, then write-backs, each in order; one a full controller refuses does not hold
+    /// back those for other channels.
+    pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
+        let last = self.last();
+        let (levels, router) = (&mut self.levels, &mut self.router);
+        let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
+        levels[last].out_fills.retain(|f| {
+            !(mine(router, &f.req)
+                && router.try_send(device, &f.req, cycle, f.req.id.unwrap_or(NO_TAG)))
+        });
+        let mut writebacks = std::mem::take(&mut levels[last].out_writebacks);
+        writebacks.retain(|w| {
+            let taken = mine(router, &w.req)
+                && router.try_send(device, &w.req, cycle, w.req.id.unwrap_or(NO_TAG));
+            if let (true, Some((l, a))) = (taken, w.buffer) {
+                levels[l].wb_queued[a] -= 1;
+            }
+            !taken
+        });
+        levels[last].out_writebacks = writebacks;
+    }
+
+    /// Whether no level holds a request for the level below.
+    pub fn outbox_empty(&self) -> bool {
+        self.levels.iter().all(|l| l.outbox_empty())
+    }
+
+    /// Whether the last level holds requests for memory.
+    pub fn memory_outbox_empty(&self) -> bool {
+        self.levels[self.last()].outbox_empty()
+    }
+
+    /// Coherence: writes `line` of array `array` at `level` back to memory if it is dirty,
+    /// reporting its completion for `core`; whether it did.
+    pub fn coherence_write_back(
+        &mut self,
+        level: usize,
+        array: usize,
+        line: u64,
+        core: usize,
+    ) -> bool {
+        match self.levels[level].arrays[array].write_back(line) {
+            Some(ev) => {
+                self.write_back(level, array, &ev, Some(core));
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Puts `line` (in the level's line size) into array `array` of `level`, as the memory
+    /// controller's in-cache copies and zero inserts do; writes back what it pushes out.
+    pub fn insert_in(
+        &mut self,
+        level: usize,
+        array: usize,
+        line: u64,
+        data: &[u8],
+        dirty: bool,
+        origin: Origin,
+    ) {
+        let (_, evicted) = self.levels[level].arrays[array].insert(line, data, dirty, origin);
+        if let Some(ev) = evicted {
+            self.write_back(level, array, &ev, None);
+        }
+    }
+
+    /// The last level's index.
+    pub fn last_level(&self) -> usize {
+        self.last()
+    }
+
+    /// Whether the last level's array `array` has write-back buffer room.
+    pub fn last_can_allocate(&self, array: usize) -> bool {
+        let l = &self.levels[self.last()];
+        l.wb_queued[array] < l.wb_cap
+    }
+
+    /// The last level's array that `core` uses.
+    pub fn last_array_of(&self, core: usize) -> usize {
+        self.levels[self.last()].array_of[core]
+    }
+
+    /// The last level's line size.
+    pub fn last_line_bytes(&self) -> u64 {
+        self.levels[self.last()].line_bytes
+    }
+
+    /// Makes the `bytes` at `addr` zero without timing (memory present before the run
+    /// began): cached copies are dropped at every level, the image is cleared.
+    pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
+        for l in &mut self.levels {
+            let lb = l.line_bytes;
+            for line in addr / lb..(addr + bytes).div_ceil(lb) {
+                for a in &mut l.arrays {
+                    a.invalidate(line);
+                }
+            }
+        }
+        self.router.zero_untimed(addr, bytes);
+    }
+
+    /// Current contents of `buf.len()` bytes at `addr` as the cores see them (within one
+    /// first-level line).
+    pub fn read_as_cores(&self, addr: u64, buf: &mut [u8]) {
+        self.read_below(0, addr, buf);
+    }
+
+    pub fn level_stats(&self) -> Vec<LevelStats> {
+        self.levels.iter().map(|l| l.stats()).collect()
+    }
+}

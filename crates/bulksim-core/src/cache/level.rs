@@ -1,0 +1,201 @@
+//! One cache level: its arrays (one per core, or one shared by all), the MSHRs of each core at
+//! this level, the bounded write-back buffer of each array, the requests it has not yet handed
+//! to the level below (fills ahead of write-backs), and its counters. The chain of levels and
+//! the memory router below them are the hierarchy's business (`hierarchy`).
+
+use super::array::{ArrayCounts, Cache, Evicted, LineBuf};
+use crate::config::CacheLevelConfig;
+use crate::port::{Origin, Request, RequestId};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+/// A miss in flight at this level.
+pub struct Mshr {
+    /// Line number in this level's line size.
+    pub line: u64,
+    pub origin: Origin,
+    /// The fill's request id below.
+    pub id: RequestId,
+    /// Stores waiting for the line (first level only): (offset, bytes).
+    pub stores: Vec<(usize, [u8; 8])>,
+    /// Fills of the level above waiting for this line.
+    pub waiters: Vec<RequestId>,
+}
+
+/// A request waiting to leave the level, and the array whose write-back buffer holds it.
+pub struct Outgoing {
+    pub req: Request,
+    /// A write-back's bytes on their way to the next level (memory-bound ones were written
+    /// to the image as they left).
+    pub data: Option<LineBuf>,
+    /// (level, array) whose write-back buffer entry frees when the request is taken.
+    pub buffer: Option<(usize, usize)>,
+}
+
+/// Bytes that crossed a port, by direction and origin.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct PortTraffic {
+    /// Bytes read through the port (fills), by origin.
+    pub read_bytes: OriginBytes,
+    /// Bytes written through the port (write-backs), by origin.
+    pub write_bytes: OriginBytes,
+}
+
+/// A byte count per origin.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OriginBytes {
+    pub program: u64,
+    pub copy: u64,
+    pub init: u64,
+    pub coherence: u64,
+    pub migration: u64,
+}
+
+impl OriginBytes {
+    pub fn add(&mut self, origin: Origin, bytes: u64) {
+        *match origin {
+            Origin::Program => &mut self.program,
+            Origin::Copy => &mut self.copy,
+            Origin::Init => &mut self.init,
+            Origin::Coherence => &mut self.coherence,
+            Origin::Migration => &mut self.migration,
+        } += bytes;
+    }
+}
+
+/// Counters of one cache level, summed over its arrays.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LevelStats {
+    /// Demand lookups (program loads and stores at the first level; fills from the level
+    /// above below it) that hit.
+    pub hits: u64,
+    /// Demand lookups that missed.
+    pub misses: u64,
+    /// Dirty lines written back (evictions and coherence).
+    pub writebacks: u64,
+    /// Lines dropped for bulk-operation coherence.
+    pub invalidations: u64,
+    /// Lines put in (fills, write-backs from above, in-cache copies, zero inserts, lines
+    /// allocated whole).
+    pub inserts: u64,
+    /// Traffic on the port below this level.
+    pub below: PortTraffic,
+}
+
+pub struct CacheLevel {
+    pub name: String,
+    pub line_bytes: u64,
+    /// Hit latency in femtoseconds.
+    pub hit_fs: u64,
+    pub arrays: Vec<Cache>,
+    /// The array each core uses.
+    pub array_of: Vec<usize>,
+    /// Misses in flight per core.
+    pub mshrs: Vec<Vec<Mshr>>,
+    pub mshr_cap: usize,
+    /// Write-backs each array's buffer holds (not yet taken below).
+    pub wb_queued: Vec<usize>,
+    pub wb_cap: usize,
+    pub out_fills: VecDeque<Outgoing>,
+    pub out_writebacks: VecDeque<Outgoing>,
+    pub below: PortTraffic,
+}
+
+impl CacheLevel {
+    pub fn new(
+        name: String,
+        cfg: &CacheLevelConfig,
+        cores: usize,
+        core_fs: u64,
+    ) -> Result<CacheLevel, String> {
+        let count = if cfg.shared { 1 } else { cores };
+        let arrays = (0..count)
+            .map(|_| Cache::new(cfg.size_kb as u64 * 1024, cfg.ways, cfg.line_bytes))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CacheLevel {
+            name,
+            line_bytes: cfg.line_bytes as u64,
+            hit_fs: cfg.hit_cycles as u64 * core_fs,
+            arrays,
+            array_of: (0..cores).map(|c| if cfg.shared { 0 } else { c }).collect(),
+            mshrs: (0..cores).map(|_| Vec::new()).collect(),
+            mshr_cap: cfg.mshrs as usize,
+            wb_queued: vec![0; count],
+            wb_cap: cfg.writeback_buffer as usize,
+            out_fills: VecDeque::new(),
+            out_writebacks: VecDeque::new(),
+            below: PortTraffic::default(),
+        })
+    }
+
+    pub fn array(&mut self, core: usize) -> &mut Cache {
+        &mut self.arrays[self.array_of[core]]
+    }
+
+    pub fn array_ref(&self, core: usize) -> &Cache {
+        &self.arrays[self.array_of[core]]
+    }
+
+    pub fn has_mshr(&self, core: usize, line: u64) -> bool {
+        self.mshrs[core].iter().any(|m| m.line == line)
+    }
+
+    pub fn mshr_mut(&mut self, core: usize, line: u64) -> Option<&mut Mshr> {
+        self.mshrs[core].iter_mut().find(|m| m.line == line)
+    }
+
+    pub fn mshrs_free(&self, core: usize) -> usize {
+        self.mshr_cap - self.mshrs[core].len()
+    }
+
+    /// Whether `core`'s array has write-back buffer room for a victim.
+    pub fn can_allocate(&self, core: usize) -> bool {
+        self.wb_queued[self.array_of[core]] < self.wb_cap
+    }
+
+    pub fn outbox_empty(&self) -> bool {
+        self.out_fills.is_empty() && self.out_writebacks.is_empty()
+    }
+
+    /// A write-back of `ev` from array `array` of this level toward the level below.
+    pub fn queue_writeback(&mut self, level: usize, array: usize, req: Request, data: LineBuf) {
+        self.wb_queued[array] += 1;
+        self.out_writebacks.push_back(Outgoing {
+            req,
+            data: Some(data),
+            buffer: Some((level, array)),
+        });
+    }
+
+    pub fn stats(&self) -> LevelStats {
+        let mut sum = ArrayCounts::default();
+        for a in &self.arrays {
+            let s = &a.stats;
+            sum.hits += s.hits;
+            sum.misses += s.misses;
+            sum.writebacks += s.writebacks;
+            sum.invalidations += s.invalidations;
+            sum.inserts += s.inserts;
+        }
+        LevelStats {
+            hits: sum.hits,
+            misses: sum.misses,
+            writebacks: sum.writebacks,
+            invalidations: sum.invalidations,
+            inserts: sum.inserts,
+            below: self.below.clone(),
+        }
+    }
+}
+
+/// An evicted line as a write-back request.
+pub fn writeback_request(ev: &Evicted, line_bytes: u64, origin: Origin, thread: u32) -> Request {
+    Request {
+        id: None,
+        addr: ev.line * line_bytes,
+        bytes: line_bytes as u32,
+        kind: crate::port::RequestKind::Writeback,
+        origin,
+        thread,
+    }
+}

@@ -1,0 +1,66 @@
+//! One memory device: a standard and its address mapping (its `MemorySystem` of channels), the
+//! physical range it occupies, and its own clock. The device knows nothing of the physical
+//! address space beyond its base; the router translates. Each device keeps the cycle it was
+//! last stepped at and the next cycle it must be stepped, so one scheduler can interleave
+//! devices with different clocks on a single femtosecond time line.
+
+use super::channels::MemorySystem;
+
+pub struct MemoryDevice {
+    /// Name in stats (`memory.device.<name>` or the preset).
+    pub name: String,
+    pub channels: MemorySystem,
+    /// First physical byte address of the device.
+    pub base: u64,
+    /// Capacity in bytes.
+    pub size: u64,
+    /// Clock period in femtoseconds.
+    pub period_fs: u64,
+    /// Next cycle at which the device must be stepped (u64::MAX: none planned).
+    pub next_cycle: u64,
+    /// The last cycle stepped (a cycle is stepped once).
+    pub done_cycle: Option<u64>,
+}
+
+impl MemoryDevice {
+    pub fn new(name: String, channels: MemorySystem, base: u64) -> MemoryDevice {
+        let size = channels.mapper().capacity();
+        let period_fs = (channels.spec().tck_ns() * 1e6).round() as u64;
+        MemoryDevice {
+            name,
+            channels,
+            base,
+            size,
+            period_fs,
+            next_cycle: u64::MAX,
+            done_cycle: None,
+        }
+    }
+
+    pub fn contains(&self, addr: u64) -> bool {
+        addr >= self.base && addr - self.base < self.size
+    }
+
+    /// The first cycle at or after time `fs` not yet stepped: where new work enters.
+    pub fn cycle_at(&self, fs: u64) -> u64 {
+        let cycle = fs.div_ceil(self.period_fs);
+        match self.done_cycle {
+            Some(done) => cycle.max(done + 1),
+            None => cycle,
+        }
+    }
+
+    /// New work arrived at time `fs`: make sure the device is stepped then.
+    pub fn wake(&mut self, fs: u64) {
+        self.next_cycle = self.next_cycle.min(self.cycle_at(fs));
+    }
+
+    /// Time of the next planned step (u64::MAX: none).
+    pub fn next_fs(&self) -> u64 {
+        if self.next_cycle == u64::MAX {
+            u64::MAX
+        } else {
+            self.next_cycle * self.period_fs
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! The memory router: owns the physical address space, which it splits into the devices'
+//! disjoint ranges (in the order the config lists them, each as large as its organisation),
+//! and the functional memory image. It is the one place bytes are read and written: fills read
+//! the image when they complete, write-backs write it when they leave the last cache level,
+//! and the bytes bulk operations move are applied as each device reports them. Requests reach a
+//! device in its local addresses; completions come back in the device's cycles, which the
+//! caller turns into time with the device's period.
+
+use super::channels::MemorySystem;
+use super::device::MemoryDevice;
+use crate::bulk::{BulkKind, BulkOp, Move};
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::image::MemoryImage;
+use crate::port::{Request, RequestKind};
+
+/// Seed of the memory image's initial contents (fixed: runs are deterministic).
+const IMAGE_SEED: u64 = 0x0b01_c51e;
+
+pub struct MemoryRouter {
+    pub devices: Vec<MemoryDevice>,
+    image: MemoryImage,
+    moves: Vec<Move>,
+    /// Requests out of range of every device (trace mode counts them per device).
+    capacity: u64,
+}
+
+impl MemoryRouter {
+    /// The devices `config` describes (`[[memory.device]]`, or one from `[dram]`).
+    pub fn new(config: &Config) -> Result<MemoryRouter> {
+        let mut devices = Vec::new();
+        let mut base = 0u64;
+        for (name, cfg) in config.device_configs()? {
+            let channels = MemorySystem::new(&cfg)?;
+            let device = MemoryDevice::new(name, channels, base);
+            base = base.checked_add(device.size).ok_or_else(|| {
+                Error::Config("memory.device: the devices' capacities overflow 64 bits".into())
+            })?;
+            devices.push(device);
+        }
+        Ok(MemoryRouter {
+            devices,
+            image: MemoryImage::new(IMAGE_SEED),
+            moves: Vec::new(),
+            capacity: base,
+        })
+    }
+
+    /// Total bytes of all devices.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The device holding physical address `addr` (the last one for addresses past the end,
+    /// whose requests it counts as out of range).
+    #[inline]
+    pub fn device_of(&self, addr: u64) -> usize {
+        if self.devices.len() == 1 {
+            return 0;
+        }
+        self.devices
+            .iter()
+            .position(|d| d.contains(addr))
+            .unwrap_or(self.devices.len() - 1)
+    }
+
+    pub fn image(&self) -> &MemoryImage {
+        &self.image
+    }
+
+    /// Reads `buf.len()` bytes at physical address `addr`.
+    pub fn read(&self, addr: u64, buf: &mut [u8]) {
+        self.image.read(addr, buf);
+    }
+
+    /// Writes `data` at physical address `addr` (a write-back leaving the caches).
+    pub fn write(&mut self, addr: u64, data: &[u8]) {
+        self.image.write(addr, data);
+    }
+
+    /// Makes `bytes` at `addr` zero without timing (memory present before the run began).
+    pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
+        self.image.fill(addr, bytes, 0);
+    }
+
+    /// Offers a request at the device's cycle `cycle`; its completion is reported under
+    /// `tag` (a device-level tag, `controller::NO_TAG` for none). False if the channel's
+    /// queue is full.
+    pub fn try_send(&mut self, device: usize, req: &Request, cycle: u64, tag: u32) -> bool {
+        let d = &mut self.devices[device];
+        let kind = match req.kind {
+            RequestKind::Read | RequestKind::ReadForOwnership => {
+                crate::controller::RequestKind::Read
+            }
+            RequestKind::Writeback => crate::controller::RequestKind::Write,
+        };
+        d.channels
+            .try_enqueue_client(kind, req.addr - d.base, cycle, tag)
+    }
+
+    /// Offers a bulk operation at time `fs` to the device holding it; Ok(Some((device, id)))
+    /// when accepted, Ok(None) when it must wait, Err when the operation cannot run (e.g. it
+    /// spans devices).
+    pub fn try_enqueue_bulk(
+        &mut self,
+        op: BulkOp,
+        fs: u64,
+    ) -> std::result::Result<Option<(usize, u32)>, String> {
+        let device = self.device_of(op.dst);
+        let d = &self.devices[device];
+        let (d0, d1) = op.dst_range();
+        let inside = |a: u64, b: u64| d.contains(a) && (b == a || d.contains(b - 1));
+        let src_ok = match op.kind {
+            BulkKind::Copy { src } => inside(src, src + op.bytes),
+            BulkKind::Init { .. } => true,
+        };
+        if !inside(d0, d1) || !src_ok {
+            return Err(format!(
+                "bulk operation at {:#x} ({} bytes) spans memory devices; bulksim moves bytes between devices only by line reads and writes",
+                op.dst, op.bytes
+            ));
+        }
+        let local = BulkOp {
+            kind: match op.kind {
+                BulkKind::Copy { src } => BulkKind::Copy { src: src - d.base },
+                k => k,
+            },
+            dst: op.dst - d.base,
+            bytes: op.bytes,
+        };
+        let cycle = d.cycle_at(fs);
+        let d = &mut self.devices[device];
+        let id = d.channels.try_enqueue_bulk(local, cycle)?;
+        if id.is_some() {
+            d.wake(fs);
+        }
+        Ok(id.map(|id| (device, id)))
+    }
+
+    /// Steps device `device` at its cycle `cycle` and applies the bytes its bulk work moved;
+    /// returns the next cycle it can change state.
+    pub fn step(&mut self, device: usize, cycle: u64) -> u64 {
+        let d = &mut self.devices[device];
+        d.done_cycle = Some(cycle);
+        let next = d.channels.tick(cycle);
+        d.channels.take_moves(&mut self.moves);
+        if !self.moves.is_empty() {
+            let base = d.base;
+            for m in self.moves.drain(..) {
+                match m {
+                    Move::Copy { src, dst, len } => self.image.copy(src + base, dst + base, len),
+                    Move::Fill { dst, len, value } => self.image.fill(dst + base, len, value),
+                }
+            }
+        }
+        next
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.devices.iter().all(|d| d.channels.is_idle())
+    }
+
+    pub fn finish_logs(&mut self) -> Result<()> {
+        for d in &mut self.devices {
+            d.channels.finish_log()?;
+        }
+        Ok(())
+    }
+}

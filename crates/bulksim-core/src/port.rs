@@ -1,0 +1,79 @@
+//! The request port that joins the full system's components (core -> cache levels -> memory
+//! router -> memory devices): one request type and the reasons traffic exists. A component
+//! offers a request to the one below it, which accepts it or refuses it (the sender keeps it
+//! and offers it again later); responses come back by request id at the time they are due.
+//! Bytes do not travel in the request: the memory router is the one place the functional image
+//! is read and written, and cache levels hold their lines' bytes.
+
+/// Identifies a request in flight between components (reused once it completes).
+pub type RequestId = u32;
+
+/// Why a request or a line's contents exist; traffic is counted by it on every port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, PartialOrd, Ord)]
+pub enum Origin {
+    /// The program's own loads and stores.
+    #[default]
+    Program,
+    /// A copy (memcpy, copy-on-write): its loop's loads and stores, its line moves.
+    Copy,
+    /// An initialization (meminit, first-touch zeroing).
+    Init,
+    /// Bulk-operation coherence work done for the memory controller (write-backs it asks for).
+    Coherence,
+    /// Page migration between memory devices (hybrid memory; none yet).
+    Migration,
+}
+
+impl Origin {
+    pub const ALL: [Origin; 5] = [
+        Origin::Program,
+        Origin::Copy,
+        Origin::Init,
+        Origin::Coherence,
+        Origin::Migration,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Program => "program",
+            Origin::Copy => "copy",
+            Origin::Init => "init",
+            Origin::Coherence => "coherence",
+            Origin::Migration => "migration",
+        }
+    }
+}
+
+/// What a request asks of the component below.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestKind {
+    /// Read a line (a load miss, a copy's source or destination fetch).
+    Read,
+    /// Read a line the requester is about to write (a store miss).
+    ReadForOwnership,
+    /// Write a dirty line back (an eviction, or a write-back the memory controller asked for).
+    Writeback,
+}
+
+impl RequestKind {
+    pub fn is_write(self) -> bool {
+        self == RequestKind::Writeback
+    }
+}
+
+/// One request on a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Completion is reported under this id; `None` when nobody waits for it.
+    pub id: Option<RequestId>,
+    /// Physical byte address of the line (aligned to the sender's line size).
+    pub addr: u64,
+    /// The sender's line size in bytes.
+    pub bytes: u32,
+    pub kind: RequestKind,
+    /// Why the traffic exists; a write-back carries why its bytes were last written, or
+    /// `Coherence` when the memory controller asked for it.
+    pub origin: Origin,
+    /// The hardware thread (core) that caused it.
+    pub thread: u32,
+}
