@@ -28,7 +28,7 @@ use crate::cache::{Cache, Origin, LINE};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemorySystem;
-use crate::os::allocator::{FrameAllocator, PAGE};
+use crate::os::allocator::{sites_from_mapper, FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
 use crate::workload::program::{thread_files, Event, ProgramReader};
 use memside::{MemSide, Pending};
@@ -112,12 +112,11 @@ impl System {
         let mut memory = MemorySystem::new(&config)?;
         memory.report_completed_ops();
         let reserved = memory.reserved_rows();
-        let frames = FrameAllocator::new(
-            config.os.allocator,
-            memory.mapper(),
-            |row| reserved.is_some_and(|r| r.contains(row)),
-            config.os.seed,
-        );
+        let site = sites_from_mapper(memory.mapper(), |row| {
+            reserved.is_some_and(|r| r.contains(row))
+        });
+        let frame_count = (memory.mapper().capacity() / PAGE) as usize;
+        let frames = FrameAllocator::new(config.os.allocator, frame_count, site, config.os.seed);
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let tck_fs = (memory.spec().tck_ns() * 1e6).round() as u64;
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
@@ -425,7 +424,7 @@ impl System {
                 let write = matches!(ev, Event::Store(_));
                 let (pa, work) = self
                     .os
-                    .translate(pid, va, write)
+                    .translate(pid, t as u32, va, write)
                     .map_err(|e| self.err(t, e))?;
                 if let Some(w) = work {
                     self.queue_work(c, w);
@@ -478,7 +477,7 @@ impl System {
                 } else {
                     let frames = self
                         .os
-                        .map_populated(pid, vaddr, bytes)
+                        .map_populated(pid, t as u32, vaddr, bytes)
                         .map_err(|e| self.err(t, e))?;
                     for frame in frames {
                         self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
@@ -654,7 +653,7 @@ impl System {
                     len = len.min(PAGE - s % PAGE);
                     let (pa, work) = self
                         .os
-                        .translate(pid, s, false)
+                        .translate(pid, t as u32, s, false)
                         .map_err(|e| self.err(t, e))?;
                     if let Some(w) = work {
                         self.queue_work(c, w);
@@ -665,7 +664,7 @@ impl System {
             };
             let (dst_pa, work) = self
                 .os
-                .translate(pid, d, true)
+                .translate(pid, t as u32, d, true)
                 .map_err(|e| self.err(t, e))?;
             if let Some(w) = work {
                 self.queue_work(c, w);
