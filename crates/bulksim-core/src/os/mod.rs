@@ -386,4 +386,68 @@ mod tests {
         let e = os.translate(p, 0, usable * PAGE, true).unwrap_err();
         assert!(e.contains("out of physical memory"), "{e}");
     }
+
+    #[test]
+    fn translate_marks_frames_referenced_and_the_table_knows_owners_and_sharing() {
+        let mut os = os(AllocatorPolicy::Scatter);
+        let p = os.new_process();
+        os.map(p, 0, 2 * PAGE);
+        let (pa, _) = os.translate(p, 0, 8, true).unwrap();
+        let f = (pa / PAGE) as u32;
+        let t = os.frame_table();
+        assert_eq!(
+            (t.owner(f), t.refcount(f), t.referenced(f)),
+            (Some(p), 1, true)
+        );
+        os.table.clear_referenced(f);
+        os.translate(p, 0, 16, false).unwrap();
+        assert!(os.frame_table().referenced(f), "a plain read hit sets it");
+        let c = os.fork(p);
+        assert_eq!(os.frame_table().refcount(f), 2);
+        os.translate(c, 1, 8, true).unwrap(); // the child copies
+        let cf = (os.lookup(c, 8).unwrap() / PAGE) as u32;
+        let t = os.frame_table();
+        assert_eq!(
+            (t.owner(cf), t.refcount(cf), t.refcount(f)),
+            (Some(c), 1, 1)
+        );
+        os.exit(c);
+        assert_eq!(
+            (os.frame_table().owner(cf), os.frame_table().refcount(cf)),
+            (None, 0)
+        );
+    }
+
+    #[test]
+    fn exit_frees_in_ascending_page_order_and_far_apart_pages_work() {
+        let mut os = os(AllocatorPolicy::SubarrayAware);
+        let p = os.new_process();
+        // Pages far apart in the 48-bit space, touched out of order.
+        let vaddrs = [0x7fff_ffff_f000, 0x3000, 0x1_0000_0000, 0, 0x40_0000];
+        for &v in &vaddrs {
+            os.map(p, v, PAGE);
+        }
+        let mut frame_of = std::collections::BTreeMap::new();
+        for &v in &vaddrs {
+            let (pa, _) = os.translate(p, 0, v, true).unwrap();
+            frame_of.insert(v, pa / PAGE);
+        }
+        os.exit(p);
+        assert_eq!(os.stats.frames_used, 0);
+        // The most recently freed is reused first: the highest page's frame comes back first.
+        let q = os.new_process();
+        os.map(q, 0, 5 * PAGE);
+        let again: Vec<u64> = (0..5)
+            .map(|i| os.translate(q, 1, i * PAGE, true).unwrap().0 / PAGE)
+            .collect();
+        let descending: Vec<u64> = frame_of.values().rev().copied().collect();
+        assert_eq!(again, descending);
+        os.map(q, 1 << 48, PAGE);
+        let e = os.translate(q, 1, 1 << 48, true).unwrap_err();
+        assert!(e.contains("0x1000000000000") && e.contains("beyond"), "{e}");
+        let e = os
+            .map_populated(q, 1, (1 << 48) - PAGE, 2 * PAGE)
+            .unwrap_err();
+        assert!(e.contains("beyond"), "{e}");
+    }
 }
