@@ -266,10 +266,19 @@ pub struct DeviceConfig {
     pub ranks: u32,
 }
 
+/// How the OS places physical frames (see `os::allocator` for each policy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum AllocatorPolicy {
+    Scatter,
+    SubarrayAware,
+    InterBank,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OsConfig {
-    pub allocator: crate::os::allocator::AllocatorPolicy,
+    pub allocator: AllocatorPolicy,
     pub seed: u64,
     pub fault_instructions: u32,
 }
@@ -277,7 +286,7 @@ pub struct OsConfig {
 impl Default for OsConfig {
     fn default() -> Self {
         OsConfig {
-            allocator: crate::os::allocator::AllocatorPolicy::Scatter,
+            allocator: AllocatorPolicy::Scatter,
             seed: 1,
             fault_instructions: 0,
         }

@@ -1,26 +1,25 @@
-//! The OS memory manager: per-process page tables of 4 KB pages over mapped regions, frames
-//! from the allocator, copy-on-write after fork, and zero-on-first-touch. It does not tick:
-//! `translate` returns the physical address and the work (a page to zero, a page to copy)
-//! that must finish before the access proceeds; the system executes that work by the chosen
-//! bulk mechanism. An exiting process drops its references to frames (a frame no longer
-//! referenced is free again); its page table stays for inspection, valid until the frames
-//! are reused.
+//! The OS memory manager: per-process page tables (radix tables, `page_table`) of 4 KB pages
+//! over mapped regions, frames from the allocator (`allocator`, asked with a `FrameRequest`
+//! that names the process, thread, page and purpose), the frame table (`frame_table`: each
+//! frame's owner, sharing count and referenced bit), copy-on-write after fork, and
+//! zero-on-first-touch. It does not tick: `translate` returns the physical address and the work
+//! (a page to zero, a page to copy) that must finish before the access proceeds; the system
+//! executes that work by the chosen bulk mechanism. An exiting process drops its references to
+//! frames in ascending virtual page order (a frame no longer referenced is free again); its
+//! page table stays for inspection, valid until the frames are reused.
 
 pub mod allocator;
+pub mod frame_table;
+pub mod page_table;
 
-use allocator::{FrameAllocator, PAGE};
+use allocator::{FrameAllocator, FrameRequest, Purpose, PAGE};
+use frame_table::FrameTable;
+use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
 use serde::Serialize;
-use std::collections::HashMap;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct Pte {
-    frame: u32,
-    writable: bool,
-}
 
 #[derive(Clone, Debug, Default)]
 struct Process {
-    pages: HashMap<u64, Pte>,
+    pages: PageTable,
     /// Mapped virtual page ranges [start, end).
     regions: Vec<(u64, u64)>,
 }
@@ -59,22 +58,23 @@ pub struct Os {
     procs: Vec<Process>,
     /// Kernel instructions one fault runs besides its zeroing or copy.
     fault_instructions: u64,
-    refcount: Vec<u16>,
+    table: FrameTable,
     frames: FrameAllocator,
     pub stats: OsStats,
 }
 
 pub type Pid = u32;
+/// A thread of the workload (its trace file's index).
+pub type ThreadId = u32;
 
 impl Os {
     pub fn new(frames: FrameAllocator, fault_instructions: u64) -> Os {
-        let refcount = vec![0; frames_len(&frames)];
         Os {
             procs: Vec::new(),
             fault_instructions,
-            refcount,
+            table: FrameTable::new(frames.frame_count()),
             stats: OsStats {
-                frames_usable: frames.usable,
+                frames_usable: frames.usable(),
                 ..Default::default()
             },
             frames,
@@ -96,30 +96,37 @@ impl Os {
     /// Maps a region whose pages are present from the start (as if touched before the trace
     /// began): each unmapped page gets a frame now, without a fault. Returns the new frames,
     /// which the caller must make zero.
-    pub fn map_populated(&mut self, pid: Pid, vaddr: u64, bytes: u64) -> Result<Vec<u32>, String> {
+    pub fn map_populated(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vaddr: u64,
+        bytes: u64,
+    ) -> Result<Vec<u32>, String> {
+        let end = vaddr.saturating_add(bytes);
+        if end > VADDR_LIMIT {
+            return Err(beyond_reach(end - 1));
+        }
         self.map(pid, vaddr, bytes);
         let mut frames = Vec::new();
-        for vpn in vaddr / PAGE..(vaddr + bytes).div_ceil(PAGE) {
-            if self.procs[pid as usize].pages.contains_key(&vpn) {
+        for vpn in vaddr / PAGE..end.div_ceil(PAGE) {
+            if self.procs[pid as usize].pages.get(vpn).is_some() {
                 continue;
             }
-            frames.push(self.new_page(pid, vpn)?);
+            frames.push(self.new_page(pid, thread, vpn, Purpose::Populated)?);
         }
         self.stats.populated += frames.len() as u64;
-        self.stats.frames_used = self.frames.in_use;
+        self.stats.frames_used = self.frames.in_use();
         Ok(frames)
     }
 
     /// A child with a copy-on-write view of `parent`'s memory.
     pub fn fork(&mut self, parent: Pid) -> Pid {
         let p = &mut self.procs[parent as usize];
-        for pte in p.pages.values_mut() {
-            pte.writable = false;
-        }
+        p.pages.write_protect_all();
         let child = p.clone();
-        for pte in child.pages.values() {
-            self.refcount[pte.frame as usize] += 1;
-        }
+        let table = &mut self.table;
+        child.pages.for_each(|_, pte| table.share(pte.frame));
         self.procs.push(child);
         self.stats.processes += 1;
         self.stats.forks += 1;
@@ -131,48 +138,58 @@ impl Os {
         self.fault_instructions
     }
 
-    /// Physical address of `vaddr` for `pid`, and the work a fault needs first (`Some` exactly
-    /// when the access faults; the fault path's `fault_instructions` come with it).
+    /// Physical address of `vaddr` for `pid` (running as `thread`), and the work a fault
+    /// needs first (`Some` exactly when the access faults; the fault path's
+    /// `fault_instructions` come with it). Sets the frame's referenced bit.
     pub fn translate(
         &mut self,
         pid: Pid,
+        thread: ThreadId,
         vaddr: u64,
         write: bool,
     ) -> Result<(u64, Option<Work>), String> {
         let vpn = vaddr / PAGE;
         let offset = vaddr % PAGE;
         let proc_ = &mut self.procs[pid as usize];
-        if let Some(pte) = proc_.pages.get_mut(&vpn) {
+        if let Some(pte) = proc_.pages.get_mut(vpn) {
+            let src = pte.frame;
             if !write || pte.writable {
-                return Ok((pte.frame as u64 * PAGE + offset, None));
+                self.table.set_referenced(src);
+                return Ok((src as u64 * PAGE + offset, None));
             }
             self.stats.page_faults += 1;
             self.stats.fault_instructions += self.fault_instructions;
-            let src = pte.frame;
-            if self.refcount[src as usize] == 1 {
+            if self.table.refcount(src) == 1 {
                 pte.writable = true;
+                self.table.set_referenced(src);
                 self.stats.cow_reuses += 1;
                 return Ok((src as u64 * PAGE + offset, Some(Work::Reuse)));
             }
+            let req = FrameRequest {
+                pid,
+                thread,
+                vpn,
+                purpose: Purpose::CopyOnWrite { src_frame: src },
+            };
             let dst = self
                 .frames
-                .alloc_for_copy_of(src)
+                .alloc(&req, &self.table)
                 .ok_or_else(|| self.out_of_memory())?;
             let pte = self.procs[pid as usize]
                 .pages
-                .get_mut(&vpn)
+                .get_mut(vpn)
                 .expect("present");
             *pte = Pte {
                 frame: dst,
                 writable: true,
             };
-            self.refcount[src as usize] -= 1;
-            self.refcount[dst as usize] = 1;
+            self.table.release(src);
+            self.table.assign(dst, pid);
             self.stats.cow_copies += 1;
             if self.frames.same_key(src, dst) {
                 self.stats.cow_same_subarray += 1;
             }
-            self.stats.frames_used = self.frames.in_use;
+            self.stats.frames_used = self.frames.in_use();
             return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
         }
         if !proc_.regions.iter().any(|&(s, e)| (s..e).contains(&vpn)) {
@@ -180,69 +197,85 @@ impl Os {
                 "access to unmapped address {vaddr:#x} (map it first with an `A` event)"
             ));
         }
+        if vaddr >= VADDR_LIMIT {
+            return Err(beyond_reach(vaddr));
+        }
         self.stats.page_faults += 1;
         self.stats.fault_instructions += self.fault_instructions;
-        let frame = self.new_page(pid, vpn)?;
+        let frame = self.new_page(pid, thread, vpn, Purpose::FirstTouch)?;
         self.stats.zero_fills += 1;
-        self.stats.frames_used = self.frames.in_use;
+        self.stats.frames_used = self.frames.in_use();
         Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
     }
 
-    /// A fresh frame for `pid`'s page `vpn`, writable and referenced once.
-    fn new_page(&mut self, pid: Pid, vpn: u64) -> Result<u32, String> {
-        let frame = self.frames.alloc().ok_or_else(|| self.out_of_memory())?;
+    /// A fresh frame for `pid`'s page `vpn` (below the page table's reach), writable and
+    /// referenced once.
+    fn new_page(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vpn: u64,
+        purpose: Purpose,
+    ) -> Result<u32, String> {
+        let req = FrameRequest {
+            pid,
+            thread,
+            vpn,
+            purpose,
+        };
+        let frame = self
+            .frames
+            .alloc(&req, &self.table)
+            .ok_or_else(|| self.out_of_memory())?;
         let pte = Pte {
             frame,
             writable: true,
         };
-        self.procs[pid as usize].pages.insert(vpn, pte);
-        self.refcount[frame as usize] = 1;
+        self.procs[pid as usize].pages.insert(vpn, pte)?;
+        self.table.assign(frame, pid);
         Ok(frame)
     }
 
-    /// `pid` exits: its frames lose a reference each; unreferenced ones are free again.
+    /// `pid` exits: its frames lose a reference each, in ascending virtual page order;
+    /// unreferenced ones are free again.
     pub fn exit(&mut self, pid: Pid) {
-        let frames: Vec<u32> = self.procs[pid as usize]
-            .pages
-            .values()
-            .map(|p| p.frame)
-            .collect();
-        for f in frames {
-            let count = &mut self.refcount[f as usize];
-            *count -= 1;
-            if *count == 0 {
-                self.frames.free(f);
+        let (table, frames) = (&mut self.table, &mut self.frames);
+        self.procs[pid as usize].pages.for_each(|_, pte| {
+            if table.release(pte.frame) {
+                frames.free(pte.frame);
             }
-        }
-        self.stats.frames_used = self.frames.in_use;
+        });
+        self.stats.frames_used = self.frames.in_use();
     }
 
     /// Physical address of `vaddr` if it is mapped (no fault taken).
     pub fn lookup(&self, pid: Pid, vaddr: u64) -> Option<u64> {
-        let pte = self.procs.get(pid as usize)?.pages.get(&(vaddr / PAGE))?;
+        let pte = self.procs.get(pid as usize)?.pages.get(vaddr / PAGE)?;
         Some(pte.frame as u64 * PAGE + vaddr % PAGE)
     }
 
     fn out_of_memory(&self) -> String {
         format!(
             "out of physical memory: all {} usable 4 KB frames are in use (exited processes keep theirs)",
-            self.frames.usable
+            self.frames.usable()
         )
     }
 
     pub fn frames(&self) -> &FrameAllocator {
         &self.frames
     }
-}
 
-fn frames_len(f: &FrameAllocator) -> usize {
-    f.frame_count()
+    /// Each frame's owner, sharing count and referenced bit.
+    pub fn frame_table(&self) -> &FrameTable {
+        &self.table
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::allocator::AllocatorPolicy;
+    use super::allocator::sites_from_mapper;
     use super::*;
+    use crate::config::AllocatorPolicy;
     use crate::mapping::AddressMapper;
     use crate::spec::presets::preset;
 
@@ -252,7 +285,9 @@ mod tests {
         o.rows = 4096;
         o.rows_per_subarray = 512;
         let m = AddressMapper::new(&o, "RoRaBaChCo", false).unwrap();
-        Os::new(FrameAllocator::new(policy, &m, |r| r % 512 == 511, 1), 100)
+        let frames = (m.capacity() / PAGE) as usize;
+        let site = sites_from_mapper(&m, |r| r % 512 == 511);
+        Os::new(FrameAllocator::new(policy, frames, site, 1), 100)
     }
 
     #[test]
@@ -260,17 +295,17 @@ mod tests {
         let mut os = os(AllocatorPolicy::Scatter);
         let p = os.new_process();
         os.map(p, 0x10000, 2 * PAGE);
-        assert!(os.translate(p, 0x9000, false).is_err(), "unmapped");
-        let (pa, work) = os.translate(p, 0x10008, true).unwrap();
+        assert!(os.translate(p, 0, 0x9000, false).is_err(), "unmapped");
+        let (pa, work) = os.translate(p, 0, 0x10008, true).unwrap();
         let Some(Work::Zero { frame }) = work else {
             panic!("{work:?}")
         };
         assert_eq!(pa, frame as u64 * PAGE + 8);
-        assert_eq!(os.translate(p, 0x10010, true).unwrap(), (pa + 8, None));
+        assert_eq!(os.translate(p, 0, 0x10010, true).unwrap(), (pa + 8, None));
         let c = os.fork(p);
         // Reads share; the first write on either side copies; the last sharer just writes.
-        assert_eq!(os.translate(c, 0x10008, false).unwrap(), (pa, None));
-        let (cpa, work) = os.translate(c, 0x10008, true).unwrap();
+        assert_eq!(os.translate(c, 0, 0x10008, false).unwrap(), (pa, None));
+        let (cpa, work) = os.translate(c, 0, 0x10008, true).unwrap();
         assert_eq!(
             work,
             Some(Work::Copy {
@@ -280,7 +315,7 @@ mod tests {
         );
         assert_ne!(cpa, pa);
         assert_eq!(
-            os.translate(p, 0x10008, true).unwrap(),
+            os.translate(p, 0, 0x10008, true).unwrap(),
             (pa, Some(Work::Reuse)),
             "parent is alone now"
         );
@@ -300,16 +335,17 @@ mod tests {
         for (policy, expect_all) in [
             (AllocatorPolicy::SubarrayAware, true),
             (AllocatorPolicy::Scatter, false),
+            (AllocatorPolicy::InterBank, false),
         ] {
             let mut os = os(policy);
             let p = os.new_process();
             os.map(p, 0, 200 * PAGE);
             for i in 0..200 {
-                os.translate(p, i * PAGE, true).unwrap();
+                os.translate(p, 0, i * PAGE, true).unwrap();
             }
             let c = os.fork(p);
             for i in 0..200 {
-                os.translate(c, i * PAGE, true).unwrap();
+                os.translate(c, 0, i * PAGE, true).unwrap();
             }
             assert_eq!(os.stats.cow_copies, 200);
             if policy == AllocatorPolicy::InterBank {
@@ -321,6 +357,7 @@ mod tests {
                     );
                     assert_eq!(((src / PAGE) % 8) ^ 1, (dst / PAGE) % 8);
                 }
+                assert_eq!(os.stats.cow_same_subarray, 0, "copies leave the bank");
             }
             if expect_all {
                 assert_eq!(os.stats.cow_same_subarray, 200);
@@ -342,11 +379,75 @@ mod tests {
         let p = os.new_process();
         os.map(p, 0, (usable + 1) * PAGE);
         for i in 0..usable {
-            let (pa, _) = os.translate(p, i * PAGE, true).unwrap();
+            let (pa, _) = os.translate(p, 0, i * PAGE, true).unwrap();
             let row = pa / PAGE / 8; // RoRaBaChCo, 1 channel: 8 pages (banks) per row number
             assert_ne!(row % 512, 511);
         }
-        let e = os.translate(p, usable * PAGE, true).unwrap_err();
+        let e = os.translate(p, 0, usable * PAGE, true).unwrap_err();
         assert!(e.contains("out of physical memory"), "{e}");
+    }
+
+    #[test]
+    fn translate_marks_frames_referenced_and_the_table_knows_owners_and_sharing() {
+        let mut os = os(AllocatorPolicy::Scatter);
+        let p = os.new_process();
+        os.map(p, 0, 2 * PAGE);
+        let (pa, _) = os.translate(p, 0, 8, true).unwrap();
+        let f = (pa / PAGE) as u32;
+        let t = os.frame_table();
+        assert_eq!(
+            (t.owner(f), t.refcount(f), t.referenced(f)),
+            (Some(p), 1, true)
+        );
+        os.table.clear_referenced(f);
+        os.translate(p, 0, 16, false).unwrap();
+        assert!(os.frame_table().referenced(f), "a plain read hit sets it");
+        let c = os.fork(p);
+        assert_eq!(os.frame_table().refcount(f), 2);
+        os.translate(c, 1, 8, true).unwrap(); // the child copies
+        let cf = (os.lookup(c, 8).unwrap() / PAGE) as u32;
+        let t = os.frame_table();
+        assert_eq!(
+            (t.owner(cf), t.refcount(cf), t.refcount(f)),
+            (Some(c), 1, 1)
+        );
+        os.exit(c);
+        assert_eq!(
+            (os.frame_table().owner(cf), os.frame_table().refcount(cf)),
+            (None, 0)
+        );
+    }
+
+    #[test]
+    fn exit_frees_in_ascending_page_order_and_far_apart_pages_work() {
+        let mut os = os(AllocatorPolicy::SubarrayAware);
+        let p = os.new_process();
+        // Pages far apart in the 48-bit space, touched out of order.
+        let vaddrs = [0x7fff_ffff_f000, 0x3000, 0x1_0000_0000, 0, 0x40_0000];
+        for &v in &vaddrs {
+            os.map(p, v, PAGE);
+        }
+        let mut frame_of = std::collections::BTreeMap::new();
+        for &v in &vaddrs {
+            let (pa, _) = os.translate(p, 0, v, true).unwrap();
+            frame_of.insert(v, pa / PAGE);
+        }
+        os.exit(p);
+        assert_eq!(os.stats.frames_used, 0);
+        // The most recently freed is reused first: the highest page's frame comes back first.
+        let q = os.new_process();
+        os.map(q, 0, 5 * PAGE);
+        let again: Vec<u64> = (0..5)
+            .map(|i| os.translate(q, 1, i * PAGE, true).unwrap().0 / PAGE)
+            .collect();
+        let descending: Vec<u64> = frame_of.values().rev().copied().collect();
+        assert_eq!(again, descending);
+        os.map(q, 1 << 48, PAGE);
+        let e = os.translate(q, 1, 1 << 48, true).unwrap_err();
+        assert!(e.contains("0x1000000000000") && e.contains("beyond"), "{e}");
+        let e = os
+            .map_populated(q, 1, (1 << 48) - PAGE, 2 * PAGE)
+            .unwrap_err();
+        assert!(e.contains("beyond"), "{e}");
     }
 }

@@ -28,7 +28,7 @@ use crate::cache::{Hierarchy, Origin};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
-use crate::os::allocator::{FrameAllocator, PAGE};
+use crate::os::allocator::{sites_from_mapper, FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
 use crate::workload::program::{thread_files, Event, ProgramReader};
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
@@ -113,14 +113,31 @@ impl System {
         for d in &mut router.devices {
             d.channels.report_completed_ops();
         }
-        let first = &router.devices[0].channels;
-        let reserved = first.reserved_rows();
-        let frames = FrameAllocator::new(
-            config.os.allocator,
-            first.mapper(),
-            |row| reserved.is_some_and(|r| r.contains(row)),
-            config.os.seed,
-        );
+        // Frames over all devices; channel numbers run on across devices so that no two
+        // devices share an allocator pool (a copy never spans devices).
+        let frames = {
+            let mut sites = Vec::new();
+            let mut channel_base = 0;
+            for d in &router.devices {
+                let reserved = d.channels.reserved_rows();
+                let mapper = d.channels.mapper();
+                let site =
+                    sites_from_mapper(mapper, move |row| reserved.is_some_and(|r| r.contains(row)));
+                sites.push((d.base / PAGE, d.size / PAGE, channel_base, site));
+                channel_base += d.channels.spec().organisation.channels;
+            }
+            let frame_count = (router.capacity() / PAGE) as usize;
+            let site = |frame: u32| {
+                let f = frame as u64;
+                let (first, _, channels, site) = sites
+                    .iter()
+                    .find(|(first, count, _, _)| f >= *first && f < first + count)?;
+                let mut s = site((f - first) as u32)?;
+                s.channel += channels;
+                Some(s)
+            };
+            FrameAllocator::new(config.os.allocator, frame_count, site, config.os.seed)
+        };
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
@@ -449,7 +466,7 @@ impl System {
                 let write = matches!(ev, Event::Store(_));
                 let (pa, work) = self
                     .os
-                    .translate(pid, va, write)
+                    .translate(pid, t as u32, va, write)
                     .map_err(|e| self.err(t, e))?;
                 if let Some(w) = work {
                     self.queue_work(c, w);
@@ -503,7 +520,7 @@ impl System {
                 } else {
                     let frames = self
                         .os
-                        .map_populated(pid, vaddr, bytes)
+                        .map_populated(pid, t as u32, vaddr, bytes)
                         .map_err(|e| self.err(t, e))?;
                     for frame in frames {
                         self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
@@ -682,7 +699,7 @@ impl System {
                     len = len.min(PAGE - s % PAGE);
                     let (pa, work) = self
                         .os
-                        .translate(pid, s, false)
+                        .translate(pid, t as u32, s, false)
                         .map_err(|e| self.err(t, e))?;
                     if let Some(w) = work {
                         self.queue_work(c, w);
@@ -693,7 +710,7 @@ impl System {
             };
             let (dst_pa, work) = self
                 .os
-                .translate(pid, d, true)
+                .translate(pid, t as u32, d, true)
                 .map_err(|e| self.err(t, e))?;
             if let Some(w) = work {
                 self.queue_work(c, w);

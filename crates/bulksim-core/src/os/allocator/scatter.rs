@@ -1,0 +1,39 @@
+//! The `scatter` policy: every frame, copies included, is the next free one in the seeded
+//! scattered order (the most recently freed first), wherever it lies, as a stock kernel's
+//! buddy allocator spreads pages after some uptime.
+
+use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames};
+use crate::os::frame_table::FrameTable;
+
+#[derive(Clone, Debug)]
+pub struct Scatter {
+    free: FreeFrames,
+}
+
+impl Scatter {
+    pub fn new(frames: usize, site: impl Fn(u32) -> Option<FrameSite>, seed: u64) -> Scatter {
+        // Pools by subarray only name where frames lie (the `cow_same_subarray` stat).
+        let (free, _) = FreeFrames::new(
+            frames,
+            site,
+            |s| (s.channel, s.bank_index, s.subarray),
+            seed,
+        );
+        Scatter { free }
+    }
+}
+
+impl FramePolicy for Scatter {
+    #[inline]
+    fn alloc(&mut self, _req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
+        self.free.alloc()
+    }
+
+    fn free(&mut self, frame: u32) {
+        self.free.free(frame);
+    }
+
+    fn frames(&self) -> &FreeFrames {
+        &self.free
+    }
+}
