@@ -15,6 +15,8 @@ pub mod image;
 pub mod mapping;
 pub mod memory;
 pub mod os;
+pub mod request;
+pub mod segment;
 pub mod sim;
 pub mod spec;
 pub mod stats;
