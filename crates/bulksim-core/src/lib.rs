@@ -1,8 +1,25 @@
-//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first:
-//! `workload` (trace readers and generators) -> `sim` (the top loop) -> `memory` (channels) ->
-//! `controller` (queues, scheduling, refresh, write drain) -> `device` (timing state compiled
-//! from `spec`, the standards as data). `energy` turns device activity into nJ; `image` holds
-//! the bytes that bulk operations move; `config`, `mapping`, `stats` and `error` serve them all.
+//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first;
+//! each uses only the layers below it and the shared modules:
+//!
+//! 1. `workload`: the inputs. Request-trace readers and generators, full-system program
+//!    traces, forkbench and the random-access program.
+//! 2. `system`: the full system. Trace-driven cores, their private caches (`cache`), the OS
+//!    memory manager (`os`), and the coordination of bulk work (coherence, then execution by
+//!    `system.bulk_mechanism`). `sim` is the top loop of request-trace runs, without cores.
+//! 3. `memory`: the memory system. It routes requests to one controller per channel, plans
+//!    bulk operations (`bulk`: planner, channel copier, reserved rows, tracker) and hands
+//!    their in-DRAM segments to the controllers, merges command logs and sums stats.
+//! 4. `controller`: per channel, queues, scheduling, refresh, write drain, and the bulk
+//!    engine that executes in-DRAM segments.
+//! 5. `device`: timing state compiled from `spec`, the command log.
+//! 6. `spec`: the standards and presets as data.
+//!
+//! `request` (the kind of a line request) and `segment` (in-DRAM steps of bulk operations
+//! and the bytes they move) are the vocabulary shared across layers, so that the input
+//! formats never name the controller and `bulk` and `controller` never name each other
+//! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
+//! the bytes that bulk operations move; `mapping`, `stats`, `config` and `error` serve them
+//! all.
 
 pub mod bulk;
 pub mod cache;
