@@ -31,3 +31,30 @@ def generate_trace(
     footprint: int = ...,
     seed: int = 0,
 ) -> None: ...
+def run_workload(
+    config_path: str | None,
+    preset: str | None,
+    sets: list[str],
+    workload: str,
+    command_log: str | None = None,
+) -> tuple[str, str]: ...
+def generate_forkbench(
+    path: str,
+    array_bytes: int,
+    pages_updated: int,
+    seed: int = 1,
+    binary: bool = True,
+    parent_thread: int = 0,
+    child_thread: int = 1,
+) -> None: ...
+def generate_random_access(
+    path: str,
+    region_bytes: int,
+    accesses: int,
+    write_percent: int = 25,
+    work: int = 2,
+    seed: int = 1,
+    thread: int = 0,
+    binary: bool = True,
+) -> None: ...
+def system_stat_docs() -> str: ...

@@ -112,13 +112,17 @@ def run_workload(
     workload: str | os.PathLike[str],
     preset: str | None = None,
     overrides: Iterable[str] = (),
+    command_log: str | os.PathLike[str] | None = None,
 ) -> Stats:
     """Runs a full-system workload (a trace file, or a directory of per-thread traces) and
     returns its stats: ``ipc``, ``fmtc``, ``traffic``, ``os``, ... and ``memory`` (the memory
     system's stats). The mechanism is ``system.bulk_mechanism``, the allocator ``os.allocator``.
+    ``command_log`` names a CSV file to receive every DRAM command the run issues (demand
+    traffic, bulk copies and initializations, refresh), in the format ``run`` writes.
     """
     path, sets = _config_args(config, overrides)
-    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload))
+    log = os.fspath(command_log) if command_log is not None else None
+    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload), log)
     return Stats(json.loads(data), summary)
 
 

@@ -80,7 +80,11 @@ def main() -> None:
     help="Full-system workload: a trace file or a directory of thread-N.trace/.btrace files.",
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
-@click.option("--command-log", type=click.Path(dir_okay=False), help="Write every DRAM command (CSV) here.")
+@click.option(
+    "--command-log",
+    type=click.Path(dir_okay=False),
+    help="Write every DRAM command (CSV) here (--trace and --workload runs).",
+)
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
 def run(preset, config, overrides, trace, trace_format, workload, json_out, command_log, quiet) -> None:
     """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
@@ -88,9 +92,14 @@ def run(preset, config, overrides, trace, trace_format, workload, json_out, comm
     if (trace is None) == (workload is None):
         raise click.UsageError("give exactly one of --trace (request trace) and --workload (full system)")
     if workload is not None:
-        if command_log:
-            raise click.UsageError("--command-log applies to --trace runs")
-        stats = _guard(api.run_workload, config, workload=workload, preset=preset, overrides=overrides)
+        stats = _guard(
+            api.run_workload,
+            config,
+            workload=workload,
+            preset=preset,
+            overrides=overrides,
+            command_log=command_log,
+        )
     else:
         stats = _guard(
             api.run,

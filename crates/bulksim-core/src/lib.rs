@@ -1,8 +1,30 @@
-//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first:
-//! `workload` (trace readers and generators) -> `sim` (the top loop) -> `memory` (channels) ->
-//! `controller` (queues, scheduling, refresh, write drain) -> `device` (timing state compiled
-//! from `spec`, the standards as data). `energy` turns device activity into nJ; `image` holds
-//! the bytes that bulk operations move; `config`, `mapping`, `stats` and `error` serve them all.
+//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first;
+//! each uses only the layers below it and the shared modules:
+//!
+//! 1. `workload`: the inputs. Request-trace readers and generators, full-system program
+//!    traces, forkbench and the random-access program.
+//! 2. `system`: the full system and its one scheduler (a femtosecond time line; each clock
+//!    domain a period on it). Trace-driven cores, the OS memory manager (`os`: page tables,
+//!    frame table, allocator policies; asked, never ticking) and the coordination of bulk
+//!    work (coherence over the hierarchy, then execution by `system.bulk_mechanism`). `sim`
+//!    is the top loop of request-trace runs, without cores.
+//! 3. `cache`: the hierarchy of cache levels, each owning its arrays, MSHRs and write-back
+//!    buffer, joined by the request port (`port`) down to the memory router.
+//! 4. `memory`: the memory router (physical ranges -> devices, and the functional image, the
+//!    one place bytes are read and written) and each device's channels: routing to one
+//!    controller per channel, planning bulk operations (`bulk`: planner, channel copier,
+//!    reserved rows, tracker), merging command logs and summing stats.
+//! 5. `controller`: per channel, queues, scheduling, refresh, write drain, and the bulk
+//!    engine that executes in-DRAM segments.
+//! 6. `device`: timing state compiled from `spec`, the command log.
+//! 7. `spec`: the standards and presets as data.
+//!
+//! `request` (the kind of a line request) and `segment` (in-DRAM steps of bulk operations
+//! and the bytes they move) are the vocabulary shared across layers, so that the input
+//! formats never name the controller and `bulk` and `controller` never name each other
+//! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
+//! the bytes that bulk operations move; `mapping`, `stats`, `config` and `error` serve them
+//! all.
 
 pub mod bulk;
 pub mod cache;
@@ -16,6 +38,8 @@ pub mod mapping;
 pub mod memory;
 pub mod os;
 pub mod port;
+pub mod request;
+pub mod segment;
 pub mod sim;
 pub mod spec;
 pub mod stats;

@@ -109,19 +109,27 @@ fn run_trace(
     ))
 }
 
-/// Runs a full-system workload (a trace file or a directory of per-thread traces).
+/// Runs a full-system workload (a trace file or a directory of per-thread traces), writing
+/// every DRAM command the run issues to `command_log` (CSV) if given.
 #[pyfunction]
-#[pyo3(signature = (config_path, preset, sets, workload))]
+#[pyo3(signature = (config_path, preset, sets, workload, command_log=None))]
 fn run_workload(
     py: Python<'_>,
     config_path: Option<&str>,
     preset: Option<&str>,
     sets: Vec<String>,
     workload: &str,
+    command_log: Option<&str>,
 ) -> PyResult<(String, String)> {
     let config = resolve(config_path, preset, &sets).map_err(to_py)?;
     let stats = py
-        .detach(|| bulksim_core::system::run_workload(&config, Path::new(workload)))
+        .detach(|| {
+            bulksim_core::system::run_workload_logged(
+                &config,
+                Path::new(workload),
+                command_log.map(Path::new),
+            )
+        })
         .map_err(to_py)?
         .0;
     Ok((

@@ -8,7 +8,7 @@
 //! report each tagged request served.
 
 use super::LineJob;
-use crate::controller::RequestKind;
+use crate::request::RequestKind;
 use std::collections::VecDeque;
 
 #[derive(Debug)]

@@ -10,9 +10,9 @@
 //! the next cycle, as TRANSFER's two command cycles (`spec/rowclone.rs`).
 
 use super::refresh::Refresh;
-use crate::bulk::{Move, Segment, SegmentKind};
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
+use crate::segment::{Move, Segment, SegmentKind};
 use crate::spec::{Command, Spec};
 use std::collections::VecDeque;
 

@@ -5,11 +5,7 @@
 use crate::mapping::DramAddr;
 use crate::spec::Command;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RequestKind {
-    Read,
-    Write,
-}
+pub use crate::request::RequestKind;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Request {

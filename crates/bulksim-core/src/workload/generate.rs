@@ -6,8 +6,8 @@
 
 use super::rng::SplitMix64;
 use super::trace::{RequestSource, TraceRecord};
-use crate::controller::RequestKind;
 use crate::error::{Error, Result};
+use crate::request::RequestKind;
 use std::io::Write;
 use std::str::FromStr;
 

@@ -10,8 +10,8 @@
 //! naming the file, the line number and the expected form.
 
 use crate::bulk::{BulkKind, BulkOp};
-use crate::controller::RequestKind;
 use crate::error::{Error, Result};
+use crate::request::RequestKind;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -1,0 +1,143 @@
+"""The independent timing checker (tests/timing_checker.py) sees the full system: the DRAM
+command log of a full-system run (cores, caches, OS, bulk coordination) replays against the
+preset's timing with zero violations, under every bulk mechanism and on a 4-core mix.
+
+Each log must also be complete: it holds the commands its mechanism has to issue (ACT2 under
+FPM, TRANSFER halves under PSM, REF, RD/WR) in exactly the numbers the run's stats count, and
+its RD and WR bursts are all the traffic the system accounted for (demand misses, write-backs
+and bulk line traffic), so an empty or truncated log fails."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import bulksim
+from bulksim import api, multicore
+from bulksim.forkbench import MECHANISMS as FORKBENCH_MECHANISMS
+from bulksim.forkbench import SYSTEM
+from timing_checker import check_log
+
+ROOT = Path(__file__).resolve().parents[1]
+LINE = 64
+ARRAY_BYTES = 2 << 20
+PAGES_UPDATED = 128
+
+# Every system.bulk_mechanism, plus forkbench's PSM configuration (RowClone without FPM).
+MECHANISMS = {
+    "cpu": FORKBENCH_MECHANISMS["baseline"],
+    "mc_dma": ["system.bulk_mechanism=mc_dma", "os.allocator=scatter"],
+    "rowclone": FORKBENCH_MECHANISMS["fpm"],
+    "rowclone_zi": ["system.bulk_mechanism=rowclone_zi", "os.allocator=subarray_aware"],
+    "psm": FORKBENCH_MECHANISMS["psm"],
+}
+
+
+@pytest.fixture(scope="module")
+def forkbench(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("fullsys") / "forkbench"
+    return api.generate_forkbench(path, array_bytes=ARRAY_BYTES, pages_updated=PAGES_UPDATED)
+
+
+def _run_checked(workload: Path, overrides: list[str], log: Path) -> tuple[dict, Counter]:
+    """Runs the workload with a command log; asserts the checker finds nothing and the log
+    matches the stats. Returns the stats and the log's command counts."""
+    stats = dict(api.run_workload(workload=workload, overrides=overrides, command_log=log))
+    spec = bulksim.spec(overrides=overrides)
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+
+    with open(log, newline="") as f:
+        logged = Counter(row["command"] for row in csv.DictReader(f))
+    mem = stats["memory"]
+    # Every command the memory system counted is in the log, and nothing else.
+    assert logged == Counter({k: v for k, v in mem["commands"].items() if v}), (logged, mem["commands"])
+    bursts = sum(logged[c] for c in ("RD", "RDA", "WR", "WRA"))
+    # Channel bursts: every request the controllers took that was not answered from (or
+    # folded into) a queued write, including the bulk line jobs of cpu/mc_dma copies ...
+    served = mem["reads"] + mem["writes"] - mem["reads_forwarded"] - mem["writes_merged"]
+    assert bursts == served > 0, (bursts, mem["reads"], mem["writes"])
+    # ... which are all the line requests the system accounted for (misses, write-backs,
+    # bulk line traffic) less those the controllers' write queues absorbed.
+    assert (mem["reads"] + mem["writes"]) * LINE == stats["traffic_bytes"], (mem, stats["traffic"])
+    # Refresh ran throughout (the checker also bounds the gaps between REFs).
+    assert logged["REF"] > 0 and logged["REF"] == mem["refreshes"]
+    return stats, logged
+
+
+@pytest.mark.parametrize("mechanism", list(MECHANISMS))
+def test_forkbench_zero_violations(forkbench, tmp_path, mechanism):
+    overrides = [*SYSTEM, *MECHANISMS[mechanism]]
+    stats, logged = _run_checked(forkbench, overrides, tmp_path / "cmds.csv")
+    bulk = stats["memory"]["bulk"]
+    os_stats = stats["os"]
+    assert os_stats["cow_copies"] == PAGES_UPDATED and os_stats["zero_fills"] > 0
+    assert logged["ACT"] > 0 and logged["PRE"] + logged["PREA"] > 0
+    assert logged["RD"] > 0 and logged["WR"] > 0
+    if mechanism in ("rowclone", "rowclone_zi"):
+        # Copy-on-write copies and zeroing in FPM: one ACT2 per destination row.
+        assert bulk["fpm_bytes"] > 0 and bulk["psm_bytes"] == 0 and bulk["channel_bytes"] == 0
+        assert logged["ACT2"] * stats["memory"]["mcgr_bytes"] >= bulk["fpm_bytes"]
+        assert logged["TRR"] == logged["TRW"] == 0
+    elif mechanism == "psm":
+        # Copies in PSM (TRR then TRW, one per line, through another bank's temporary row),
+        # zeroing by the core's stores.
+        assert bulk["psm_bytes"] > 0 and bulk["fpm_bytes"] == 0
+        assert logged["TRR"] == logged["TRW"] >= bulk["psm_bytes"] // LINE
+        assert logged["ACT2"] == 0
+    else:
+        assert bulk["in_dram_bytes"] == 0
+        assert logged["ACT2"] == logged["TRR"] == logged["TRW"] == 0
+    if mechanism == "mc_dma":
+        # The DMA engine's line reads and writes are channel bursts in the log.
+        assert bulk["dma_bytes"] > 0
+        assert bulk["channel_bytes"] == stats["traffic"]["copy_bytes"] + stats["traffic"]["init_bytes"]
+        assert bulk["channel_bytes"] // LINE <= logged["RD"] + logged["WR"]
+
+
+@pytest.mark.parametrize("mechanism", ["cpu", "rowclone"])
+def test_four_core_mix_zero_violations(tmp_path, monkeypatch, mechanism):
+    # Two forkbench instances and two random-access programs, one core each (multicore.py's
+    # layout: threads 0-3, forkbench children as threads 4 and 5).
+    programs = [
+        ("fork", 2 << 20, 64),
+        ("fork", 2 << 20, 128),
+        ("rand", 4 << 20, 10),
+        ("rand", 4 << 20, 40),
+    ]
+    monkeypatch.setattr(multicore, "ACCESSES", 4000)
+    workload = multicore._workload(tmp_path / "mix", programs)
+    overrides = [*SYSTEM, *MECHANISMS[mechanism]]
+    stats, logged = _run_checked(workload, overrides, tmp_path / "cmds.csv")
+    assert len(stats["cores"]) == 4
+    assert all(c["instructions"] > 0 for c in stats["cores"])
+    assert stats["os"]["cow_copies"] == 64 + 128
+    if mechanism == "rowclone":
+        assert logged["ACT2"] > 0
+    else:
+        assert logged["ACT2"] == 0
+
+
+def test_cli_run_workload_writes_the_command_log(forkbench, tmp_path):
+    log, out = tmp_path / "cmds.csv", tmp_path / "stats.json"
+    sets = [a for s in [*SYSTEM, *MECHANISMS["rowclone"]] for a in ("--set", s)]
+    r = subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", "run", "--workload", forkbench, "--command-log", log]
+        + ["--json", out, "--quiet", *sets],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(out.read_text())
+    with open(log, newline="") as f:
+        logged = Counter(row["command"] for row in csv.DictReader(f))
+    assert logged["ACT2"] > 0
+    assert sum(logged.values()) == sum(stats["memory"]["commands"].values())
+    assert check_log(bulksim.spec(overrides=[*SYSTEM, *MECHANISMS["rowclone"]]), str(log)) == []
