@@ -50,10 +50,9 @@ fn workload() -> PathBuf {
 #[test]
 fn an_exit_while_another_process_allocates_is_deterministic() {
     let d = workload();
-    // One shared cache: with private caches a line of the freed frame may stay in core 0's
-    // cache, and `read_virtual` would show that stale copy (ordinary stores on two cores to
-    // one reused frame are not kept coherent).
-    let c = config(&["os.allocator=\"subarray_aware\"", "cache.shared=true"]);
+    // Private caches: a line of a freed frame left in core 0's cache must not be what core 1
+    // sees after it reuses the frame (`Hierarchy::hand_over`), which `read_virtual` checks.
+    let c = config(&["os.allocator=\"subarray_aware\""]);
     let mut runs = Vec::new();
     for _ in 0..2 {
         let (s, sys) = run_workload(&c, &d).unwrap();

@@ -140,8 +140,6 @@ fn controller_does_not_name_bulk() {
     assert!(v.is_empty(), "{}", v.join("\n"));
 }
 
-// config.rs still names `crate::os::allocator::AllocatorPolicy` for `os.allocator`; another
-// branch moves that type out of the OS layer. Remove the `ignore` once it has landed.
 #[test]
 fn config_does_not_name_the_os() {
     let v = violations(&["config.rs"], "os");

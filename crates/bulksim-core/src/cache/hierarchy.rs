@@ -539,6 +539,25 @@ impl Hierarchy {
         self.router.zero_untimed(addr, bytes);
     }
 
+    /// A freed frame at [addr, addr + bytes) now belongs to `core`: the lines its earlier
+    /// owner left in other cores' arrays are dead (no process maps the frame any more) and
+    /// are dropped without a write-back, so they can neither be read by nor written back
+    /// over the new owner. bulksim's caches keep no coherence protocol between cores, so this
+    /// hand-over is where it would matter.
+    pub fn hand_over(&mut self, core: usize, addr: u64, bytes: u64) {
+        for l in &mut self.levels {
+            let (lb, mine) = (l.line_bytes, l.array_of[core]);
+            for (k, a) in l.arrays.iter_mut().enumerate() {
+                if k == mine {
+                    continue;
+                }
+                for line in addr / lb..(addr + bytes).div_ceil(lb) {
+                    a.invalidate(line);
+                }
+            }
+        }
+    }
+
     /// Current contents of `buf.len()` bytes at `addr` as the cores see them (within one
     /// first-level line).
     pub fn read_as_cores(&self, addr: u64, buf: &mut [u8]) {
