@@ -251,9 +251,7 @@ impl MemSide {
                 cache.invalidate(line);
             }
         }
-        self.memory
-            .image_mut()
-            .write(addr, &vec![0; bytes as usize]);
+        self.memory.image_mut().zero(addr, bytes);
     }
 
     /// Current contents of `line` as the cores see it (a cache, else memory).
