@@ -80,7 +80,7 @@ impl MemoryRouter {
 
     /// Makes `bytes` at `addr` zero without timing (memory present before the run began).
     pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
-        self.image.fill(addr, bytes, 0);
+        self.image.zero(addr, bytes);
     }
 
     /// Offers a request at the device's cycle `cycle`; its completion is reported under
