@@ -764,6 +764,12 @@ impl Config {
                     l.size_kb, l.ways, l.line_bytes
                 )));
             }
+            if i > 0 && levels[i - 1].shared && !l.shared {
+                return Err(config_err(format!(
+                    "cache.level.{i}.shared: a private level cannot sit below a shared one (cache.level.{}.shared = true)",
+                    i - 1
+                )));
+            }
             if i > 0 && l.line_bytes < levels[i - 1].line_bytes {
                 return Err(config_err(format!(
                     "cache.level.{i}.line_bytes: {} is smaller than the level above's {}; lines may only grow toward memory",

@@ -144,6 +144,13 @@ impl Cache {
         self.origin[way] = origin;
     }
 
+    /// Overwrites bytes of the line in `way` without touching its dirty state or origin
+    /// (keeping a lower level's copy equal to what an upper level wrote to memory).
+    pub fn patch(&mut self, way: usize, offset: usize, bytes: &[u8]) {
+        let at = way * self.line_bytes + offset;
+        self.data[at..at + bytes.len()].copy_from_slice(bytes);
+    }
+
     /// Puts `line` in (replacing the least recently used way of its set, or updating it if
     /// present); returns the dirty line it pushed out, if any, and the way.
     pub fn insert(

@@ -202,11 +202,7 @@ impl Hierarchy {
             origin,
             thread: core as u32,
         };
-        l.out_fills.push_back(Outgoing {
-            req,
-            data: None,
-            buffer: None,
-        });
+        l.out_fills.push_back(Outgoing { req, buffer: None });
         l.below.read_bytes.add(origin, line_bytes);
         if level == self.last() {
             self.traffic.book(origin, false, line_bytes);
@@ -234,6 +230,11 @@ impl Hierarchy {
             req.origin = Origin::Coherence;
             req.thread = core as u32;
         }
+        if waiter.is_some() {
+            // A coherence write-back skips the levels below, whose copies of these bytes
+            // (non-inclusive levels may keep an older, clean one) must not stay stale.
+            self.patch_below(level, req.addr, ev.data.as_slice());
+        }
         let l = &mut self.levels[level];
         l.below.write_bytes.add(req.origin, line_bytes);
         if to_memory {
@@ -245,12 +246,28 @@ impl Hierarchy {
             self.levels[level].wb_queued[array] += 1;
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req,
-                data: None,
                 buffer: Some((level, array)),
             });
         } else {
-            // The bytes travel with the request to the level below.
-            l.queue_writeback(level, array, req, ev.data);
+            // Into the level below at once: a line in transit between levels would be
+            // invisible to fills and to bulk coherence. (Bandwidth between levels is not
+            // modelled; the level below may exceed its write-back buffer briefly, which only
+            // delays its next miss.)
+            self.accept_writeback(level + 1, &req, ev.data, true);
+        }
+    }
+
+    /// Writes `data` at `addr` into every copy the levels below `level` hold, leaving their
+    /// dirty state as it is.
+    fn patch_below(&mut self, level: usize, addr: u64, data: &[u8]) {
+        for l in &mut self.levels[level + 1..] {
+            let line = addr / l.line_bytes;
+            let offset = (addr - line * l.line_bytes) as usize;
+            for a in &mut l.arrays {
+                if let Some(way) = a.probe(line) {
+                    a.patch(way, offset, data);
+                }
+            }
         }
     }
 
@@ -340,10 +357,9 @@ impl Hierarchy {
         self.insert_at(level, core, line, data, dirty, origin);
     }
 
-    /// Hands requests waiting between inner levels to the level below, at time `now`: a
-    /// fill that hits there is answered after that level's hit latency, one that misses
-    /// takes an MSHR there; a write-back lands in the level below. Returns whether anything
-    /// moved.
+    /// Hands fills waiting between inner levels to the level below, at time `now`: a fill
+    /// that hits there is answered after that level's hit latency, one that misses takes an
+    /// MSHR there. Returns whether anything moved.
     pub fn pump(&mut self, now: u64) -> bool {
         let mut moved = false;
         for level in 0..self.last() {
@@ -353,18 +369,6 @@ impl Hierarchy {
                     break;
                 }
                 self.levels[level].out_fills.pop_front();
-                moved = true;
-            }
-            while let Some(o) = self.levels[level].out_writebacks.front() {
-                let (req, buffer) = (o.req, o.buffer);
-                let data = o.data.expect("an inner write-back carries its bytes");
-                if !self.accept_writeback(level + 1, &req, data) {
-                    break;
-                }
-                self.levels[level].out_writebacks.pop_front();
-                if let Some((l, a)) = buffer {
-                    self.levels[l].wb_queued[a] -= 1;
-                }
                 moved = true;
             }
         }
@@ -393,7 +397,13 @@ impl Hierarchy {
 
     /// Level `level` takes a write-back from the level above: into its copy of the line, or
     /// as a new dirty line when line sizes match, else on toward memory.
-    fn accept_writeback(&mut self, level: usize, req: &Request, data: LineBuf) -> bool {
+    fn accept_writeback(
+        &mut self,
+        level: usize,
+        req: &Request,
+        data: LineBuf,
+        force: bool,
+    ) -> bool {
         let core = req.thread as usize;
         let l = &mut self.levels[level];
         let line = req.addr / l.line_bytes;
@@ -403,7 +413,7 @@ impl Hierarchy {
             l.arrays[array].write(way, offset, data.as_slice(), req.origin);
             return true;
         }
-        if !l.can_allocate(core) {
+        if !force && !l.can_allocate(core) {
             return false;
         }
         if req.bytes as u64 == l.line_bytes {
@@ -429,7 +439,6 @@ impl Hierarchy {
             let last = self.last();
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req: *req,
-                data: None,
                 buffer: Some((to, array)),
             });
         }

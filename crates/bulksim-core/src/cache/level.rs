@@ -3,7 +3,7 @@
 //! to the level below (fills ahead of write-backs), and its counters. The chain of levels and
 //! the memory router below them are the hierarchy's business (`hierarchy`).
 
-use super::array::{ArrayCounts, Cache, Evicted, LineBuf};
+use super::array::{ArrayCounts, Cache, Evicted};
 use crate::config::CacheLevelConfig;
 use crate::port::{Origin, Request, RequestId};
 use serde::Serialize;
@@ -25,9 +25,6 @@ pub struct Mshr {
 /// A request waiting to leave the level, and the array whose write-back buffer holds it.
 pub struct Outgoing {
     pub req: Request,
-    /// A write-back's bytes on their way to the next level (memory-bound ones were written
-    /// to the image as they left).
-    pub data: Option<LineBuf>,
     /// (level, array) whose write-back buffer entry frees when the request is taken.
     pub buffer: Option<(usize, usize)>,
 }
@@ -155,16 +152,6 @@ impl CacheLevel {
 
     pub fn outbox_empty(&self) -> bool {
         self.out_fills.is_empty() && self.out_writebacks.is_empty()
-    }
-
-    /// A write-back of `ev` from array `array` of this level toward the level below.
-    pub fn queue_writeback(&mut self, level: usize, array: usize, req: Request, data: LineBuf) {
-        self.wb_queued[array] += 1;
-        self.out_writebacks.push_back(Outgoing {
-            req,
-            data: Some(data),
-            buffer: Some((level, array)),
-        });
     }
 
     pub fn stats(&self) -> LevelStats {

@@ -41,9 +41,12 @@ impl MemoryDevice {
         addr >= self.base && addr - self.base < self.size
     }
 
-    /// The first cycle at or after time `fs` not yet stepped: where new work enters.
+    /// The first cycle after time `fs` not yet stepped: where work sent at `fs` enters. A
+    /// cycle that starts exactly at `fs` is stepped before the cores act at `fs` whenever
+    /// the device is stepped then at all, so work sent at `fs` always enters after it: the
+    /// same with idle skipping on (where an idle device is not stepped) as with it off.
     pub fn cycle_at(&self, fs: u64) -> u64 {
-        let cycle = fs.div_ceil(self.period_fs);
+        let cycle = fs / self.period_fs + 1;
         match self.done_cycle {
             Some(done) => cycle.max(done + 1),
             None => cycle,

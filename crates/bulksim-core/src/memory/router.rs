@@ -98,6 +98,21 @@ impl MemoryRouter {
             .try_enqueue_client(kind, req.addr - d.base, cycle, tag)
     }
 
+    /// Whether every byte `op` reads and writes lies in one device (so the device can run it
+    /// below the caches).
+    pub fn within_one_device(&self, op: &BulkOp) -> bool {
+        if self.devices.len() == 1 {
+            return true;
+        }
+        let d = &self.devices[self.device_of(op.dst)];
+        let inside = |a: u64, len: u64| d.contains(a) && d.contains(a + len.max(1) - 1);
+        inside(op.dst, op.bytes)
+            && match op.kind {
+                BulkKind::Copy { src } => inside(src, op.bytes),
+                BulkKind::Init { .. } => true,
+            }
+    }
+
     /// Offers a bulk operation at time `fs` to the device holding it; Ok(Some((device, id)))
     /// when accepted, Ok(None) when it must wait, Err when the operation cannot run (e.g. it
     /// spans devices).

@@ -632,6 +632,12 @@ impl System {
                 }
             }
         };
+        // Bytes that cross memory devices can only move through the cores.
+        let mechanism = if self.mem.router.within_one_device(&op) {
+            mechanism
+        } else {
+            SystemMechanism::Cpu
+        };
         let job = match mechanism {
             SystemMechanism::Cpu => {
                 let mut tasks = Vec::new();
