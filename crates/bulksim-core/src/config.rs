@@ -297,11 +297,15 @@ impl Default for OsConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct SimConfig {
     pub skip_idle: bool,
+    pub record_intervals: bool,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { skip_idle: true }
+        SimConfig {
+            skip_idle: true,
+            record_intervals: false,
+        }
     }
 }
 
@@ -506,6 +510,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "sim.skip_idle",
         "bool",
         "jump over cycles in which nothing can change (results are identical either way)",
+    ),
+    doc(
+        "sim.record_intervals",
+        "bool",
+        "keep every interval a rank was unavailable (refresh, write drain) and every interval a thread stalled on memory, besides their totals (stats `unavailable[].intervals`, `threads[].stall_intervals`)",
     ),
 ];
 

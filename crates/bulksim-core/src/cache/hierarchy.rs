@@ -81,6 +81,10 @@ pub struct Hierarchy {
     pub traffic: Traffic,
     /// Responses of inner levels due at a time: (fs, id), for the scheduler's event queue.
     pub due: Vec<(u64, RequestId)>,
+    /// Advances whenever a line appears in or leaves an array, a miss completes or a
+    /// write-back buffer entry frees: while it stands still, a request refused or a line
+    /// found missing would be refused or missing again (the `cpu` copy loop relies on it).
+    pub epoch: u64,
 }
 
 impl Hierarchy {
@@ -105,6 +109,7 @@ impl Hierarchy {
             free_ids: Vec::new(),
             traffic: Traffic::default(),
             due: Vec::new(),
+            epoch: 1,
         })
     }
 
@@ -281,6 +286,7 @@ impl Hierarchy {
         dirty: bool,
         origin: Origin,
     ) -> usize {
+        self.epoch += 1;
         let l = &mut self.levels[level];
         let array = l.array_of[core];
         let (way, evicted) = l.arrays[array].insert(line, data, dirty, origin);
@@ -328,6 +334,7 @@ impl Hierarchy {
     }
 
     fn complete_fill(&mut self, level: usize, core: usize, line: u64, fs: u64) {
+        self.epoch += 1;
         let l = &mut self.levels[level];
         let i = l.mshrs[core]
             .iter()
@@ -450,7 +457,7 @@ impl Hierarchy {
     /// back those for other channels.
     pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
         let last = self.last();
-        let (levels, router) = (&mut self.levels, &mut self.router);
+        let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         levels[last].out_fills.retain(|f| {
             !(mine(router, &f.req)
@@ -462,6 +469,7 @@ impl Hierarchy {
                 && router.try_send(device, &w.req, cycle, w.req.id.unwrap_or(NO_TAG));
             if let (true, Some((l, a))) = (taken, w.buffer) {
                 levels[l].wb_queued[a] -= 1;
+                *epoch += 1;
             }
             !taken
         });
@@ -496,6 +504,14 @@ impl Hierarchy {
         }
     }
 
+    /// Drops `line` (in the level's line size) from array `array` of `level`, for bulk
+    /// coherence.
+    pub fn invalidate(&mut self, level: usize, array: usize, line: u64) {
+        if self.levels[level].arrays[array].invalidate(line) {
+            self.epoch += 1;
+        }
+    }
+
     /// Puts `line` (in the level's line size) into array `array` of `level`, as the memory
     /// controller's in-cache copies and zero inserts do; writes back what it pushes out.
     pub fn insert_in(
@@ -507,6 +523,7 @@ impl Hierarchy {
         dirty: bool,
         origin: Origin,
     ) {
+        self.epoch += 1;
         let (_, evicted) = self.levels[level].arrays[array].insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
             self.write_back(level, array, &ev, None);
@@ -537,6 +554,7 @@ impl Hierarchy {
     /// Makes the `bytes` at `addr` zero without timing (memory present before the run
     /// began): cached copies are dropped at every level, the image is cleared.
     pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
+        self.epoch += 1;
         for l in &mut self.levels {
             let lb = l.line_bytes;
             for line in addr / lb..(addr + bytes).div_ceil(lb) {
@@ -554,6 +572,7 @@ impl Hierarchy {
     /// over the new owner. bulksim's caches keep no coherence protocol between cores, so this
     /// hand-over is where it would matter.
     pub fn hand_over(&mut self, core: usize, addr: u64, bytes: u64) {
+        self.epoch += 1;
         for l in &mut self.levels {
             let (lb, mine) = (l.line_bytes, l.array_of[core]);
             for (k, a) in l.arrays.iter_mut().enumerate() {
@@ -575,5 +594,89 @@ impl Hierarchy {
 
     pub fn level_stats(&self) -> Vec<LevelStats> {
         self.levels.iter().map(|l| l.stats()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    /// One channel with 4-entry queues; one level whose write-back buffer holds `wb_cap`.
+    fn hierarchy(wb_cap: u32) -> Hierarchy {
+        let mut config = Config::default();
+        config.controller.read_queue_size = 4;
+        config.controller.write_queue_size = 4;
+        config.cache.level[0].size_kb = 64;
+        config.cache.level[0].ways = 4;
+        config.cache.level[0].writeback_buffer = wb_cap;
+        let router = MemoryRouter::new(&config).unwrap();
+        Hierarchy::new(&config.cache.level, router, 1, 312_500).unwrap()
+    }
+
+    /// Evicts `n` dirty lines of set 0 (64 KiB, 4 ways: 256 sets) into the buffer.
+    fn evict_dirty(h: &mut Hierarchy, n: u64) {
+        for i in 0..4 + n {
+            h.insert(0, i * 256, &[i as u8; 64], true, Origin::Program);
+        }
+    }
+
+    #[test]
+    fn fills_pass_write_backs_a_full_write_queue_refuses() {
+        let mut h = hierarchy(16);
+        evict_dirty(&mut h, 6);
+        assert!(h.request_fill(0, 100, Origin::Program, false));
+        h.drain_to_memory(0, 0);
+        let last = &h.levels[0];
+        assert_eq!(last.out_writebacks.len(), 2, "the write queue took 4 of 6");
+        assert!(
+            last.out_fills.is_empty(),
+            "the fill queued after them went ahead"
+        );
+        assert_eq!(h.traffic.write_bytes, 6 * 64);
+        assert_eq!(h.levels[0].below.read_bytes.program, 64);
+    }
+
+    #[test]
+    fn a_full_write_back_buffer_starts_no_miss_until_memory_takes_its_lines() {
+        let mut h = hierarchy(2);
+        evict_dirty(&mut h, 6);
+        assert!(!h.l1_ref().can_allocate(0));
+        assert!(!h.request_fill(0, 100, Origin::Program, false));
+        h.drain_to_memory(0, 0);
+        assert!(
+            !h.l1_ref().can_allocate(0),
+            "2 still wait: the buffer is full"
+        );
+        let mut cycle = 1;
+        while !h.levels[0].out_writebacks.is_empty() {
+            h.router.step(0, cycle);
+            h.drain_to_memory(0, cycle);
+            cycle += 1;
+            assert!(cycle < 10_000, "the controller drains its writes");
+        }
+        assert!(h.request_fill(0, 100, Origin::Program, false));
+    }
+
+    #[test]
+    fn write_backs_reach_the_image_as_they_leave_and_fills_read_it() {
+        let mut h = hierarchy(16);
+        evict_dirty(&mut h, 1);
+        // Line 0 (all zeros) was pushed out dirty: memory holds it now.
+        let mut buf = [9u8; 64];
+        h.router.read(0, &mut buf);
+        assert_eq!(buf, [0u8; 64]);
+        // A fill of it brings those bytes back, with a waiting store applied.
+        assert!(h.request_fill(0, 0, Origin::Program, true));
+        h.add_store(0, 0, 8, [7; 8]);
+        let id = h.levels[0].mshrs[0][0].id;
+        assert!(matches!(
+            h.complete(id, 0),
+            Completed::Line { core: 0, line: 0 }
+        ));
+        let mut seen = [0u8; 16];
+        h.read_as_cores(0, &mut seen);
+        assert_eq!(&seen[..8], &[0; 8]);
+        assert_eq!(&seen[8..], &[7; 8]);
     }
 }

@@ -10,6 +10,7 @@ pub mod queue;
 pub mod refresh;
 pub mod request;
 pub mod scheduler;
+pub mod unavailability;
 pub mod write_drain;
 
 use crate::config::{ControllerConfig, PagePolicy, RefreshPolicy, Scheduler};
@@ -75,6 +76,10 @@ pub struct Controller {
     /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
     pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
+    /// Refresh and write-drain periods of this channel's ranks.
+    pub unavailable: unavailability::Unavailability,
+    /// nRFC: how long a REF keeps its rank busy.
+    refresh_busy: u64,
 }
 
 impl Controller {
@@ -114,6 +119,8 @@ impl Controller {
             bulk: BulkEngine::new(spec),
             served: Vec::new(),
             stats: ControllerStats::default(),
+            unavailable: unavailability::Unavailability::new(o.ranks as usize, false),
+            refresh_busy: t.n_rfc as u64,
         }
     }
 
@@ -208,6 +215,8 @@ impl Controller {
                 if t <= now {
                     self.device.issue(cmd, &addr, now);
                     if cmd == Command::Ref {
+                        let due = self.refresh.due(rank);
+                        self.unavailable.refresh(rank, due, now + self.refresh_busy);
                         self.refresh.done(rank);
                     }
                     return now + 1;
@@ -218,6 +227,7 @@ impl Controller {
         next = next.min(self.refresh.next_due());
 
         let writing = self.drain.update(self.reads.len(), self.writes.len());
+        self.unavailable.drain_mode(writing, now);
         let queue = if writing {
             &mut self.writes
         } else {

@@ -59,6 +59,11 @@ impl Refresh {
             .map(|(r, _)| r as u32)
     }
 
+    /// The cycle `rank`'s pending refresh fell due.
+    pub fn due(&self, rank: u32) -> u64 {
+        self.next_due[rank as usize]
+    }
+
     /// The REF for `rank` issued: the next one falls due a tREFI after this one was due.
     pub fn done(&mut self, rank: u32) {
         self.pending[rank as usize] = false;

@@ -12,6 +12,7 @@ use crate::bulk::reserved::ReservedRows;
 use crate::bulk::tracker::BulkTracker;
 use crate::bulk::{BulkOp, Move};
 use crate::config::{Config, Mechanism};
+use crate::controller::unavailability::Unavailability;
 use crate::controller::{Controller, ControllerStats, RequestKind, CLIENT_TAG, NO_TAG};
 use crate::device::CommandLog;
 use crate::device::RankActivity;
@@ -46,7 +47,14 @@ impl MemorySystem {
         let c = &config.controller;
         let mapper = AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank)?;
         let controllers = (0..spec.organisation.channels)
-            .map(|ch| Controller::new(&spec, c, ch))
+            .map(|ch| {
+                let mut ctrl = Controller::new(&spec, c, ch);
+                ctrl.unavailable = Unavailability::new(
+                    spec.organisation.ranks as usize,
+                    config.sim.record_intervals,
+                );
+                ctrl
+            })
             .collect();
         let b = &config.bulk;
         let reserved =
@@ -67,6 +75,14 @@ impl MemorySystem {
             client_outstanding: 0,
             completions: Vec::new(),
         })
+    }
+
+    /// Per channel, when its ranks could not serve requests and why.
+    pub fn unavailability(&self) -> Vec<Unavailability> {
+        self.controllers
+            .iter()
+            .map(|c| c.unavailable.clone())
+            .collect()
     }
 
     /// Bytes bulk work moved since the last call, in the order they moved (local addresses).

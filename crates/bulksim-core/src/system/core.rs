@@ -37,6 +37,10 @@ pub enum Job {
     Lines {
         tasks: Vec<LineTask>,
         done: Vec<bool>,
+        /// Per task, the hierarchy's epoch when it was last found waiting (0: not known to
+        /// wait): while the epoch is unchanged its lines' presence and the MSHRs and buffer
+        /// room it waited on are too, so it need not be looked at again.
+        waiting_at: Vec<u64>,
         next: usize,
         origin: Origin,
     },

@@ -658,6 +658,7 @@ impl System {
                 }
                 Job::Lines {
                     done: vec![false; tasks.len()],
+                    waiting_at: vec![0; tasks.len()],
                     tasks,
                     next: 0,
                     origin,
@@ -750,6 +751,7 @@ impl System {
             Job::Lines {
                 tasks,
                 done,
+                waiting_at,
                 next,
                 origin,
             } => {
@@ -758,7 +760,7 @@ impl System {
                 let mut performed = 0;
                 let end = (*next + lookahead).min(tasks.len());
                 for i in *next..end {
-                    if done[i] {
+                    if done[i] || waiting_at[i] == self.mem.epoch {
                         continue;
                     }
                     let task = tasks[i];
@@ -770,6 +772,7 @@ impl System {
                         && task.len == lb
                         && l1.array(c).probe(dst_line).is_none();
                     if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
+                        waiting_at[i] = self.mem.epoch;
                         continue;
                     }
                     // The destination (unless allocated) and the one or two source lines.
@@ -797,7 +800,11 @@ impl System {
                             }
                         }
                     }
-                    if !ready || performed >= per_cycle {
+                    if !ready {
+                        waiting_at[i] = self.mem.epoch;
+                        continue;
+                    }
+                    if performed >= per_cycle {
                         continue;
                     }
                     let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
@@ -952,7 +959,7 @@ impl System {
                     if !whole(line) && self.mem.coherence_write_back(level, k, line, c) {
                         waits += 1;
                     }
-                    self.mem.levels[level].arrays[k].invalidate(line);
+                    self.mem.invalidate(level, k, line);
                 }
             }
             let BulkKind::Copy { src } = op.kind else {
