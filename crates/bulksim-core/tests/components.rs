@@ -126,7 +126,8 @@ fn skipping_idle_time_changes_no_full_system_stat() {
     }
     for workload in [&fork, &mix] {
         for setup in SETUPS {
-            let skip = paper(setup);
+            let mut skip = paper(setup);
+            skip.sim.record_intervals = true;
             let mut every = skip.clone();
             every.sim.skip_idle = false;
             let (a, b) = (comparable(&skip, workload), comparable(&every, workload));
@@ -341,4 +342,63 @@ fn two_devices_of_different_speed_hold_their_own_ranges() {
         assert!(dev.stats.reads > 0, "{}: no reads", dev.name);
     }
     assert_eq!(s.memory, slow.stats, "`memory` is the first device's");
+}
+
+#[test]
+fn refreshes_and_stalls_are_recorded_where_they_happen() {
+    // forkbench (stores only: no stalls) beside a random-access program (loads: stalls).
+    let d = dir("intervals");
+    Forkbench::new(1 << 20, 128, 9, true).write(&d).unwrap();
+    RandomAccess {
+        region_bytes: 4 << 20,
+        accesses: 2000,
+        write_percent: 0,
+        work: 10,
+        seed: 3,
+        thread: 2,
+        binary: true,
+    }
+    .write(&d)
+    .unwrap();
+    let c = paper(&["system.bulk_mechanism=\"cpu\"", "sim.record_intervals=true"]);
+    let (s, _) = run_workload(&c, &d).unwrap();
+    // DDR3-1066 2 Gb: nRFC = 86 cycles; two channels, one rank each.
+    let n_rfc = c.spec().unwrap().timing.n_rfc as u64;
+    assert_eq!(s.unavailable.len(), 2);
+    let refreshes: u64 = s.unavailable.iter().map(|u| u.ranks[0].refreshes).sum();
+    assert_eq!(refreshes, s.memory.refreshes);
+    let mut intervals = 0;
+    for u in &s.unavailable {
+        let r = &u.ranks[0];
+        assert!(r.refresh_mem_cycles >= r.refreshes * n_rfc, "{r:?}");
+        intervals += u.intervals.len() as u64;
+        for i in &u.intervals {
+            assert!(i.end_mem_cycles > i.start_mem_cycles);
+        }
+    }
+    let drains: u64 = s.unavailable.iter().map(|u| u.write_drains).sum();
+    assert_eq!(intervals, refreshes + drains);
+    assert_eq!(
+        s.threads[0].memory_stalls, 0,
+        "forkbench's parent only stores"
+    );
+    // Random loads miss; the window overlaps several, so the head waits for hundreds, and
+    // a memory-bound program spends most of its time waiting.
+    let t = &s.threads[2];
+    assert!(t.memory_stalls > 300, "{}", t.memory_stalls);
+    assert!(
+        t.memory_stall_ns > 0.5 * t.end_ns,
+        "{} of {}",
+        t.memory_stall_ns,
+        t.end_ns
+    );
+    for t in &s.threads {
+        assert_eq!(t.stall_intervals_ns.len() as u64, t.memory_stalls);
+        let sum: f64 = t.stall_intervals_ns.iter().map(|(a, b)| b - a).sum();
+        assert!((sum - t.memory_stall_ns).abs() < 1e-6 * t.memory_stall_ns.max(1.0));
+        assert!(t.memory_stall_ns <= t.end_ns);
+        for (a, b) in &t.stall_intervals_ns {
+            assert!(a < b && *b <= t.end_ns + 1.0, "{a} {b} {t:?}");
+        }
+    }
 }

@@ -54,6 +54,10 @@ struct Thread {
     instructions: u64,
     start_fs: u64,
     end_fs: u64,
+    /// Stalls on memory: count, total (fs), and the intervals when recorded.
+    stalls: u64,
+    stall_fs: u64,
+    stall_intervals: Vec<(u64, u64)>,
 }
 
 const EV_TAG: u8 = 0;
@@ -81,6 +85,9 @@ pub struct System {
     width: usize,
     window: usize,
     skip_idle: bool,
+    record_intervals: bool,
+    /// Per core, since when its window head has waited for a line (a stall on memory).
+    stalled_since: Vec<Option<u64>>,
     now: u64,
     memcpy_ops: u64,
     meminit_ops: u64,
@@ -157,6 +164,9 @@ impl System {
                 instructions: 0,
                 start_fs: 0,
                 end_fs: 0,
+                stalls: 0,
+                stall_fs: 0,
+                stall_intervals: Vec::new(),
             });
         }
         let mut cores = Vec::new();
@@ -180,7 +190,8 @@ impl System {
                 d.next_cycle = 0;
             }
         }
-        let mem = Hierarchy::new(&config.cache.level, router, cores.len(), core_fs)
+        let core_count = cores.len();
+        let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
         Ok(System {
             mechanism: config.system.bulk_mechanism,
@@ -199,6 +210,8 @@ impl System {
             width: config.core.width as usize,
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
+            record_intervals: config.sim.record_intervals,
+            stalled_since: vec![None; core_count],
             now: 0,
             memcpy_ops: 0,
             meminit_ops: 0,
@@ -337,7 +350,27 @@ impl System {
                 continue;
             }
             match self.mem.complete(id, t) {
-                Completed::Line { core, line } => self.cores[core].line_arrived(line, t),
+                Completed::Line { core, line } => {
+                    if let (Some(since), Some(th)) =
+                        (self.stalled_since[core], self.cores[core].thread)
+                    {
+                        if self.cores[core]
+                            .window
+                            .front()
+                            .is_some_and(|s| s.line == line)
+                        {
+                            // The stall on memory ends when the head's line arrives.
+                            let thread = &mut self.threads[th];
+                            thread.stalls += 1;
+                            thread.stall_fs += t - since;
+                            if self.record_intervals {
+                                thread.stall_intervals.push((since, t));
+                            }
+                            self.stalled_since[core] = None;
+                        }
+                    }
+                    self.cores[core].line_arrived(line, t)
+                }
                 Completed::Writeback { core } => {
                     if let Some(Job::Memory {
                         writebacks_pending, ..
@@ -355,6 +388,9 @@ impl System {
     /// One core cycle for core `c`; whether it made progress.
     fn step_core(&mut self, c: usize) -> Result<bool> {
         let mut progress = self.cores[c].retire(self.width, self.now) > 0;
+        if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
+            self.stalled_since[c] = Some(self.now);
+        }
         if let Some(t) = self.cores[c].thread {
             let n = self.cores[c].retired;
             self.threads[t].instructions = self.threads[t].instructions.max(n);
@@ -1088,6 +1124,13 @@ impl System {
                     instructions: t.instructions,
                     start_ns: t.start_fs as f64 / 1e6,
                     end_ns: t.end_fs as f64 / 1e6,
+                    memory_stalls: t.stalls,
+                    memory_stall_ns: t.stall_fs as f64 / 1e6,
+                    stall_intervals_ns: t
+                        .stall_intervals
+                        .iter()
+                        .map(|&(a, b)| (a as f64 / 1e6, b as f64 / 1e6))
+                        .collect(),
                 })
                 .collect(),
             traffic_bytes: total,
@@ -1106,6 +1149,13 @@ impl System {
             os: self.os.stats.clone(),
             memory,
             memory_devices: devices,
+            unavailable: self
+                .mem
+                .router
+                .devices
+                .iter()
+                .flat_map(|d| d.channels.unavailability())
+                .collect(),
         }
     }
 }

@@ -24,6 +24,13 @@ pub struct ThreadStats {
     pub instructions: u64,
     pub start_ns: f64,
     pub end_ns: f64,
+    /// Times the window head waited for a line from memory.
+    pub memory_stalls: u64,
+    /// Time the window head waited for lines from memory, summed.
+    pub memory_stall_ns: f64,
+    /// Each such wait as (start, end) in ns, when `sim.record_intervals` is on.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stall_intervals_ns: Vec<(f64, f64)>,
 }
 
 /// Time cores spent blocked on bulk work, from the cycle a job starts (its coherence work
@@ -85,6 +92,9 @@ pub struct SystemStats {
     pub os: OsStats,
     /// The first memory device's stats (the only one unless `[[memory.device]]` lists more).
     pub memory: Stats,
+    /// Per channel of every device (in device order), when its ranks could not serve
+    /// requests: refreshes and write drains.
+    pub unavailable: Vec<crate::controller::unavailability::Unavailability>,
     /// Every memory device's stats when there are several (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_devices: Vec<DeviceStats>,
@@ -114,7 +124,7 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)";
     "ipc", "instructions per cycle", "instructions / cycles";
     "cores", "list", "per core: instructions retired, cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)";
-    "threads", "list", "per thread: trace file, instructions, start and end time (ns)";
+    "threads", "list", "per thread: trace file, instructions, start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns";
     "traffic.read_bytes", "bytes", "channel reads that fill the cache for the program's loads and stores";
     "traffic.write_bytes", "bytes", "channel writes of lines the program wrote";
     "traffic.copy_bytes", "bytes", "channel reads and writes caused by copies: copy loops (source, destination fills, their write-backs), coherence write-backs, line copies below the cache";
@@ -146,6 +156,7 @@ pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "cache.l1.below.write_bytes.init", "bytes", "write-backs of lines an initialization wrote";
     "cache.l1.below.write_bytes.coherence", "bytes", "write-backs the memory controller asked for before a bulk operation";
     "cache.l1.below.write_bytes.migration", "bytes", "write-backs for page migration (none today)";
+    "unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)";
     "os.processes", "processes", "processes created (initial threads and forks)";
     "os.forks", "calls", "fork events";
     "os.page_faults", "faults", "first touches and writes to copy-on-write pages";
