@@ -194,6 +194,7 @@ impl Hierarchy {
             id,
             stores: Vec::new(),
             waiters: waiter.into_iter().collect(),
+            dead: false,
         });
         let req = Request {
             id: Some(id),
@@ -344,6 +345,9 @@ impl Hierarchy {
         let line_bytes = l.line_bytes;
         for &w in &m.waiters {
             self.due.push((fs, w));
+        }
+        if m.dead {
+            return;
         }
         // In a shared array another core's fill may have brought the line already (and it
         // may be dirty since): apply the waiting stores to it instead of refilling.
@@ -567,14 +571,26 @@ impl Hierarchy {
     }
 
     /// A freed frame at [addr, addr + bytes) now belongs to `core`: the lines its earlier
-    /// owner left in other cores' arrays are dead (no process maps the frame any more) and
-    /// are dropped without a write-back, so they can neither be read by nor written back
-    /// over the new owner. bulksim's caches keep no coherence protocol between cores, so this
+    /// owner left in other cores' arrays, or is still fetching there, are dead (no process
+    /// maps the frame any more) and are dropped without a write-back, so they can neither be
+    /// read by nor written back over the new owner. bulksim's caches keep no coherence protocol between cores, so this
     /// hand-over is where it would matter.
     pub fn hand_over(&mut self, core: usize, addr: u64, bytes: u64) {
         self.epoch += 1;
         for l in &mut self.levels {
             let (lb, mine) = (l.line_bytes, l.array_of[core]);
+            // Fills other cores started for the old owner (a store's fill may still be in
+            // flight when its process exits) must not bring its bytes back either.
+            for (other, mshrs) in l.mshrs.iter_mut().enumerate() {
+                if other == core {
+                    continue;
+                }
+                for m in mshrs.iter_mut() {
+                    if m.line * lb < addr + bytes && (m.line + 1) * lb > addr {
+                        m.dead = true;
+                    }
+                }
+            }
             for (k, a) in l.arrays.iter_mut().enumerate() {
                 if k == mine {
                     continue;

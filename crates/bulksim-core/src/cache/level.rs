@@ -20,6 +20,9 @@ pub struct Mshr {
     pub stores: Vec<(usize, [u8; 8])>,
     /// Fills of the level above waiting for this line.
     pub waiters: Vec<RequestId>,
+    /// The line's frame changed owner while the fill was in flight: its bytes and waiting
+    /// stores belong to a process that no longer maps it, so the fill puts nothing in.
+    pub dead: bool,
 }
 
 /// A request waiting to leave the level, and the array whose write-back buffer holds it.

@@ -629,6 +629,12 @@ impl System {
     /// (zero a new frame, copy a shared one), if any.
     fn queue_work(&mut self, c: usize, w: Work) {
         self.cores[c].kernel_instructions += self.os.fault_instructions();
+        match w {
+            Work::Zero { frame } | Work::Copy { dst: frame, .. } => {
+                self.mem.hand_over(c, frame as u64 * PAGE, PAGE)
+            }
+            Work::Reuse => {}
+        }
         let (op, origin) = match w {
             Work::Reuse => return,
             Work::Zero { frame } => (
