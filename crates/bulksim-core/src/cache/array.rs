@@ -118,8 +118,14 @@ impl Cache {
 
     /// A demand access: the way on a hit (now most recently used); counts hit or miss.
     pub fn access(&mut self, line: u64) -> Option<usize> {
+        let way = self.probe(line);
+        self.access_found(way)
+    }
+
+    /// `access` for a line whose `probe` gave `way` (no second search of the set).
+    pub fn access_found(&mut self, way: Option<usize>) -> Option<usize> {
         self.clock += 1;
-        match self.probe(line) {
+        match way {
             Some(i) => {
                 self.last_use[i] = self.clock;
                 self.stats.hits += 1;

@@ -512,11 +512,12 @@ impl System {
                     return Ok(Step::Retry(ev, false));
                 }
                 let line = pa / self.line;
-                let hit = self.mem.l1().array(c).probe(line).is_some();
-                if !hit && !self.mem.request_fill(c, line, Origin::Program, write) {
+                let found = self.mem.l1().array(c).probe(line);
+                if found.is_none() && !self.mem.request_fill(c, line, Origin::Program, write) {
                     return Ok(Step::Retry(ev, false));
                 }
-                let way = self.mem.l1().array(c).access(line);
+                // A fill request does not change the array: the probe still holds.
+                let way = self.mem.l1().array(c).access_found(found);
                 if write {
                     let th = &mut self.threads[t];
                     th.stores += 1;
@@ -1044,6 +1045,11 @@ impl System {
             out.push(byte[0]);
         }
         Some(out)
+    }
+
+    /// The functional memory image (behind the memory router).
+    pub fn image(&self) -> &crate::image::MemoryImage {
+        self.mem.router.image()
     }
 
     /// The process id thread `t` ran as.
