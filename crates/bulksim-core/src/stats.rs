@@ -4,11 +4,13 @@
 //! `host` is a deterministic function of config and input; `host` holds wall-clock figures.
 
 use crate::energy::EnergyBreakdown;
+#[cfg(test)]
+use crate::stat_struct::FieldDoc;
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Exact latency distribution in cycles: one counter per cycle value.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     n: u64,
@@ -373,6 +375,26 @@ fn json_leaves(v: &serde_json::Value, prefix: &str, opaque: &str, out: &mut Vec<
     }
 }
 
+/// A docs-table entry's stat name (hand-written `StatDoc` or generated `FieldDoc`).
+#[cfg(test)]
+pub(crate) trait DocName {
+    fn doc_name(&self) -> &str;
+}
+
+#[cfg(test)]
+impl DocName for StatDoc {
+    fn doc_name(&self) -> &str {
+        self.name
+    }
+}
+
+#[cfg(test)]
+impl DocName for FieldDoc {
+    fn doc_name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// Panics unless every leaf of `stats` (the object `opaque` as one leaf; one named in
 /// `elsewhere` is documented in another table) has an entry in `docs` and every entry names a
 /// leaf.
@@ -381,13 +403,13 @@ pub(crate) fn assert_documented(
     stats: &impl Serialize,
     opaque: &str,
     elsewhere: &[&str],
-    docs: &[StatDoc],
+    docs: &[impl DocName],
     table: &str,
 ) {
     let mut keys = Vec::new();
     json_leaves(&serde_json::to_value(stats).unwrap(), "", opaque, &mut keys);
     keys.retain(|k| !elsewhere.contains(&k.as_str()));
-    let names: Vec<&str> = docs.iter().map(|d| d.name).collect();
+    let names: Vec<&str> = docs.iter().map(|d| d.doc_name()).collect();
     for k in &keys {
         assert!(names.contains(&k.as_str()), "stat {k} has no {table} entry");
     }
