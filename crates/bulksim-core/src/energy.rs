@@ -15,18 +15,19 @@
 
 use crate::device::RankActivity;
 use crate::spec::Spec;
-use serde::Serialize;
+use crate::stat_struct::stat_struct;
 
-/// Energy of one rank (or a sum of ranks) by component, in nJ.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct EnergyBreakdown {
-    pub act_nj: f64,
-    pub pre_nj: f64,
-    pub read_nj: f64,
-    pub write_nj: f64,
-    pub refresh_nj: f64,
-    pub background_nj: f64,
-    pub io_nj: f64,
+stat_struct! {
+    /// Energy of one rank (or a sum of ranks) by component, in nJ.
+    pub struct EnergyBreakdown {
+        pub act_nj: f64 = sum("nJ", "activate energy: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC per ACT, all chips of the rank"),
+        pub pre_nj: f64 = sum("nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
+        pub read_nj: f64 = sum("nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time, RD and the read half of TRANSFER (TRR)"),
+        pub write_nj: f64 = sum("nJ", "write burst energy in the DRAM: VDD (IDD4W - IDD3N) per burst time, WR and the write half of TRANSFER (TRW)"),
+        pub refresh_nj: f64 = sum("nJ", "refresh energy: (IDD5B - IDD3N) and (IPP5B - IPP3N) over tRFC per REF"),
+        pub background_nj: f64 = sum("nJ", "standby energy: IDD3N while a bank of the rank is open, IDD2N while all are precharged, IPP3N throughout"),
+        pub io_nj: f64 = sum("nJ", "channel I/O and termination energy of every RD and WR burst"),
+    }
 }
 
 impl EnergyBreakdown {
@@ -42,16 +43,6 @@ impl EnergyBreakdown {
 
     pub fn total_nj(&self) -> f64 {
         self.core_nj() + self.io_nj
-    }
-
-    pub fn add(&mut self, o: &EnergyBreakdown) {
-        self.act_nj += o.act_nj;
-        self.pre_nj += o.pre_nj;
-        self.read_nj += o.read_nj;
-        self.write_nj += o.write_nj;
-        self.refresh_nj += o.refresh_nj;
-        self.background_nj += o.background_nj;
-        self.io_nj += o.io_nj;
     }
 }
 

@@ -23,8 +23,8 @@
 //! and the bytes they move) are the vocabulary shared across layers, so that the input
 //! formats never name the controller and `bulk` and `controller` never name each other
 //! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
-//! the bytes that bulk operations move; `mapping`, `stats`, `config` and `error` serve them
-//! all.
+//! the bytes that bulk operations move; `mapping`, `stats` (with `stat_struct`, the macro that declares stats
+//! structs), `config` and `error` serve them all.
 
 pub mod bulk;
 pub mod cache;
@@ -42,6 +42,7 @@ pub mod request;
 pub mod segment;
 pub mod sim;
 pub mod spec;
+pub mod stat_struct;
 pub mod stats;
 pub mod system;
 pub mod workload;

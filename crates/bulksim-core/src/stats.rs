@@ -1,14 +1,17 @@
 //! Run statistics: the serialisable `Stats` record, the latency histogram behind its
-//! percentiles, the table giving every stat a unit and a description (docs/stats.md is generated
-//! from it and a test keeps the two in step), and the short human summary. Everything outside
-//! `host` is a deterministic function of config and input; `host` holds wall-clock figures.
+//! percentiles, the table giving every stat a unit and a description (generated from the
+//! `stat_struct!` declarations; docs/stats.md is generated from it), and the short human
+//! summary. Everything outside `host` is a deterministic function of config and input; `host`
+//! holds wall-clock figures.
 
 use crate::energy::EnergyBreakdown;
+use crate::stat_struct::{extend, stat_struct, FieldDoc};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 
 /// Exact latency distribution in cycles: one counter per cycle value.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
     n: u64,
@@ -74,16 +77,20 @@ impl LatencyHistogram {
     }
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct LatencyStats {
-    pub mean_cycles: f64,
-    pub p50_cycles: u64,
-    pub p99_cycles: u64,
-    pub max_cycles: u64,
-    pub mean_ns: f64,
-    pub p50_ns: f64,
-    pub p99_ns: f64,
-    pub max_ns: f64,
+stat_struct! {
+    /// A latency distribution's summary, in memory cycles and in ns. Its descriptions name
+    /// `{what}` (read, copy, ...) and `{span}` (from when to when), which the field holding it
+    /// gives.
+    pub struct LatencyStats {
+        pub mean_cycles: f64 = derived("memory cycles", "mean {what} latency{span}"),
+        pub p50_cycles: u64 = derived("memory cycles", "median {what} latency (nearest rank)"),
+        pub p99_cycles: u64 = derived("memory cycles", "99th percentile {what} latency (nearest rank)"),
+        pub max_cycles: u64 = max("memory cycles", "largest {what} latency"),
+        pub mean_ns: f64 = derived("ns", "mean {what} latency"),
+        pub p50_ns: f64 = derived("ns", "median {what} latency"),
+        pub p99_ns: f64 = derived("ns", "99th percentile {what} latency"),
+        pub max_ns: f64 = max("ns", "largest {what} latency"),
+    }
 }
 
 impl LatencyStats {
@@ -102,78 +109,91 @@ impl LatencyStats {
     }
 }
 
-/// DRAM energy by component and by rank, in nJ (see `energy.rs`).
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct EnergyStats {
-    /// act_nj, pre_nj, read_nj, write_nj, refresh_nj, background_nj, io_nj.
-    #[serde(flatten)]
-    pub components: EnergyBreakdown,
-    pub core_nj: f64,
-    pub total_nj: f64,
-    /// Total per rank, channel by channel.
-    pub by_rank_nj: Vec<f64>,
-    pub power_source: String,
+stat_struct! {
+    /// DRAM energy by component and by rank, in nJ (see `energy.rs`).
+    pub struct EnergyStats {
+        /// act_nj, pre_nj, read_nj, write_nj, refresh_nj, background_nj, io_nj.
+        #[serde(flatten)]
+        pub components: EnergyBreakdown = flatten(),
+        pub core_nj: f64 = sum("nJ", "DRAM energy without channel I/O: the six components above"),
+        pub total_nj: f64 = sum("nJ", "core_nj + io_nj"),
+        /// Total per rank, channel by channel.
+        pub by_rank_nj: Vec<f64> = merge(extend, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
+        pub power_source: String = keep("text", "where the preset's currents and I/O powers come from"),
+    }
 }
 
-/// Bulk operations (copy and initialization): how their bytes moved, their latencies and
-/// the energy of the commands issued for them.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct BulkStats {
-    pub mechanism: String,
-    pub copies: u64,
-    pub inits: u64,
-    pub bytes_copied: u64,
-    pub bytes_initialized: u64,
-    pub fpm_bytes: u64,
-    pub psm_bytes: u64,
-    pub cpu_bytes: u64,
-    pub dma_bytes: u64,
-    pub in_dram_bytes: u64,
-    pub channel_bytes: u64,
-    pub copy_channel_bytes: u64,
-    pub init_channel_bytes: u64,
-    pub copy_latency: LatencyStats,
-    pub init_latency: LatencyStats,
-    pub energy_nj: f64,
-    pub energy_with_io_nj: f64,
-    pub reserved_bytes: u64,
-    pub usable_bytes: u64,
+/// `{span}` of the bulk operations' latencies.
+macro_rules! bulk_span {
+    () => {
+        ", from arrival at the memory system to the end of its last command (data written, banks precharged)"
+    };
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct HostStats {
-    pub wall_seconds: f64,
-    pub requests_per_wall_second: f64,
+stat_struct! {
+    /// Bulk operations (copy and initialization): how their bytes moved, their latencies and
+    /// the energy of the commands issued for them.
+    pub struct BulkStats {
+        pub mechanism: String = keep("name", "how bulk operations executed (bulk.mechanism config key)"),
+        pub copies: u64 = sum("operations", "copy operations completed"),
+        pub inits: u64 = sum("operations", "initialization operations completed"),
+        pub bytes_copied: u64 = sum("bytes", "bytes the copy operations asked to copy"),
+        pub bytes_initialized: u64 = sum("bytes", "bytes the initialization operations asked to set"),
+        pub fpm_bytes: u64 = sum("bytes", "bytes moved by RowClone Fast Parallel Mode (whole rows within a subarray)"),
+        pub psm_bytes: u64 = sum("bytes", "bytes moved by RowClone Pipelined Serial Mode (TRANSFER, once per byte even when it goes through a temporary row)"),
+        pub cpu_bytes: u64 = sum("bytes", "bytes moved over the channel by line reads and writes (mechanism cpu, and RowClone's fallback and seed rows)"),
+        pub dma_bytes: u64 = sum("bytes", "bytes moved over the channel by the memory controller's DMA engine (mechanism mc_dma)"),
+        pub in_dram_bytes: u64 = sum("bytes", "fpm_bytes + psm_bytes: bytes that never crossed the channel"),
+        pub channel_bytes: u64 = sum("bytes", "data carried over the channel for bulk operations: RD and WR bursts issued for them x line size (a copied line counts twice, read and write)"),
+        pub copy_channel_bytes: u64 = sum("bytes", "channel bursts of line jobs (copier) for copy operations x line size"),
+        pub init_channel_bytes: u64 = sum("bytes", "channel bursts for initialization operations: copier line jobs and seed-row writes, x line size"),
+        pub copy_latency: LatencyStats = nested(what = "copy", span = bulk_span!()),
+        pub init_latency: LatencyStats = nested(what = "initialization", span = bulk_span!()),
+        pub energy_nj: f64 = sum("nJ", "DRAM core energy of the commands issued for bulk operations (ACT, ACT2, PRE, RD, WR, TRANSFER), without background or refresh"),
+        pub energy_with_io_nj: f64 = sum("nJ", "bulk.energy_nj plus the channel I/O of their RD and WR bursts"),
+        pub reserved_bytes: u64 = sum("bytes", "capacity RowClone reserves: one zero row per subarray and one temporary row per bank (0 for other mechanisms)"),
+        pub usable_bytes: u64 = sum("bytes", "capacity minus bulk.reserved_bytes"),
+    }
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Stats {
-    pub preset: String,
-    pub tck_ns: f64,
-    pub cycles: u64,
-    pub simulated_ns: f64,
-    pub reads: u64,
-    pub writes: u64,
-    pub reads_forwarded: u64,
-    pub writes_merged: u64,
-    pub read_latency: LatencyStats,
-    pub bandwidth_gbps: f64,
-    pub peak_bandwidth_gbps: f64,
-    pub row_hits: u64,
-    pub row_misses: u64,
-    pub row_conflicts: u64,
-    pub row_hit_rate: f64,
-    pub commands: BTreeMap<String, u64>,
-    pub refreshes: u64,
-    pub frontend_stall_cycles: u64,
-    pub out_of_range_requests: u64,
-    pub mcgr_bytes: u64,
-    pub bulk: BulkStats,
-    pub energy: EnergyStats,
-    pub host: HostStats,
+stat_struct! {
+    /// Wall-clock figures of the run: the only stats that are not deterministic.
+    pub struct HostStats {
+        pub wall_seconds: f64 = max("s", "wall-clock time of the simulation (not deterministic)"),
+        pub requests_per_wall_second: f64 = derived("requests/s", "requests simulated per wall-clock second (not deterministic)"),
+    }
 }
 
-/// Unit and description of one stat (dotted path as in the JSON).
+stat_struct! {
+    /// The memory system's stats: one device's channels together.
+    pub struct Stats {
+        pub preset: String = keep("name", "memory part preset simulated"),
+        pub tck_ns: f64 = keep("ns", "memory clock period"),
+        pub cycles: u64 = max("memory cycles", "from cycle 0 until the last request was served by DRAM (last data beat of the last read or write)"),
+        pub simulated_ns: f64 = max("ns", "`cycles` in nanoseconds"),
+        pub reads: u64 = sum("requests", "read requests received (including forwarded ones)"),
+        pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
+        pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line, without a DRAM access"),
+        pub writes_merged: u64 = sum("requests", "writes folded into a queued write to the same line"),
+        pub read_latency: LatencyStats = nested(what = "read", span = " over reads served by DRAM, from arrival at the controller to the last data beat"),
+        pub bandwidth_gbps: f64 = derived("GB/s (1e9 B/s)", "bytes moved by RD and WR bursts over `simulated_ns`, all channels"),
+        pub peak_bandwidth_gbps: f64 = sum("GB/s (1e9 B/s)", "data rate x bus width x channels"),
+        pub row_hits: u64 = sum("requests", "requests served without an ACT or PRE of their own"),
+        pub row_misses: u64 = sum("requests", "requests that needed an ACT to a closed bank"),
+        pub row_conflicts: u64 = sum("requests", "requests that needed a PRE of another row first"),
+        pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
+        pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
+        pub refreshes: u64 = sum("commands", "all-bank REF commands issued"),
+        pub frontend_stall_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
+        pub out_of_range_requests: u64 = sum("requests", "requests whose address exceeded capacity (upper bits ignored)"),
+        pub mcgr_bytes: u64 = keep("bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
+        pub bulk: BulkStats = nested(),
+        pub energy: EnergyStats = nested(),
+        pub host: HostStats = nested(),
+    }
+}
+
+/// Unit and description of one stat (dotted path as in the JSON), for hand-written tables.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct StatDoc {
     pub name: &'static str,
@@ -181,89 +201,9 @@ pub struct StatDoc {
     pub description: &'static str,
 }
 
-const fn doc(name: &'static str, unit: &'static str, description: &'static str) -> StatDoc {
-    StatDoc {
-        name,
-        unit,
-        description,
-    }
-}
-
-pub const STAT_DOCS: &[StatDoc] = &[
-    doc("preset", "name", "memory part preset simulated"),
-    doc("tck_ns", "ns", "memory clock period"),
-    doc("cycles", "memory cycles", "from cycle 0 until the last request was served by DRAM (last data beat of the last read or write)"),
-    doc("simulated_ns", "ns", "`cycles` in nanoseconds"),
-    doc("reads", "requests", "read requests received (including forwarded ones)"),
-    doc("writes", "requests", "write requests received (including merged ones)"),
-    doc("reads_forwarded", "requests", "reads answered from a queued write to the same line, without a DRAM access"),
-    doc("writes_merged", "requests", "writes folded into a queued write to the same line"),
-    doc("read_latency.mean_cycles", "memory cycles", "mean read latency over reads served by DRAM, from arrival at the controller to the last data beat"),
-    doc("read_latency.p50_cycles", "memory cycles", "median read latency (nearest rank)"),
-    doc("read_latency.p99_cycles", "memory cycles", "99th percentile read latency (nearest rank)"),
-    doc("read_latency.max_cycles", "memory cycles", "largest read latency"),
-    doc("read_latency.mean_ns", "ns", "mean read latency"),
-    doc("read_latency.p50_ns", "ns", "median read latency"),
-    doc("read_latency.p99_ns", "ns", "99th percentile read latency"),
-    doc("read_latency.max_ns", "ns", "largest read latency"),
-    doc("bandwidth_gbps", "GB/s (1e9 B/s)", "bytes moved by RD and WR bursts over `simulated_ns`, all channels"),
-    doc("peak_bandwidth_gbps", "GB/s (1e9 B/s)", "data rate x bus width x channels"),
-    doc("row_hits", "requests", "requests served without an ACT or PRE of their own"),
-    doc("row_misses", "requests", "requests that needed an ACT to a closed bank"),
-    doc("row_conflicts", "requests", "requests that needed a PRE of another row first"),
-    doc("row_hit_rate", "fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
-    doc("commands", "commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
-    doc("refreshes", "commands", "all-bank REF commands issued"),
-    doc("frontend_stall_cycles", "memory cycles", "cycles in which the next trace request was due but its queue was full"),
-    doc("out_of_range_requests", "requests", "requests whose address exceeded capacity (upper bits ignored)"),
-    doc("mcgr_bytes", "bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
-    doc("bulk.mechanism", "name", "how bulk operations executed (bulk.mechanism config key)"),
-    doc("bulk.copies", "operations", "copy operations completed"),
-    doc("bulk.inits", "operations", "initialization operations completed"),
-    doc("bulk.bytes_copied", "bytes", "bytes the copy operations asked to copy"),
-    doc("bulk.bytes_initialized", "bytes", "bytes the initialization operations asked to set"),
-    doc("bulk.fpm_bytes", "bytes", "bytes moved by RowClone Fast Parallel Mode (whole rows within a subarray)"),
-    doc("bulk.psm_bytes", "bytes", "bytes moved by RowClone Pipelined Serial Mode (TRANSFER, once per byte even when it goes through a temporary row)"),
-    doc("bulk.cpu_bytes", "bytes", "bytes moved over the channel by line reads and writes (mechanism cpu, and RowClone's fallback and seed rows)"),
-    doc("bulk.dma_bytes", "bytes", "bytes moved over the channel by the memory controller's DMA engine (mechanism mc_dma)"),
-    doc("bulk.in_dram_bytes", "bytes", "fpm_bytes + psm_bytes: bytes that never crossed the channel"),
-    doc("bulk.channel_bytes", "bytes", "data carried over the channel for bulk operations: RD and WR bursts issued for them x line size (a copied line counts twice, read and write)"),
-    doc("bulk.copy_channel_bytes", "bytes", "channel bursts of line jobs (copier) for copy operations x line size"),
-    doc("bulk.init_channel_bytes", "bytes", "channel bursts for initialization operations: copier line jobs and seed-row writes, x line size"),
-    doc("bulk.copy_latency.mean_cycles", "memory cycles", "mean copy latency, from arrival at the memory system to the end of its last command (data written, banks precharged)"),
-    doc("bulk.copy_latency.p50_cycles", "memory cycles", "median copy latency (nearest rank)"),
-    doc("bulk.copy_latency.p99_cycles", "memory cycles", "99th percentile copy latency (nearest rank)"),
-    doc("bulk.copy_latency.max_cycles", "memory cycles", "largest copy latency"),
-    doc("bulk.copy_latency.mean_ns", "ns", "mean copy latency"),
-    doc("bulk.copy_latency.p50_ns", "ns", "median copy latency"),
-    doc("bulk.copy_latency.p99_ns", "ns", "99th percentile copy latency"),
-    doc("bulk.copy_latency.max_ns", "ns", "largest copy latency"),
-    doc("bulk.init_latency.mean_cycles", "memory cycles", "mean initialization latency, from arrival at the memory system to the end of its last command (data written, banks precharged)"),
-    doc("bulk.init_latency.p50_cycles", "memory cycles", "median initialization latency (nearest rank)"),
-    doc("bulk.init_latency.p99_cycles", "memory cycles", "99th percentile initialization latency (nearest rank)"),
-    doc("bulk.init_latency.max_cycles", "memory cycles", "largest initialization latency"),
-    doc("bulk.init_latency.mean_ns", "ns", "mean initialization latency"),
-    doc("bulk.init_latency.p50_ns", "ns", "median initialization latency"),
-    doc("bulk.init_latency.p99_ns", "ns", "99th percentile initialization latency"),
-    doc("bulk.init_latency.max_ns", "ns", "largest initialization latency"),
-    doc("bulk.energy_nj", "nJ", "DRAM core energy of the commands issued for bulk operations (ACT, ACT2, PRE, RD, WR, TRANSFER), without background or refresh"),
-    doc("bulk.energy_with_io_nj", "nJ", "bulk.energy_nj plus the channel I/O of their RD and WR bursts"),
-    doc("bulk.reserved_bytes", "bytes", "capacity RowClone reserves: one zero row per subarray and one temporary row per bank (0 for other mechanisms)"),
-    doc("bulk.usable_bytes", "bytes", "capacity minus bulk.reserved_bytes"),
-    doc("energy.act_nj", "nJ", "activate energy: VDD (IDD0 - IDD3N) tRAS + VPP (IPP0 - IPP3N) tRC per ACT, all chips of the rank"),
-    doc("energy.pre_nj", "nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
-    doc("energy.read_nj", "nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time, RD and the read half of TRANSFER (TRR)"),
-    doc("energy.write_nj", "nJ", "write burst energy in the DRAM: VDD (IDD4W - IDD3N) per burst time, WR and the write half of TRANSFER (TRW)"),
-    doc("energy.refresh_nj", "nJ", "refresh energy: (IDD5B - IDD3N) and (IPP5B - IPP3N) over tRFC per REF"),
-    doc("energy.background_nj", "nJ", "standby energy: IDD3N while a bank of the rank is open, IDD2N while all are precharged, IPP3N throughout"),
-    doc("energy.core_nj", "nJ", "DRAM energy without channel I/O: the six components above"),
-    doc("energy.io_nj", "nJ", "channel I/O and termination energy of every RD and WR burst"),
-    doc("energy.total_nj", "nJ", "core_nj + io_nj"),
-    doc("energy.by_rank_nj", "nJ per rank", "total energy of each rank, channel 0's ranks first"),
-    doc("energy.power_source", "text", "where the preset's currents and I/O powers come from"),
-    doc("host.wall_seconds", "s", "wall-clock time of the simulation (not deterministic)"),
-    doc("host.requests_per_wall_second", "requests/s", "requests simulated per wall-clock second (not deterministic)"),
-];
+/// Every memory-system stat, generated from the `stat_struct!` declarations above (and
+/// `EnergyBreakdown`'s); docs/stats.md is generated from it.
+pub static STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(Stats::stat_docs);
 
 impl Stats {
     /// A few readable lines with units.
@@ -373,6 +313,26 @@ fn json_leaves(v: &serde_json::Value, prefix: &str, opaque: &str, out: &mut Vec<
     }
 }
 
+/// A docs-table entry's stat name (hand-written `StatDoc` or generated `FieldDoc`).
+#[cfg(test)]
+pub(crate) trait DocName {
+    fn doc_name(&self) -> &str;
+}
+
+#[cfg(test)]
+impl DocName for StatDoc {
+    fn doc_name(&self) -> &str {
+        self.name
+    }
+}
+
+#[cfg(test)]
+impl DocName for FieldDoc {
+    fn doc_name(&self) -> &str {
+        &self.name
+    }
+}
+
 /// Panics unless every leaf of `stats` (the object `opaque` as one leaf; one named in
 /// `elsewhere` is documented in another table) has an entry in `docs` and every entry names a
 /// leaf.
@@ -381,13 +341,13 @@ pub(crate) fn assert_documented(
     stats: &impl Serialize,
     opaque: &str,
     elsewhere: &[&str],
-    docs: &[StatDoc],
+    docs: &[impl DocName],
     table: &str,
 ) {
     let mut keys = Vec::new();
     json_leaves(&serde_json::to_value(stats).unwrap(), "", opaque, &mut keys);
     keys.retain(|k| !elsewhere.contains(&k.as_str()));
-    let names: Vec<&str> = docs.iter().map(|d| d.name).collect();
+    let names: Vec<&str> = docs.iter().map(|d| d.doc_name()).collect();
     for k in &keys {
         assert!(names.contains(&k.as_str()), "stat {k} has no {table} entry");
     }
@@ -421,6 +381,26 @@ mod tests {
 
     #[test]
     fn every_stat_is_documented_and_every_doc_is_a_stat() {
-        assert_documented(&Stats::default(), "commands", &[], STAT_DOCS, "STAT_DOCS");
+        assert_documented(&Stats::default(), "commands", &[], &STAT_DOCS, "STAT_DOCS");
+    }
+
+    #[test]
+    fn generated_docs_are_complete_and_unique() {
+        let mut names = std::collections::BTreeSet::new();
+        for d in STAT_DOCS.iter() {
+            assert!(names.insert(&d.name), "{} twice", d.name);
+            assert!(
+                !d.unit.is_empty() && !d.description.is_empty(),
+                "{}",
+                d.name
+            );
+            assert!(!d.description.contains('{'), "{}: unfilled {{key}}", d.name);
+        }
+        let d = |n: &str| &STAT_DOCS.iter().find(|d| d.name == n).unwrap().description;
+        assert_eq!(
+            d("bulk.init_latency.p99_cycles"),
+            "99th percentile initialization latency (nearest rank)"
+        );
+        assert_eq!(d("read_latency.mean_cycles"), "mean read latency over reads served by DRAM, from arrival at the controller to the last data beat");
     }
 }

@@ -226,7 +226,7 @@ fn config_fields() -> String {
 
 #[pyfunction]
 fn stat_docs() -> String {
-    serde_json::to_string(STAT_DOCS).expect("docs serialize")
+    serde_json::to_string(&*STAT_DOCS).expect("docs serialize")
 }
 
 #[pyfunction]

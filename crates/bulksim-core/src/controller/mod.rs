@@ -17,6 +17,7 @@ use crate::config::{ControllerConfig, PagePolicy, RefreshPolicy, Scheduler};
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
 use crate::spec::{Command, Spec};
+use crate::stat_struct::stat_struct;
 use crate::stats::LatencyHistogram;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
@@ -25,36 +26,22 @@ pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::HitCap;
 use write_drain::WriteDrain;
 
-/// Counters one controller accumulates.
-#[derive(Clone, Debug, Default)]
-pub struct ControllerStats {
-    pub reads: u64,
-    pub writes: u64,
-    pub reads_forwarded: u64,
-    pub writes_merged: u64,
-    pub row_hits: u64,
-    pub row_misses: u64,
-    pub row_conflicts: u64,
-    pub read_latency: LatencyHistogram,
-    /// Cycle of the last data beat of any served request.
-    pub last_done: u64,
-    /// Commands issued for bulk operations (engine and tagged requests), for their energy.
-    pub bulk_commands: RankActivity,
-}
-
-impl ControllerStats {
-    /// Adds another controller's counters (for totals over channels).
-    pub fn add(&mut self, o: &ControllerStats) {
-        self.reads += o.reads;
-        self.writes += o.writes;
-        self.reads_forwarded += o.reads_forwarded;
-        self.writes_merged += o.writes_merged;
-        self.row_hits += o.row_hits;
-        self.row_misses += o.row_misses;
-        self.row_conflicts += o.row_conflicts;
-        self.read_latency.merge(&o.read_latency);
-        self.last_done = self.last_done.max(o.last_done);
-        self.bulk_commands.add_counts(&o.bulk_commands);
+stat_struct! {
+    /// Counters one controller accumulates (summed over channels into `Stats`).
+    pub struct ControllerStats {
+        pub reads: u64 = sum("requests", "read requests received (including forwarded ones)"),
+        pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
+        pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line"),
+        pub writes_merged: u64 = sum("requests", "writes folded into a queued write to the same line"),
+        pub row_hits: u64 = sum("requests", "requests served without an ACT or PRE of their own"),
+        pub row_misses: u64 = sum("requests", "requests that needed an ACT to a closed bank"),
+        pub row_conflicts: u64 = sum("requests", "requests that needed a PRE of another row first"),
+        #[serde(skip)]
+        pub read_latency: LatencyHistogram = merge(LatencyHistogram::merge, "memory cycles", "read latencies of reads served by DRAM, from arrival to the last data beat"),
+        pub last_done: u64 = max("memory cycles", "cycle of the last data beat of any served request"),
+        /// For their energy.
+        #[serde(skip)]
+        pub bulk_commands: RankActivity = merge(RankActivity::add_counts, "commands", "commands issued for bulk operations (engine and tagged requests)"),
     }
 }
 

@@ -12,10 +12,10 @@ pub mod allocator;
 pub mod frame_table;
 pub mod page_table;
 
+use crate::stat_struct::stat_struct;
 use allocator::{FrameAllocator, FrameRequest, Purpose, PAGE};
 use frame_table::FrameTable;
 use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
-use serde::Serialize;
 
 #[derive(Clone, Debug, Default)]
 struct Process {
@@ -35,23 +35,23 @@ pub enum Work {
     Reuse,
 }
 
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct OsStats {
-    pub processes: u64,
-    pub forks: u64,
-    pub page_faults: u64,
-    pub zero_fills: u64,
-    pub cow_copies: u64,
-    /// Copy-on-write faults on a page no longer shared: made writable without a copy.
-    pub cow_reuses: u64,
-    /// Copy-on-write destinations placed in the source's subarray.
-    pub cow_same_subarray: u64,
-    pub frames_usable: u64,
-    pub frames_used: u64,
-    /// Kernel instructions of the fault path, `os.fault_instructions` per fault.
-    pub fault_instructions: u64,
-    /// Pages present from the start (`P` events): no fault, no zeroing.
-    pub populated: u64,
+stat_struct! {
+    /// The OS's counters, under `os` in the full-system stats.
+    pub struct OsStats {
+        pub processes: u64 = sum("processes", "processes created (initial threads and forks)"),
+        pub forks: u64 = sum("calls", "fork events"),
+        pub page_faults: u64 = sum("faults", "first touches and writes to copy-on-write pages"),
+        pub zero_fills: u64 = sum("pages", "pages zeroed on first touch"),
+        pub cow_copies: u64 = sum("pages", "pages copied on a write to a shared page"),
+        /// Made writable without a copy.
+        pub cow_reuses: u64 = sum("pages", "writes to a copy-on-write page no longer shared (no copy needed)"),
+        pub cow_same_subarray: u64 = sum("pages", "copy-on-write destinations in the source's subarray (FPM-capable)"),
+        pub frames_usable: u64 = sum("pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)"),
+        pub frames_used: u64 = sum("pages", "frames in use at the end of the run (frames of exited processes are free)"),
+        pub fault_instructions: u64 = sum("instructions", "kernel instructions of the fault path (os.fault_instructions per page fault), included in `instructions`"),
+        /// Pages present from the start (`P` events).
+        pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing"),
+    }
 }
 
 pub struct Os {
@@ -288,6 +288,23 @@ mod tests {
         let frames = (m.capacity() / PAGE) as usize;
         let site = sites_from_mapper(&m, |r| r % 512 == 511);
         Os::new(FrameAllocator::new(policy, frames, site, 1), 100)
+    }
+
+    /// `SYSTEM_STAT_DOCS` still lists the `os.*` stats by hand: the same entries as here.
+    #[test]
+    fn os_docs_match_the_system_table() {
+        let mut mine: Vec<(String, String, String)> = OsStats::stat_docs_at("os")
+            .into_iter()
+            .map(|d| (d.name, d.unit.to_string(), d.description))
+            .collect();
+        let mut table: Vec<(String, String, String)> = crate::system::stats::SYSTEM_STAT_DOCS
+            .iter()
+            .filter(|d| d.name.starts_with("os."))
+            .map(|d| (d.name.into(), d.unit.into(), d.description.into()))
+            .collect();
+        mine.sort();
+        table.sort();
+        assert_eq!(mine, table);
     }
 
     #[test]
