@@ -82,7 +82,7 @@ class Stats(Mapping[str, Any]):
 
     def __repr__(self) -> str:
         d = self._data
-        return f"Stats(cycles={d.get('cycles')}, reads={d.get('reads')}, writes={d.get('writes')})"
+        return f"Stats(mem_cycles={d.get('mem_cycles')}, reads={d.get('reads')}, writes={d.get('writes')})"
 
 
 def run(

@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         row = {
             "pattern": pattern,
             "requests": args.requests,
-            "simulated_cycles": stats["cycles"],
+            "simulated_cycles": stats["mem_cycles"],
             "wall_seconds": round(seconds, 3),
             "requests_per_second": round(args.requests / seconds),
             "instructions_per_request": None if instr is None else round(instr / args.requests),

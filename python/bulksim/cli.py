@@ -464,7 +464,7 @@ def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
         df.to_csv(csv_out, index=False)
     if parquet_out:
         df.to_parquet(parquet_out, index=False)
-    default = ["experiment", "workload", "status", "cycles", "bandwidth_gbps", "read_latency.mean_ns"]
+    default = ["experiment", "workload", "status", "mem_cycles", "bandwidth_gbps", "read_latency.mean_ns"]
     wanted = columns.split(",") if columns else [c for c in default if c in df.columns]
     missing = [c for c in wanted if c not in df.columns]
     if missing:

@@ -61,7 +61,7 @@ class Row:
     ipc: float
     fmtc: float
     dram_energy_nj: float
-    cycles: int
+    core_cycles: int
 
 
 def _run(args: tuple[int, int, str, str]) -> Row:
@@ -75,7 +75,7 @@ def _run(args: tuple[int, int, str, str]) -> Row:
         ipc=stats["ipc"],
         fmtc=stats["fmtc"],
         dram_energy_nj=stats["memory"]["energy"]["total_nj"],
-        cycles=stats["cycles"],
+        core_cycles=stats["core_cycles"],
     )
 
 

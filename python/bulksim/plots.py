@@ -74,7 +74,7 @@ def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[
         experiment.description.strip() + "\n" if experiment.description else "",
     ]
     parts.append(f"{len(df)} finished runs, {len(failed)} failed. Source: `{experiment.path}`.\n")
-    for spec in experiment.tables or [{"metrics": ["cycles", "bandwidth_gbps", "read_latency.mean_ns"]}]:
+    for spec in experiment.tables or [{"metrics": ["mem_cycles", "bandwidth_gbps", "read_latency.mean_ns"]}]:
         metrics = [m for m in spec["metrics"] if m in df.columns]
         if len(df) and metrics:
             parts.append("## " + spec.get("title", "Results") + "\n")

@@ -82,10 +82,10 @@ stat_struct! {
     /// `{what}` (read, copy, ...) and `{span}` (from when to when), which the field holding it
     /// gives.
     pub struct LatencyStats {
-        pub mean_cycles: f64 = derived("memory cycles", "mean {what} latency{span}"),
-        pub p50_cycles: u64 = derived("memory cycles", "median {what} latency (nearest rank)"),
-        pub p99_cycles: u64 = derived("memory cycles", "99th percentile {what} latency (nearest rank)"),
-        pub max_cycles: u64 = max("memory cycles", "largest {what} latency"),
+        pub mean_mem_cycles: f64 = derived("memory cycles", "mean {what} latency{span}"),
+        pub p50_mem_cycles: u64 = derived("memory cycles", "median {what} latency (nearest rank)"),
+        pub p99_mem_cycles: u64 = derived("memory cycles", "99th percentile {what} latency (nearest rank)"),
+        pub max_mem_cycles: u64 = max("memory cycles", "largest {what} latency"),
         pub mean_ns: f64 = derived("ns", "mean {what} latency"),
         pub p50_ns: f64 = derived("ns", "median {what} latency"),
         pub p99_ns: f64 = derived("ns", "99th percentile {what} latency"),
@@ -97,10 +97,10 @@ impl LatencyStats {
     pub fn from_histogram(h: &LatencyHistogram, tck_ns: f64) -> LatencyStats {
         let (p50, p99) = (h.percentile(50.0), h.percentile(99.0));
         LatencyStats {
-            mean_cycles: h.mean(),
-            p50_cycles: p50,
-            p99_cycles: p99,
-            max_cycles: h.max(),
+            mean_mem_cycles: h.mean(),
+            p50_mem_cycles: p50,
+            p99_mem_cycles: p99,
+            max_mem_cycles: h.max(),
             mean_ns: h.mean() * tck_ns,
             p50_ns: p50 as f64 * tck_ns,
             p99_ns: p99 as f64 * tck_ns,
@@ -169,8 +169,8 @@ stat_struct! {
     pub struct Stats {
         pub preset: String = keep("name", "memory part preset simulated"),
         pub tck_ns: f64 = keep("ns", "memory clock period"),
-        pub cycles: u64 = max("memory cycles", "from cycle 0 until the last request was served by DRAM (last data beat of the last read or write)"),
-        pub simulated_ns: f64 = max("ns", "`cycles` in nanoseconds"),
+        pub mem_cycles: u64 = max("memory cycles", "from cycle 0 until the last request was served by DRAM (last data beat of the last read or write)"),
+        pub simulated_ns: f64 = max("ns", "`mem_cycles` in nanoseconds"),
         pub reads: u64 = sum("requests", "read requests received (including forwarded ones)"),
         pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
         pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line, without a DRAM access"),
@@ -184,7 +184,7 @@ stat_struct! {
         pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
         pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
         pub refreshes: u64 = sum("commands", "all-bank REF commands issued"),
-        pub frontend_stall_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
+        pub frontend_stall_mem_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
         pub out_of_range_requests: u64 = sum("requests", "requests whose address exceeded capacity (upper bits ignored)"),
         pub mcgr_bytes: u64 = keep("bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
         pub bulk: BulkStats = nested(),
@@ -222,7 +222,7 @@ impl Stats {
         );
         s += &format!(
             "simulated           {} cycles = {:.1} ns\n",
-            self.cycles, self.simulated_ns
+            self.mem_cycles, self.simulated_ns
         );
         s += &format!(
             "requests            {} reads ({} forwarded), {} writes ({} merged)\n",
@@ -398,9 +398,9 @@ mod tests {
         }
         let d = |n: &str| &STAT_DOCS.iter().find(|d| d.name == n).unwrap().description;
         assert_eq!(
-            d("bulk.init_latency.p99_cycles"),
+            d("bulk.init_latency.p99_mem_cycles"),
             "99th percentile initialization latency (nearest rank)"
         );
-        assert_eq!(d("read_latency.mean_cycles"), "mean read latency over reads served by DRAM, from arrival at the controller to the last data beat");
+        assert_eq!(d("read_latency.mean_mem_cycles"), "mean read latency over reads served by DRAM, from arrival at the controller to the last data beat");
     }
 }

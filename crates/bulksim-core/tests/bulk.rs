@@ -72,7 +72,7 @@ fn baseline_copy_reads_a_row_then_writes_one() {
     let burst = 63 * t.n_ccd_s.max(t.n_bl) as u64;
     let reads_back = (t.n_rcd + t.n_cl + t.n_bl) as u64 + burst;
     let expected = reads_back + (t.n_rp + t.n_rcd + t.n_cwl + t.n_bl) as u64 + burst;
-    assert_eq!(s.bulk.copy_latency.max_cycles, expected);
+    assert_eq!(s.bulk.copy_latency.max_mem_cycles, expected);
     assert_eq!(expected, 550);
     assert_eq!(
         (s.commands["RD"], s.commands["WR"], s.commands["ACT"]),
@@ -91,7 +91,7 @@ fn baseline_zeroing_writes_a_row() {
     let t = table3("cpu").spec().unwrap().timing;
     let (s, m) = only(init(at(0, 2), 4096, 0), "cpu");
     let expected = (t.n_rcd + 63 * t.n_ccd_s + t.n_cwl + t.n_bl) as u64;
-    assert_eq!(s.bulk.init_latency.max_cycles, expected);
+    assert_eq!(s.bulk.init_latency.max_mem_cycles, expected);
     assert_eq!(s.commands["WR"], 64);
     assert!(bytes(&m, at(0, 2), 4096).iter().all(|&b| b == 0));
 }
@@ -103,7 +103,7 @@ fn fpm_copy_and_zero_take_two_tras_plus_trp() {
     let t = table3("rowclone").spec().unwrap().timing;
     let expected = (2 * t.n_ras + t.n_rp) as u64;
     let (s, m) = only(copy(at(0, 1), at(0, 2), 4096), "rowclone");
-    assert_eq!(s.bulk.copy_latency.max_cycles, expected);
+    assert_eq!(s.bulk.copy_latency.max_mem_cycles, expected);
     assert_eq!(s.bulk.copy_latency.max_ns, 90.0);
     assert_eq!(
         (s.commands["ACT"], s.commands["ACT2"], s.commands["PRE"]),
@@ -113,7 +113,7 @@ fn fpm_copy_and_zero_take_two_tras_plus_trp() {
     assert_eq!(bytes(&m, at(0, 2), 4096), original(at(0, 1), 4096));
 
     let (s, m) = only(init(at(0, 2), 4096, 0), "rowclone");
-    assert_eq!(s.bulk.init_latency.max_cycles, expected);
+    assert_eq!(s.bulk.init_latency.max_mem_cycles, expected);
     assert_eq!(s.bulk.fpm_bytes, 4096);
     assert!(bytes(&m, at(0, 2), 4096).iter().all(|&b| b == 0));
     // Energy: one ACT, one ACT2, one PRE; no bursts, no I/O.
@@ -132,7 +132,7 @@ fn psm_inter_bank_copy_pipelines_transfers() {
     let first_trr = (t.n_rcd as u64).max((t.n_rrd_s + t.n_rcd - 1) as u64);
     let last_trw = first_trr + 63 * t.n_ccd_s as u64 + 1;
     let expected = last_trw + (t.n_cwl + t.n_bl + t.n_wr + t.n_rp) as u64;
-    assert_eq!(s.bulk.copy_latency.max_cycles, expected);
+    assert_eq!(s.bulk.copy_latency.max_mem_cycles, expected);
     assert_eq!(expected, 290);
     assert_eq!(
         (s.commands["TRR"], s.commands["TRW"], s.commands["PRE"]),
@@ -158,7 +158,7 @@ fn psm_intra_bank_copy_goes_through_a_temporary_row() {
     let act_dst = last_trr + (t.n_rtp + t.n_rp) as u64;
     let last_trw = act_dst + t.n_rcd as u64 - 1 + 63 * t.n_ccd_s as u64 + 1;
     let expected = last_trw + (t.n_cwl + t.n_bl + t.n_wr + t.n_rp) as u64;
-    assert_eq!(s.bulk.copy_latency.max_cycles, expected);
+    assert_eq!(s.bulk.copy_latency.max_mem_cycles, expected);
     assert_eq!(expected, 561);
     assert_eq!((s.commands["TRR"], s.commands["TRW"]), (128, 128));
     assert_eq!(s.bulk.psm_bytes, 4096, "bytes count once");
@@ -334,12 +334,12 @@ fn bulk_operations_mix_with_traffic_and_refresh() {
                 800,
                 "{mech}"
             );
-            let due = s.cycles / t.n_refi as u64;
+            let due = s.mem_cycles / t.n_refi as u64;
             assert!(
                 s.refreshes + 1 >= due && s.refreshes <= due,
                 "{mech}: {} refreshes in {} cycles",
                 s.refreshes,
-                s.cycles
+                s.mem_cycles
             );
             for op in &ops {
                 if let BulkKind::Init { .. } = op.kind {

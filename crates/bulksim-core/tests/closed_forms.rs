@@ -18,13 +18,13 @@ fn unloaded_read_latency() {
         let row_stride = 1u64 << 40 >> 40 << (6 + 7 + 4 + 3); // well above column and bank bits
         let s = run_records(&c, vec![read(100, 0)]);
         let closed = (t.n_rcd + t.n_cl + t.n_bl) as u64;
-        assert_eq!(s.read_latency.max_cycles, closed, "{name}");
-        assert_eq!(s.cycles, 100 + closed, "{name}");
+        assert_eq!(s.read_latency.max_mem_cycles, closed, "{name}");
+        assert_eq!(s.mem_cycles, 100 + closed, "{name}");
         assert_eq!((s.row_misses, s.row_hits, s.row_conflicts), (1, 0, 0));
 
         let s = run_records(&c, vec![read(100, 0), read(1000, 64)]);
         assert_eq!(
-            s.read_latency.p50_cycles,
+            s.read_latency.p50_mem_cycles,
             (t.n_cl + t.n_bl) as u64,
             "{name}: row hit"
         );
@@ -32,12 +32,12 @@ fn unloaded_read_latency() {
 
         let s = run_records(&c, vec![read(100, 0), read(1000, row_stride)]);
         assert_eq!(
-            s.read_latency.max_cycles,
+            s.read_latency.max_mem_cycles,
             (t.n_rp + t.n_rcd + t.n_cl + t.n_bl) as u64,
             "{name}: conflict"
         );
         assert_eq!(s.row_conflicts, 1);
-        assert!((s.read_latency.mean_ns - s.read_latency.mean_cycles * s.tck_ns).abs() < 1e-9);
+        assert!((s.read_latency.mean_ns - s.read_latency.mean_mem_cycles * s.tck_ns).abs() < 1e-9);
     }
 }
 
@@ -77,7 +77,7 @@ fn ddr4_default_mapping_stream_is_bound_by_tccd_l() {
     let c = config(&["controller.refresh=none"]);
     let t = c.spec().unwrap().timing;
     let s = run_generated(&c, Pattern::Stream, 50_000, 0, 0.0);
-    let per_read = s.cycles as f64 / s.reads as f64;
+    let per_read = s.mem_cycles as f64 / s.reads as f64;
     assert!(
         per_read > t.n_ccd_s as f64 * 1.1 && per_read <= t.n_ccd_l as f64,
         "{per_read:.2} cycles per read"
@@ -103,10 +103,10 @@ fn random_reads_are_bounded_by_tfaw_and_trrd() {
         let faw_bound_cycles = (acts - 4) as f64 / 4.0 * t.n_faw as f64;
         let rrd_bound_cycles = (acts - 1) as f64 * t.n_rrd_s as f64;
         assert!(
-            s.cycles as f64 >= faw_bound_cycles.max(rrd_bound_cycles),
+            s.mem_cycles as f64 >= faw_bound_cycles.max(rrd_bound_cycles),
             "{name}: faster than tFAW allows"
         );
-        let per_act = s.cycles as f64 / acts as f64;
+        let per_act = s.mem_cycles as f64 / acts as f64;
         let bound = (t.n_faw as f64 / 4.0).max(t.n_rrd_s as f64);
         // Within a third of the bound: the scheduler keeps the ACT pipeline busy.
         assert!(
@@ -126,7 +126,7 @@ fn refresh_count_matches_elapsed_time() {
         let c = config(&[&format!("dram.ranks={ranks}")]);
         let t = c.spec().unwrap().timing;
         let s = run_generated(&c, Pattern::Random, 20_000, 10, 0.2);
-        let expected = ranks as u64 * s.cycles / t.n_refi as u64;
+        let expected = ranks as u64 * s.mem_cycles / t.n_refi as u64;
         assert!(
             s.refreshes.abs_diff(expected) <= ranks as u64,
             "ranks={ranks}: {} vs {expected}",

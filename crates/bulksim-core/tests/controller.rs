@@ -106,13 +106,13 @@ fn requests_wait_for_their_cycle_and_for_queue_space() {
     let s = run_records(&c, vec![read(5000, 0)]);
     let t = c.spec().unwrap().timing;
     assert_eq!(
-        s.cycles,
+        s.mem_cycles,
         5000 + (t.n_rcd + t.n_cl + t.n_bl) as u64,
         "not issued before its cycle"
     );
     // 64 random reads all due at cycle 0 with a 32-entry queue: the front end stalls.
     let s = run_generated(&config(&[]), Pattern::Random, 64, 0, 0.0);
-    assert!(s.frontend_stall_cycles > 0);
+    assert!(s.frontend_stall_mem_cycles > 0);
     let small = run_generated(
         &config(&["controller.read_queue_size=4"]),
         Pattern::Random,
@@ -120,7 +120,7 @@ fn requests_wait_for_their_cycle_and_for_queue_space() {
         0,
         0.0,
     );
-    assert!(small.frontend_stall_cycles > s.frontend_stall_cycles);
+    assert!(small.frontend_stall_mem_cycles > s.frontend_stall_mem_cycles);
 }
 
 #[test]
@@ -135,9 +135,9 @@ fn multi_channel_spreads_lines_and_adds_bandwidth() {
     let one = run_generated(&config(&[]), Pattern::Random, 5000, 0, 0.0);
     let two = run_generated(&config(&["dram.channels=2"]), Pattern::Random, 5000, 0, 0.0);
     assert!(
-        two.cycles as f64 <= one.cycles as f64 * 0.6,
+        two.mem_cycles as f64 <= one.mem_cycles as f64 * 0.6,
         "{} vs {}",
-        two.cycles,
-        one.cycles
+        two.mem_cycles,
+        one.mem_cycles
     );
 }

@@ -17,7 +17,7 @@ fn one_read_on_ddr3_1066() {
         "controller.refresh=none",
     ]);
     let s = run_records(&c, vec![read(100, 0)]);
-    assert_eq!(s.cycles, 120);
+    assert_eq!(s.mem_cycles, 120);
     let e = &s.energy;
     // ACT: 8 x 1.5 V x (75 - 35) mA x tRAS (20 x 1.875 = 37.5 ns) = 18 nJ.
     assert!(close(e.components.act_nj, 18.0), "{}", e.components.act_nj);
@@ -104,7 +104,7 @@ fn ddr4_activate_and_vpp_standby() {
         "{}",
         s.energy.components.act_nj
     );
-    let cycles = s.cycles as f64;
+    let cycles = s.mem_cycles as f64;
     let expected_background =
         8.0 * (1.2 * (34.0 * 100.0 + 43.0 * (cycles - 100.0)) + 2.5 * 3.0 * cycles) * tck / 1000.0;
     assert!(
@@ -128,7 +128,7 @@ fn energy_by_rank() {
     assert_eq!(e.by_rank_nj.len(), 2);
     assert!(close(e.by_rank_nj.iter().sum::<f64>(), e.total_nj));
     // Rank 0 only idles in precharge standby: 8 x 1.5 x 32 mA x the whole run.
-    let idle = 8.0 * 1.5 * 32.0 * s.cycles as f64 * 1.875 / 1000.0;
+    let idle = 8.0 * 1.5 * 32.0 * s.mem_cycles as f64 * 1.875 / 1000.0;
     assert!(
         close(e.by_rank_nj[0], idle),
         "{} vs {idle}",

@@ -51,7 +51,7 @@ fn skipping_idle_cycles_gives_identical_stats() {
         off.push("sim.skip_idle=false");
         let a = run_generated(&config(&on), *pattern, 4000, *interval, *writes);
         let b = run_generated(&config(&off), *pattern, 4000, *interval, *writes);
-        assert!(a.cycles > 0 && a.reads + a.writes == 4000, "{name}");
+        assert!(a.mem_cycles > 0 && a.reads + a.writes == 4000, "{name}");
         assert_eq!(
             deterministic_json(&a),
             deterministic_json(&b),

@@ -379,7 +379,7 @@ impl MemorySystem {
         Stats {
             preset: self.spec.name.clone(),
             tck_ns,
-            cycles,
+            mem_cycles: cycles,
             simulated_ns,
             reads: total.reads,
             writes: total.writes,
@@ -405,7 +405,7 @@ impl MemorySystem {
                 .map(|&c| (c.name().to_string(), counts[c as usize]))
                 .collect(),
             refreshes: counts[Command::Ref as usize],
-            frontend_stall_cycles,
+            frontend_stall_mem_cycles: frontend_stall_cycles,
             out_of_range_requests: self.out_of_range,
             mcgr_bytes: self.mapper.mcgr_bytes(),
             bulk: bulk_stats,

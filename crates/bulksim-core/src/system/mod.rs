@@ -1108,7 +1108,7 @@ impl System {
             }
             .into(),
             core_ghz: 1e6 / self.core_fs as f64,
-            cycles,
+            core_cycles: cycles,
             simulated_ns: end as f64 / 1e6,
             instructions,
             ipc: ratio(instructions, cycles),
@@ -1119,7 +1119,7 @@ impl System {
                     let own = c.last_exit_fs / self.core_fs;
                     CoreStats {
                         instructions: c.retired,
-                        cycles: own,
+                        core_cycles: own,
                         ipc: ratio(c.retired, own),
                     }
                 })

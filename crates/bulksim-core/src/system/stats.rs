@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 pub struct CoreStats {
     pub instructions: u64,
     /// Core cycles until the last thread that ran on this core exited.
-    pub cycles: u64,
+    pub core_cycles: u64,
     pub ipc: f64,
 }
 
@@ -73,7 +73,7 @@ impl BulkWait {
 pub struct SystemStats {
     pub mechanism: String,
     pub core_ghz: f64,
-    pub cycles: u64,
+    pub core_cycles: u64,
     pub simulated_ns: f64,
     pub instructions: u64,
     pub ipc: f64,
@@ -119,11 +119,11 @@ macro_rules! docs {
 pub const SYSTEM_STAT_DOCS: &[StatDoc] = docs![
     "mechanism", "name", "system.bulk_mechanism of the run";
     "core_ghz", "GHz", "core clock";
-    "cycles", "core cycles", "from 0 until the last thread exited";
-    "simulated_ns", "ns", "`cycles` in nanoseconds";
+    "core_cycles", "core cycles", "from 0 until the last thread exited";
+    "simulated_ns", "ns", "`core_cycles` in nanoseconds";
     "instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)";
-    "ipc", "instructions per cycle", "instructions / cycles";
-    "cores", "list", "per core: instructions retired, cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)";
+    "ipc", "instructions per cycle", "instructions / core_cycles";
+    "cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)";
     "threads", "list", "per thread: trace file, instructions, start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns";
     "traffic.read_bytes", "bytes", "channel reads that fill the cache for the program's loads and stores";
     "traffic.write_bytes", "bytes", "channel writes of lines the program wrote";
@@ -184,7 +184,7 @@ impl SystemStats {
         s += &format!(
             "performance         {} instructions in {} cycles ({:.1} us): IPC {:.3}\n",
             self.instructions,
-            self.cycles,
+            self.core_cycles,
             self.simulated_ns / 1000.0,
             self.ipc
         );
