@@ -212,7 +212,7 @@ def _bulk_trace(path, records: int = 1500, seed: int = 5):
     return path
 
 
-@pytest.mark.parametrize("mechanism", ["cpu", "rowclone"])
+@pytest.mark.parametrize("mechanism", ["channel", "rowclone"])
 @pytest.mark.parametrize(
     "extra", [[], ["dram.ranks=2", "dram.timing.nREFI=1500"]], ids=["one-rank", "refresh"]
 )

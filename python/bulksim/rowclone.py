@@ -37,12 +37,12 @@ def _at(bank: int, row: int) -> int:
 
 # operation, mechanism row label, bulk.mechanism, trace line
 CASES = [
-    ("copy", "baseline", "cpu", f"0,C,{_at(0, 1):#x},{_at(0, 2):#x},{ROW_BYTES}"),
+    ("copy", "baseline", "channel", f"0,C,{_at(0, 1):#x},{_at(0, 2):#x},{ROW_BYTES}"),
     ("copy", "fpm", "rowclone", f"0,C,{_at(0, 1):#x},{_at(0, 2):#x},{ROW_BYTES}"),
     ("copy", "psm_inter_bank", "rowclone", f"0,C,{_at(0, 1):#x},{_at(1, 2):#x},{ROW_BYTES}"),
     # Row 600 is in the second 512-row subarray of bank 0.
     ("copy", "psm_intra_bank", "rowclone", f"0,C,{_at(0, 1):#x},{_at(0, 600):#x},{ROW_BYTES}"),
-    ("zero", "baseline", "cpu", f"0,I,{_at(0, 2):#x},{ROW_BYTES},0"),
+    ("zero", "baseline", "channel", f"0,I,{_at(0, 2):#x},{ROW_BYTES},0"),
     ("zero", "fpm", "rowclone", f"0,I,{_at(0, 2):#x},{ROW_BYTES},0"),
 ]
 

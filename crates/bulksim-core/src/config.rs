@@ -110,8 +110,10 @@ impl Default for ControllerConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mechanism {
-    /// Over the channel: read each source line, write each destination line.
-    Cpu,
+    /// Over the channel by the memory side, with no caches: read each source line, write
+    /// each destination line, through the controller's queues (a copy loop's memory traffic;
+    /// not the full system's `cpu`, which runs the loop on a core through the caches).
+    Channel,
     /// The memory controller's DMA engine: the same channel traffic, booked as DMA.
     McDma,
     /// In DRAM: Fast Parallel Mode, Pipelined Serial Mode, channel fallback for the rest.
@@ -130,7 +132,7 @@ pub struct BulkConfig {
 impl Default for BulkConfig {
     fn default() -> Self {
         BulkConfig {
-            mechanism: Mechanism::Cpu,
+            mechanism: Mechanism::Channel,
             lines_in_flight: 64,
             queue_size: 16,
             fpm: true,
@@ -434,13 +436,13 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc(
         "bulk.mechanism",
-        "cpu | mc_dma | rowclone",
-        "how copy and init requests execute: cpu and mc_dma over the channel (line reads and writes through the queues), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
+        "channel | mc_dma | rowclone",
+        "trace replay: how copy and init requests execute: channel and mc_dma over the channel (line reads and writes through the controller's queues, no caches; mc_dma is booked as DMA), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
     ),
     doc(
         "bulk.lines_in_flight",
         "lines",
-        "the channel copier's buffer (mechanisms cpu and mc_dma, RowClone's fallback): reads fill it, then its lines are written; default one 4 KB page",
+        "the channel copier's buffer (mechanisms channel and mc_dma, RowClone's fallback): reads fill it, then its lines are written; default one 4 KB page",
     ),
     doc(
         "bulk.queue_size",
@@ -455,7 +457,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "system.bulk_mechanism",
         "cpu | mc_dma | rowclone | rowclone_zi",
-        "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the cache",
+        "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the caches (cpu: channel, for pieces spanning memory devices)",
     ),
     doc(
         "system.init_mechanism",
@@ -523,7 +525,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
         "controller.page_policy" => Some(&["open", "closed"]),
         "controller.refresh" => Some(&["all_bank", "none"]),
-        "bulk.mechanism" => Some(&["cpu", "mc_dma", "rowclone"]),
+        "bulk.mechanism" => Some(&["channel", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
         "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
         "system.init_mechanism" => Some(&["same", "cpu"]),
@@ -964,10 +966,13 @@ impl Config {
 }
 
 fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
-    let valid = match enum_values(key) {
+    let mut valid = match enum_values(key) {
         Some(v) => format!("; valid values: {}", v.join(", ")),
         None => String::new(),
     };
+    if key == "bulk.mechanism" && value.trim().trim_matches('"') == "cpu" {
+        valid += " ('cpu' is now 'channel': line reads and writes over the channel without caches; the core's copy loop through the caches is the full system's system.bulk_mechanism = cpu)";
+    }
     // serde appends "in `key`" on a second line; the key is already named in front.
     let message = e.to_string();
     let first = message.lines().next().unwrap_or("").trim();
@@ -1272,6 +1277,11 @@ mod tests {
         bad(&["cache.level.0.line_bytes=48"], "cache.level.0.line_bytes");
         bad(&["cache.level.1.line_bytes=32"], "cache.level.1.line_bytes");
         bad(&["memory.device.0.preset=DDR9"], "memory.device.0");
+        let e = Config::default()
+            .apply_sets(&["bulk.mechanism=cpu"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("now 'channel'") && !e.contains('\n'), "{e}");
     }
 
     #[test]

@@ -141,7 +141,7 @@ stat_struct! {
         pub bytes_initialized: u64 = sum("bytes", "bytes the initialization operations asked to set"),
         pub fpm_bytes: u64 = sum("bytes", "bytes moved by RowClone Fast Parallel Mode (whole rows within a subarray)"),
         pub psm_bytes: u64 = sum("bytes", "bytes moved by RowClone Pipelined Serial Mode (TRANSFER, once per byte even when it goes through a temporary row)"),
-        pub cpu_bytes: u64 = sum("bytes", "bytes moved over the channel by line reads and writes (mechanism cpu, and RowClone's fallback and seed rows)"),
+        pub channel_copy_bytes: u64 = sum("bytes", "bytes moved over the channel by line reads and writes (mechanism channel, and RowClone's fallback and seed rows)"),
         pub dma_bytes: u64 = sum("bytes", "bytes moved over the channel by the memory controller's DMA engine (mechanism mc_dma)"),
         pub in_dram_bytes: u64 = sum("bytes", "fpm_bytes + psm_bytes: bytes that never crossed the channel"),
         pub channel_bytes: u64 = sum("bytes", "data carried over the channel for bulk operations: RD and WR bursts issued for them x line size (a copied line counts twice, read and write)"),
@@ -266,7 +266,7 @@ impl Stats {
             s += &format!(
                 "bulk operations     {} copies ({} B), {} inits ({} B) by {}: FPM {} B, PSM {} B, over the channel {} B ({} B of bursts)\n",
                 b.copies, b.bytes_copied, b.inits, b.bytes_initialized, b.mechanism,
-                b.fpm_bytes, b.psm_bytes, b.cpu_bytes + b.dma_bytes, b.channel_bytes
+                b.fpm_bytes, b.psm_bytes, b.channel_copy_bytes + b.dma_bytes, b.channel_bytes
             );
             s += &format!(
                 "bulk latency        copy mean {:.1} ns (max {:.1}), init mean {:.1} ns (max {:.1}); command energy {:.3} uJ ({:.3} with I/O)\n",

@@ -56,7 +56,7 @@ fn only(op: BulkOp, mechanism: &str) -> (Stats, MemoryRouter) {
 
 /// The original (untouched) bytes at `addr`.
 fn original(addr: u64, len: usize) -> Vec<u8> {
-    let (_, m) = only(init(at(7, 3000), 64, 1), "cpu");
+    let (_, m) = only(init(at(7, 3000), 64, 1), "channel");
     bytes(&m, addr, len)
 }
 
@@ -66,9 +66,9 @@ fn original(addr: u64, len: usize) -> Vec<u8> {
 /// 1031 ns (the paper's Table 3: 1046 ns).
 #[test]
 fn baseline_copy_reads_a_row_then_writes_one() {
-    let c = table3("cpu");
+    let c = table3("channel");
     let t = c.spec().unwrap().timing;
-    let (s, _) = only(copy(at(0, 1), at(0, 2), 4096), "cpu");
+    let (s, _) = only(copy(at(0, 1), at(0, 2), 4096), "channel");
     let burst = 63 * t.n_ccd_s.max(t.n_bl) as u64;
     let reads_back = (t.n_rcd + t.n_cl + t.n_bl) as u64 + burst;
     let expected = reads_back + (t.n_rp + t.n_rcd + t.n_cwl + t.n_bl) as u64 + burst;
@@ -79,7 +79,11 @@ fn baseline_copy_reads_a_row_then_writes_one() {
         (64, 64, 2)
     );
     assert_eq!(
-        (s.bulk.cpu_bytes, s.bulk.channel_bytes, s.bulk.in_dram_bytes),
+        (
+            s.bulk.channel_copy_bytes,
+            s.bulk.channel_bytes,
+            s.bulk.in_dram_bytes
+        ),
         (4096, 8192, 0)
     );
     assert_eq!(s.bulk.copies, 1);
@@ -88,8 +92,8 @@ fn baseline_copy_reads_a_row_then_writes_one() {
 /// Baseline zeroing: 64 WRs to one row: tRCD + 63 tCCD + CWL + BL = 270 cycles = 506 ns.
 #[test]
 fn baseline_zeroing_writes_a_row() {
-    let t = table3("cpu").spec().unwrap().timing;
-    let (s, m) = only(init(at(0, 2), 4096, 0), "cpu");
+    let t = table3("channel").spec().unwrap().timing;
+    let (s, m) = only(init(at(0, 2), 4096, 0), "channel");
     let expected = (t.n_rcd + 63 * t.n_ccd_s + t.n_cwl + t.n_bl) as u64;
     assert_eq!(s.bulk.init_latency.max_mem_cycles, expected);
     assert_eq!(s.commands["WR"], 64);
@@ -169,7 +173,7 @@ fn psm_intra_bank_copy_goes_through_a_temporary_row() {
 fn a_transfer_moves_exactly_one_line() {
     let (s, m) = only(copy(at(0, 1) + 128, at(1, 2) + 128, 64), "rowclone");
     assert_eq!((s.commands["TRR"], s.commands["TRW"]), (1, 1));
-    assert_eq!((s.bulk.psm_bytes, s.bulk.cpu_bytes), (64, 0));
+    assert_eq!((s.bulk.psm_bytes, s.bulk.channel_copy_bytes), (64, 0));
     let before = original(at(1, 2), 4096);
     let after = bytes(&m, at(1, 2), 4096);
     assert_eq!(&after[128..192], &original(at(0, 1) + 128, 64)[..]);
@@ -190,10 +194,11 @@ fn every_mechanism_leaves_the_same_bytes() {
     ];
     let records: Vec<_> = ops.iter().map(|&op| TraceRecord::bulk(0, op)).collect();
     let mut images = Vec::new();
-    for mech in ["cpu", "mc_dma", "rowclone"] {
+    for mech in ["channel", "mc_dma", "rowclone"] {
         let (s, m) = run(&table3(mech), records.clone());
         assert_eq!(s.bulk.copies + s.bulk.inits, 6, "{mech}");
-        let moved = s.bulk.fpm_bytes + s.bulk.psm_bytes + s.bulk.cpu_bytes + s.bulk.dma_bytes;
+        let moved =
+            s.bulk.fpm_bytes + s.bulk.psm_bytes + s.bulk.channel_copy_bytes + s.bulk.dma_bytes;
         assert_eq!(moved, ops.iter().map(|o| o.bytes).sum::<u64>(), "{mech}");
         let regions: Vec<Vec<u8>> = ops
             .iter()
@@ -203,10 +208,10 @@ fn every_mechanism_leaves_the_same_bytes() {
         if mech == "rowclone" {
             // Whole rows: the FPM copy; the seed row (channel) and its two copies (PSM, other banks).
             assert_eq!(s.bulk.fpm_bytes, 4096, "{:?}", s.bulk);
-            assert!(s.bulk.psm_bytes > 0 && s.bulk.cpu_bytes > 0);
+            assert!(s.bulk.psm_bytes > 0 && s.bulk.channel_copy_bytes > 0);
         }
         if mech == "mc_dma" {
-            assert_eq!(s.bulk.cpu_bytes, 0);
+            assert_eq!(s.bulk.channel_copy_bytes, 0);
         }
     }
     assert!(images[0] == images[1], "cpu and mc_dma differ");
@@ -225,7 +230,7 @@ fn every_mechanism_leaves_the_same_bytes() {
 /// An operation that reads what an earlier one writes waits for it.
 #[test]
 fn dependent_operations_stay_in_order() {
-    for mech in ["cpu", "rowclone"] {
+    for mech in ["channel", "rowclone"] {
         let (_, m) = run(
             &table3(mech),
             vec![
@@ -287,7 +292,7 @@ fn reserved_rows_are_refused_and_reported() {
     let expected = (subarrays + 1) * 8 * 4096;
     assert_eq!(s.bulk.reserved_bytes, expected);
     assert_eq!(s.bulk.usable_bytes, o.total_bytes() - expected);
-    let (s, _) = run(&table3("cpu"), vec![]);
+    let (s, _) = run(&table3("channel"), vec![]);
     assert_eq!(s.bulk.reserved_bytes, 0);
 }
 
@@ -317,7 +322,7 @@ fn bulk_operations_mix_with_traffic_and_refresh() {
         ops.push(op);
         records.push(TraceRecord::bulk(cycle + 10, op));
     }
-    for mech in ["cpu", "rowclone"] {
+    for mech in ["channel", "rowclone"] {
         let mut stats = Vec::new();
         for skip in ["true", "false"] {
             let c = config(&[

@@ -192,7 +192,7 @@ fn generate_random_access(
 
 #[pyfunction]
 fn system_stat_docs() -> String {
-    serde_json::to_string(SYSTEM_STAT_DOCS).expect("docs serialize")
+    serde_json::to_string(&*SYSTEM_STAT_DOCS).expect("docs serialize")
 }
 
 /// The resolved spec (organisation, timing in cycles, data rate, source) as JSON.

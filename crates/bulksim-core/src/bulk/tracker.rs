@@ -25,7 +25,7 @@ pub struct BulkCounters {
     pub bytes_initialized: u64,
     pub fpm_bytes: u64,
     pub psm_bytes: u64,
-    pub cpu_bytes: u64,
+    pub channel_copy_bytes: u64,
     pub dma_bytes: u64,
     /// Channel data (read and write bursts) of line jobs, by operation kind.
     pub copy_channel_bytes: u64,

@@ -16,20 +16,16 @@ use crate::config::CacheLevelConfig;
 use crate::controller::NO_TAG;
 use crate::memory::MemoryRouter;
 use crate::port::{Origin, Request, RequestId, RequestKind};
-use serde::Serialize;
+use crate::stat_struct::stat_struct;
 
-/// Bytes over the channel by cause.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
-pub struct Traffic {
-    /// Fills for the program's own loads and stores.
-    pub read_bytes: u64,
-    /// Write-backs of lines the program wrote.
-    pub write_bytes: u64,
-    /// Reads and writes caused by copies (copy loops, their write-backs, coherence
-    /// write-backs, line copies below the cache).
-    pub copy_bytes: u64,
-    /// The same for initialization (zeroing, meminit).
-    pub init_bytes: u64,
+stat_struct! {
+    /// Bytes over the channel by cause.
+    pub struct Traffic {
+        pub read_bytes: u64 = sum("bytes", "channel reads that fill the cache for the program's loads and stores"),
+        pub write_bytes: u64 = sum("bytes", "channel writes of lines the program wrote"),
+        pub copy_bytes: u64 = sum("bytes", "channel reads and writes caused by copies: copy loops (source, destination fills, their write-backs), coherence write-backs, line copies below the cache"),
+        pub init_bytes: u64 = sum("bytes", "the same for initialization (zeroing on first touch, meminit)"),
+    }
 }
 
 impl Traffic {
@@ -209,7 +205,7 @@ impl Hierarchy {
             thread: core as u32,
         };
         l.out_fills.push_back(Outgoing { req, buffer: None });
-        l.below.read_bytes.add(origin, line_bytes);
+        l.below.read_bytes.count(origin, line_bytes);
         if level == self.last() {
             self.traffic.book(origin, false, line_bytes);
         }
@@ -242,7 +238,7 @@ impl Hierarchy {
             self.patch_below(level, req.addr, ev.data.as_slice());
         }
         let l = &mut self.levels[level];
-        l.below.write_bytes.add(req.origin, line_bytes);
+        l.below.write_bytes.count(req.origin, line_bytes);
         if to_memory {
             self.router.write(req.addr, ev.data.as_slice());
             self.traffic.book(ev.origin, true, line_bytes);
@@ -441,7 +437,7 @@ impl Hierarchy {
             self.levels[to]
                 .below
                 .write_bytes
-                .add(req.origin, line_bytes);
+                .count(req.origin, line_bytes);
             self.router.write(req.addr, ev.data.as_slice());
             if to == self.last() {
                 self.traffic.book(req.origin, true, line_bytes);

@@ -6,7 +6,7 @@
 use super::array::{ArrayCounts, Cache, Evicted};
 use crate::config::CacheLevelConfig;
 use crate::port::{Origin, Request, RequestId};
-use serde::Serialize;
+use crate::stat_struct::stat_struct;
 use std::collections::VecDeque;
 
 /// A miss in flight at this level.
@@ -32,27 +32,28 @@ pub struct Outgoing {
     pub buffer: Option<(usize, usize)>,
 }
 
-/// Bytes that crossed a port, by direction and origin.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct PortTraffic {
-    /// Bytes read through the port (fills), by origin.
-    pub read_bytes: OriginBytes,
-    /// Bytes written through the port (write-backs), by origin.
-    pub write_bytes: OriginBytes,
+stat_struct! {
+    /// Bytes that crossed a port, by direction and origin.
+    pub struct PortTraffic {
+        pub read_bytes: OriginBytes = nested(dir = "read through the port below the level (fills)"),
+        pub write_bytes: OriginBytes = nested(dir = "written through the port below the level (write-backs)"),
+    }
 }
 
-/// A byte count per origin.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-pub struct OriginBytes {
-    pub program: u64,
-    pub copy: u64,
-    pub init: u64,
-    pub coherence: u64,
-    pub migration: u64,
+stat_struct! {
+    /// A byte count per origin (see `port::Origin`).
+    pub struct OriginBytes {
+        pub program: u64 = sum("bytes", "bytes {dir}, for the program's own loads and stores"),
+        pub copy: u64 = sum("bytes", "bytes {dir}, for copies (memcpy, copy-on-write)"),
+        pub init: u64 = sum("bytes", "bytes {dir}, for initializations (meminit, first-touch zeroing)"),
+        pub coherence: u64 = sum("bytes", "bytes {dir}, for the memory controller's coherence work before bulk operations"),
+        pub migration: u64 = sum("bytes", "bytes {dir}, for page migration (none yet)"),
+    }
 }
 
 impl OriginBytes {
-    pub fn add(&mut self, origin: Origin, bytes: u64) {
+    /// Counts `bytes` for `origin`.
+    pub fn count(&mut self, origin: Origin, bytes: u64) {
         *match origin {
             Origin::Program => &mut self.program,
             Origin::Copy => &mut self.copy,
@@ -63,23 +64,16 @@ impl OriginBytes {
     }
 }
 
-/// Counters of one cache level, summed over its arrays.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct LevelStats {
-    /// Demand lookups (program loads and stores at the first level; fills from the level
-    /// above below it) that hit.
-    pub hits: u64,
-    /// Demand lookups that missed.
-    pub misses: u64,
-    /// Dirty lines written back (evictions and coherence).
-    pub writebacks: u64,
-    /// Lines dropped for bulk-operation coherence.
-    pub invalidations: u64,
-    /// Lines put in (fills, write-backs from above, in-cache copies, zero inserts, lines
-    /// allocated whole).
-    pub inserts: u64,
-    /// Traffic on the port below this level.
-    pub below: PortTraffic,
+stat_struct! {
+    /// Counters of one cache level, summed over its arrays.
+    pub struct LevelStats {
+        pub hits: u64 = sum("accesses", "demand lookups that hit, all cores (first level: program loads and stores; below: fills asked for by the level above)"),
+        pub misses: u64 = sum("accesses", "demand lookups that missed, all cores"),
+        pub writebacks: u64 = sum("lines", "dirty lines written back (evictions and coherence)"),
+        pub invalidations: u64 = sum("lines", "lines dropped for bulk-operation coherence or handed-over frames"),
+        pub inserts: u64 = sum("lines", "lines put into the level (fills, write-backs from above, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)"),
+        pub below: PortTraffic = nested(),
+    }
 }
 
 pub struct CacheLevel {

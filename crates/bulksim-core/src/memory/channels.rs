@@ -133,7 +133,7 @@ impl MemorySystem {
         if self.mechanism == Mechanism::McDma {
             c.dma_bytes += plan.channel_bytes;
         } else {
-            c.cpu_bytes += plan.channel_bytes;
+            c.channel_copy_bytes += plan.channel_bytes;
         }
         let seeds = plan
             .segments
@@ -352,7 +352,7 @@ impl MemorySystem {
         let reserved_bytes = self.reserved.map_or(0, |r| r.bytes(o));
         let bulk_stats = BulkStats {
             mechanism: match self.mechanism {
-                Mechanism::Cpu => "cpu",
+                Mechanism::Channel => "channel",
                 Mechanism::McDma => "mc_dma",
                 Mechanism::Rowclone => "rowclone",
             }
@@ -363,7 +363,7 @@ impl MemorySystem {
             bytes_initialized: bulk.bytes_initialized,
             fpm_bytes: bulk.fpm_bytes,
             psm_bytes: bulk.psm_bytes,
-            cpu_bytes: bulk.cpu_bytes,
+            channel_copy_bytes: bulk.channel_copy_bytes,
             dma_bytes: bulk.dma_bytes,
             in_dram_bytes: bulk.fpm_bytes + bulk.psm_bytes,
             channel_bytes: (bulk_commands.reads + bulk_commands.writes) * self.mapper.line_bytes(),

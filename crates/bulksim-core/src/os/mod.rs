@@ -290,23 +290,6 @@ mod tests {
         Os::new(FrameAllocator::new(policy, frames, site, 1), 100)
     }
 
-    /// `SYSTEM_STAT_DOCS` still lists the `os.*` stats by hand: the same entries as here.
-    #[test]
-    fn os_docs_match_the_system_table() {
-        let mut mine: Vec<(String, String, String)> = OsStats::stat_docs_at("os")
-            .into_iter()
-            .map(|d| (d.name, d.unit.to_string(), d.description))
-            .collect();
-        let mut table: Vec<(String, String, String)> = crate::system::stats::SYSTEM_STAT_DOCS
-            .iter()
-            .filter(|d| d.name.starts_with("os."))
-            .map(|d| (d.name.into(), d.unit.into(), d.description.into()))
-            .collect();
-        mine.sort();
-        table.sort();
-        assert_eq!(mine, table);
-    }
-
     #[test]
     fn first_touch_zeroes_and_fork_copies_on_write() {
         let mut os = os(AllocatorPolicy::Scatter);

@@ -111,7 +111,7 @@ impl System {
     pub fn new(config: &Config, path: &Path) -> Result<System> {
         let mut config = config.clone();
         config.bulk.mechanism = match config.system.bulk_mechanism {
-            SystemMechanism::Cpu => Mechanism::Cpu,
+            SystemMechanism::Cpu => Mechanism::Channel,
             SystemMechanism::McDma => Mechanism::McDma,
             SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
         };
@@ -413,7 +413,7 @@ impl System {
             if self.cores[c].jobs.len() < before {
                 // Counted to the end of this core cycle, when the core may go on.
                 self.bulk_wait
-                    .add(origin, self.now + self.core_fs - started);
+                    .count(origin, self.now + self.core_fs - started);
                 self.cores[c].job_started_fs = None;
             }
             if !self.cores[c].jobs.is_empty() {
