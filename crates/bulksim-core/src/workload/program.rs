@@ -60,7 +60,86 @@ const VERSION: u8 = 1;
 
 enum Source {
     Text(Box<dyn BufRead + Send>),
-    Binary(Box<dyn Read + Send>),
+    Binary(BinaryInput),
+}
+
+/// The decompressed bytes of a binary trace through a read-ahead buffer: events and their
+/// varints are read straight from the buffer, with no call through a boxed reader per byte.
+struct BinaryInput {
+    /// Boxed: touched only on a refill, and it keeps `Source` small.
+    gz: Box<GzDecoder<File>>,
+    buf: Box<[u8]>,
+    pos: usize,
+    end: usize,
+}
+
+impl BinaryInput {
+    const BUFFER: usize = 64 * 1024;
+
+    fn new(file: File) -> BinaryInput {
+        BinaryInput {
+            gz: Box::new(GzDecoder::new(file)),
+            buf: vec![0; Self::BUFFER].into_boxed_slice(),
+            pos: 0,
+            end: 0,
+        }
+    }
+
+    /// Refills the buffer once it is used up; false at the end of the stream.
+    #[cold]
+    fn refill(&mut self) -> std::io::Result<bool> {
+        loop {
+            match self.gz.read(&mut self.buf) {
+                Ok(n) => {
+                    self.pos = 0;
+                    self.end = n;
+                    return Ok(n > 0);
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// The next byte, None at the end of the stream.
+    #[inline]
+    fn byte(&mut self) -> std::io::Result<Option<u8>> {
+        if self.pos == self.end && !self.refill()? {
+            return Ok(None);
+        }
+        let b = self.buf[self.pos];
+        self.pos += 1;
+        Ok(Some(b))
+    }
+
+    /// A LEB128 varint of at most ten bytes (the last one's high bits are dropped).
+    #[inline]
+    fn varint(&mut self) -> std::result::Result<u64, &'static str> {
+        let mut value = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = match self.byte() {
+                Ok(Some(b)) => b,
+                _ => return Err("record cut short"),
+            };
+            value |= ((b & 0x7f) as u64) << shift;
+            if b & 0x80 == 0 {
+                return Ok(value);
+            }
+        }
+        Err("varint longer than 64 bits")
+    }
+}
+
+impl Read for BinaryInput {
+    fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+        if self.pos == self.end && !self.refill()? {
+            return Ok(0);
+        }
+        let n = out.len().min(self.end - self.pos);
+        out[..n].copy_from_slice(&self.buf[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
 }
 
 /// Streams one thread's events.
@@ -84,7 +163,7 @@ impl ProgramReader {
             .map_err(|e| Error::Trace(format!("{name}: cannot open workload trace: {e}")))?;
         let binary = path.extension().is_some_and(|e| e == "btrace");
         if binary {
-            let mut r: Box<dyn Read + Send> = Box::new(BufReader::new(GzDecoder::new(file)));
+            let mut r = BinaryInput::new(file);
             let mut head = [0u8; 6];
             r.read_exact(&mut head)
                 .map_err(|e| trace_err(&name, 0, format!("not a binary workload trace ({e})")))?;
@@ -172,21 +251,14 @@ impl ProgramReader {
             unreachable!()
         };
         self.record += 1;
-        let mut op = [0u8; 1];
-        match r.read(&mut op) {
-            Ok(0) => return Ok(None),
-            Ok(_) => {}
-            Err(e) => {
-                return Err(trace_err(
-                    &self.name,
-                    self.record,
-                    format!("cannot read: {e}"),
-                ))
-            }
-        }
-        let (name, record) = (self.name.clone(), self.record);
-        let mut v = || varint(r.as_mut()).map_err(|e| trace_err(&name, record, e));
-        let event = match op[0] {
+        let (name, record) = (self.name.as_str(), self.record);
+        let op = match r.byte() {
+            Ok(None) => return Ok(None),
+            Ok(Some(op)) => op,
+            Err(e) => return Err(trace_err(name, record, format!("cannot read: {e}"))),
+        };
+        let mut v = || r.varint().map_err(|e| trace_err(name, record, e));
+        let event = match op {
             b'C' => Event::Compute(v()?),
             b'L' => Event::Load(v()?),
             b'S' => Event::Store(v()?),
@@ -199,7 +271,7 @@ impl ProgramReader {
                 dst: v()?,
                 bytes: v()?,
                 value: u8::try_from(v()?)
-                    .map_err(|_| trace_err(&name, record, "meminit value above 255"))?,
+                    .map_err(|_| trace_err(name, record, "meminit value above 255"))?,
             },
             b'A' => Event::Map {
                 vaddr: v()?,
@@ -210,35 +282,21 @@ impl ProgramReader {
                 bytes: v()?,
             },
             b'F' => Event::Fork(
-                u32::try_from(v()?).map_err(|_| trace_err(&name, record, "thread id too large"))?,
+                u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
             ),
             b'W' => Event::Wait,
             b'X' => Event::Exit,
             other => {
                 return Err(trace_err(
-                    &name,
+                    name,
                     record,
                     format!("unknown event code {other:#04x}"),
                 ))
             }
         };
-        validate(&event).map_err(|e| trace_err(&name, record, e))?;
+        validate(&event).map_err(|e| trace_err(name, record, e))?;
         Ok(Some(event))
     }
-}
-
-fn varint(r: &mut dyn Read) -> std::result::Result<u64, String> {
-    let mut value = 0u64;
-    for shift in (0..64).step_by(7) {
-        let mut b = [0u8; 1];
-        r.read_exact(&mut b)
-            .map_err(|_| "record cut short".to_string())?;
-        value |= ((b[0] & 0x7f) as u64) << shift;
-        if b[0] & 0x80 == 0 {
-            return Ok(value);
-        }
-    }
-    Err("varint longer than 64 bits".into())
 }
 
 fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
@@ -482,6 +540,65 @@ mod tests {
             w.finish().unwrap();
             assert_eq!(read_all(&path).unwrap(), (child, events()), "{name}");
         }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Binary traces that break off or carry bad codes: the error names file and record.
+    #[test]
+    fn bad_binary_records_name_file_and_record() {
+        let dir = std::env::temp_dir().join(format!("bulksim-progbin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut long = vec![b'C'];
+        long.extend([0xffu8; 10]);
+        let cases: [(&[u8], &str); 5] = [
+            (b"C\x03L", ":2: record cut short"),
+            (b"C\x03S\x80", ":2: record cut short"),
+            (b"C\x03W?", ":3: unknown event code 0x3f"),
+            (&long, ":1: varint longer than 64 bits"),
+            (b"F\x80\x80\x80\x80\x10", ":1: thread id too large"),
+        ];
+        for (i, (body, what)) in cases.into_iter().enumerate() {
+            let path = dir.join(format!("t{i}.btrace"));
+            let mut gz = GzEncoder::new(File::create(&path).unwrap(), Compression::default());
+            gz.write_all(b"BSWL\x01\x00").unwrap();
+            gz.write_all(body).unwrap();
+            gz.finish().unwrap();
+            let err = read_all(&path).unwrap_err().to_string();
+            let name = path.display().to_string();
+            assert_eq!(err, format!("{name}{what}"), "case {i}");
+        }
+        let path = dir.join("short.btrace");
+        let mut gz = GzEncoder::new(File::create(&path).unwrap(), Compression::default());
+        gz.write_all(b"BSW").unwrap();
+        gz.finish().unwrap();
+        let err = read_all(&path).unwrap_err().to_string();
+        assert!(
+            err.ends_with(":0: not a binary workload trace (failed to fill whole buffer)"),
+            "{err}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A long binary trace crosses many read-ahead buffers and reads back unchanged.
+    #[test]
+    fn long_binary_trace_round_trips() {
+        let dir = std::env::temp_dir().join(format!("bulksim-proglong-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("long.btrace");
+        let all: Vec<Event> = (0..100_000u64)
+            .flat_map(|i| {
+                [
+                    Event::Compute(i % 300),
+                    Event::Store(i.wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+                ]
+            })
+            .collect();
+        let mut w = ProgramWriter::create(&path, false).unwrap();
+        for e in &all {
+            w.write(e).unwrap();
+        }
+        w.finish().unwrap();
+        assert_eq!(read_all(&path).unwrap(), (false, all));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
