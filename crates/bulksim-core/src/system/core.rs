@@ -41,6 +41,9 @@ pub enum Job {
         /// wait): while the epoch is unchanged its lines' presence and the MSHRs and buffer
         /// room it waited on are too, so it need not be looked at again.
         waiting_at: Vec<u64>,
+        /// (epoch, window end) of the last look at the window that found every task done
+        /// or waiting: until the epoch moves, a window no larger holds nothing to do.
+        all_waiting: (u64, usize),
         next: usize,
         origin: Origin,
     },

@@ -702,6 +702,7 @@ impl System {
                 Job::Lines {
                     done: vec![false; tasks.len()],
                     waiting_at: vec![0; tasks.len()],
+                    all_waiting: (0, 0),
                     tasks,
                     next: 0,
                     origin,
@@ -795,6 +796,7 @@ impl System {
                 tasks,
                 done,
                 waiting_at,
+                all_waiting,
                 next,
                 origin,
             } => {
@@ -802,8 +804,16 @@ impl System {
                 let mut progress = false;
                 let mut performed = 0;
                 let end = (*next + lookahead).min(tasks.len());
+                let epoch = self.mem.epoch;
+                if all_waiting.0 == epoch && end <= all_waiting.1 {
+                    return Ok(false);
+                }
+                // Once a fill is refused (MSHRs or write-back buffer full) every later one in
+                // this look is too: nothing frees either until the epoch moves.
+                let mut refused = false;
+                let mut idle = true;
                 for i in *next..end {
-                    if done[i] || waiting_at[i] == self.mem.epoch {
+                    if done[i] || waiting_at[i] == epoch {
                         continue;
                     }
                     let task = tasks[i];
@@ -835,9 +845,10 @@ impl System {
                         if self.mem.l1().array(c).probe(l).is_none() {
                             ready = false;
                             if !self.mem.l1().has_mshr(c, l) {
-                                if self.mem.request_fill(c, l, origin, false) {
+                                if !refused && self.mem.request_fill(c, l, origin, false) {
                                     progress = true;
                                 } else {
+                                    refused = true;
                                     break;
                                 }
                             }
@@ -848,6 +859,7 @@ impl System {
                         continue;
                     }
                     if performed >= per_cycle {
+                        idle = false;
                         continue;
                     }
                     let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
@@ -876,6 +888,11 @@ impl System {
                     done[i] = true;
                     performed += 1;
                     progress = true;
+                }
+                // Every task looked at is done or waiting as of `epoch` (nothing moved it
+                // during the look): the next look finds the same until it moves.
+                if idle && self.mem.epoch == epoch {
+                    *all_waiting = (epoch, end);
                 }
                 while *next < tasks.len() && done[*next] {
                     *next += 1;
