@@ -48,6 +48,11 @@ pub fn run_keeping_memory<S: RequestSource>(
     let mut head = source.next_request()?;
     let mut offered = 0u64;
     let mut stall_cycles = 0u64;
+    // One device: the replay loop owns its channels while it runs (a local the compiler
+    // keeps close), the router's image takes the bytes they move; both go back at the end.
+    let mut device = router.devices.pop().expect("one device");
+    let mut mem = device.channels;
+    let mut moved = router.moved_bytes(device.base);
     loop {
         let mut blocked = false;
         while let Some(rec) = head {
@@ -55,11 +60,8 @@ pub fn run_keeping_memory<S: RequestSource>(
                 break;
             }
             let accepted = match rec.op {
-                TraceOp::Access { kind, addr } => {
-                    router.devices[0].channels.try_enqueue(kind, addr, now)
-                }
-                TraceOp::Bulk(op) => router.devices[0]
-                    .channels
+                TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
+                TraceOp::Bulk(op) => mem
                     .try_enqueue_bulk(op, now)
                     .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
                     .is_some(),
@@ -76,8 +78,12 @@ pub fn run_keeping_memory<S: RequestSource>(
             }
             head = source.next_request()?;
         }
-        let mut next = router.step(0, now);
-        if head.is_none() && router.is_idle() {
+        let mut next = mem.tick(now);
+        let done = head.is_none() && mem.is_idle();
+        if mem.has_moves() {
+            moved.apply(&mut mem);
+        }
+        if done {
             break;
         }
         if let (Some(rec), false) = (head, blocked) {
@@ -98,8 +104,10 @@ pub fn run_keeping_memory<S: RequestSource>(
         }
         now = target;
     }
-    router.finish_logs()?;
-    let mut stats = router.devices[0].channels.stats(stall_cycles);
+    mem.finish_log()?;
+    let mut stats = mem.stats(stall_cycles);
+    device.channels = mem;
+    router.devices.push(device);
     let wall = started.elapsed().as_secs_f64();
     stats.host.wall_seconds = wall;
     stats.host.requests_per_wall_second = if wall > 0.0 {

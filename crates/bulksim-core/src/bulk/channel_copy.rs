@@ -42,6 +42,7 @@ impl ChannelCopier {
         self.pending.push_back(job);
     }
 
+    #[inline]
     pub fn is_idle(&self) -> bool {
         self.pending.is_empty() && self.free.len() == self.slots.len()
     }

@@ -51,6 +51,7 @@ fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
 }
 
 impl BulkTracker {
+    #[inline]
     pub fn in_flight(&self) -> usize {
         self.in_flight.len()
     }

@@ -37,6 +37,9 @@ pub struct MemorySystem {
     tracker: BulkTracker,
     /// Bytes moved by bulk work since the router last took them.
     moves: Vec<Move>,
+    /// Whether the copier or the tracker may have work (a bulk operation was accepted and
+    /// has not been seen finished): one flag for the hot path of traces without bulk work.
+    bulk_work: bool,
     client_outstanding: u64,
     completions: Vec<(u32, u64)>,
 }
@@ -72,6 +75,7 @@ impl MemorySystem {
             copier: ChannelCopier::new(b.lines_in_flight as usize),
             tracker: BulkTracker::default(),
             moves: Vec::new(),
+            bulk_work: false,
             client_outstanding: 0,
             completions: Vec::new(),
         })
@@ -83,6 +87,12 @@ impl MemorySystem {
             .iter()
             .map(|c| c.unavailable.clone())
             .collect()
+    }
+
+    /// Whether bulk work moved bytes the router has not taken yet.
+    #[inline]
+    pub fn has_moves(&self) -> bool {
+        !self.moves.is_empty()
     }
 
     /// Bytes bulk work moved since the last call, in the order they moved (local addresses).
@@ -126,6 +136,7 @@ impl MemorySystem {
             format!("{what}: {e}")
         })?;
         let parts = (plan.segments.len() + plan.jobs.len()) as u64;
+        self.bulk_work = true;
         let id = self.tracker.start(op, now, parts);
         let c = &mut self.tracker.counters;
         c.fpm_bytes += plan.fpm_bytes;
@@ -233,7 +244,7 @@ impl MemorySystem {
     #[inline]
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
-        let bulk = !self.copier.is_idle() || self.tracker.in_flight() > 0;
+        let bulk = self.bulk_work;
         if bulk {
             next = self.step_copier(now);
         }
@@ -243,6 +254,7 @@ impl MemorySystem {
         }
         if bulk {
             next = next.min(self.collect_bulk_events(now));
+            self.bulk_work = !self.copier.is_idle() || self.tracker.in_flight() > 0;
         }
         if let Some(log) = &mut self.log {
             for c in &mut self.controllers {

@@ -154,21 +154,37 @@ impl MemoryRouter {
 
     /// Steps device `device` at its cycle `cycle` and applies the bytes its bulk work moved;
     /// returns the next cycle it can change state.
+    #[inline]
     pub fn step(&mut self, device: usize, cycle: u64) -> u64 {
         let d = &mut self.devices[device];
         d.done_cycle = Some(cycle);
         let next = d.channels.tick(cycle);
-        d.channels.take_moves(&mut self.moves);
-        if !self.moves.is_empty() {
-            let base = d.base;
-            for m in self.moves.drain(..) {
-                match m {
-                    Move::Copy { src, dst, len } => self.image.copy(src + base, dst + base, len),
-                    Move::Fill { dst, len, value } => self.image.fill(dst + base, len, value),
-                }
-            }
+        if d.channels.has_moves() {
+            self.apply_moves(device);
         }
         next
+    }
+
+    /// What applies moved bytes of a device placed at `base` to the image (trace replay,
+    /// which holds its one device's channels itself while it runs).
+    pub fn moved_bytes(&mut self, base: u64) -> MovedBytes<'_> {
+        MovedBytes {
+            image: &mut self.image,
+            moves: &mut self.moves,
+            base,
+        }
+    }
+
+    /// Applies the bytes device `device`'s bulk work moved to the image.
+    #[inline(never)]
+    pub fn apply_moves(&mut self, device: usize) {
+        let d = &mut self.devices[device];
+        MovedBytes {
+            image: &mut self.image,
+            moves: &mut self.moves,
+            base: d.base,
+        }
+        .apply(&mut d.channels);
     }
 
     pub fn is_idle(&self) -> bool {
@@ -180,5 +196,27 @@ impl MemoryRouter {
             d.channels.finish_log()?;
         }
         Ok(())
+    }
+}
+
+/// The image and a scratch list, for applying one device's moved bytes.
+pub struct MovedBytes<'a> {
+    image: &'a mut MemoryImage,
+    moves: &'a mut Vec<Move>,
+    base: u64,
+}
+
+impl MovedBytes<'_> {
+    /// Applies what `channels` moved since the last call (device-local addresses).
+    #[inline(never)]
+    pub fn apply(&mut self, channels: &mut MemorySystem) {
+        channels.take_moves(self.moves);
+        let base = self.base;
+        for m in self.moves.drain(..) {
+            match m {
+                Move::Copy { src, dst, len } => self.image.copy(src + base, dst + base, len),
+                Move::Fill { dst, len, value } => self.image.fill(dst + base, len, value),
+            }
+        }
     }
 }
