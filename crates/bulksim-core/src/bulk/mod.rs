@@ -42,6 +42,17 @@ impl BulkOp {
     pub fn dst_range(&self) -> (u64, u64) {
         (self.dst, self.dst + self.bytes)
     }
+
+    /// Whether `self` must wait for `earlier` (in flight): a read-after-write,
+    /// write-after-read or write-after-write on the same bytes. The one definition of a
+    /// bulk range hazard, for the memory system's queue and the full system's coordinator.
+    pub fn must_wait_for(&self, earlier: &BulkOp) -> bool {
+        let overlaps = |a: (u64, u64), b: (u64, u64)| a.0 < b.1 && b.0 < a.1;
+        let (ed, nd) = (earlier.dst_range(), self.dst_range());
+        overlaps(ed, nd)
+            || self.src_range().is_some_and(|s| overlaps(ed, s))
+            || earlier.src_range().is_some_and(|s| overlaps(s, nd))
+    }
 }
 
 /// One destination line moved over the channel: read the source lines (and the destination
@@ -54,4 +65,35 @@ pub struct LineJob {
     /// Line-aligned byte address written last.
     pub write: u64,
     pub moves: Move,
+}
+
+#[cfg(test)]
+mod hazard_tests {
+    use super::*;
+
+    fn copy(src: u64, dst: u64) -> BulkOp {
+        BulkOp {
+            kind: BulkKind::Copy { src },
+            dst,
+            bytes: 4096,
+        }
+    }
+
+    #[test]
+    fn only_writes_to_shared_bytes_order_two_operations() {
+        let a = copy(0x1000, 0x8000);
+        // Read-read of the same source: no hazard.
+        assert!(!copy(0x1000, 0x20000).must_wait_for(&a));
+        // Read after write (reads what `a` writes), write after read, write after write.
+        assert!(copy(0x8800, 0x30000).must_wait_for(&a));
+        assert!(copy(0x40000, 0x1800).must_wait_for(&a));
+        let init = BulkOp {
+            kind: BulkKind::Init { value: 0 },
+            dst: 0x8fff,
+            bytes: 1,
+        };
+        assert!(init.must_wait_for(&a));
+        // Touching ranges do not overlap.
+        assert!(!copy(0x9000, 0x50000).must_wait_for(&a));
+    }
 }

@@ -44,10 +44,9 @@ pub struct BulkTracker {
     /// Operations finished since last taken: (id, cycle), when `report` is on.
     pub completed: Vec<(u32, u64)>,
     pub report: bool,
-}
-
-fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
-    a.0 < b.1 && b.0 < a.1
+    /// The component above orders operations by their range hazards itself (the full
+    /// system's bulk coordinator), so the queue need not check them again.
+    pub caller_tracks_hazards: bool,
 }
 
 impl BulkTracker {
@@ -59,12 +58,7 @@ impl BulkTracker {
     /// Whether `op` must wait for an operation in flight (a read-after-write, write-after-read
     /// or write-after-write on the same bytes).
     pub fn conflicts(&self, op: &BulkOp) -> bool {
-        self.in_flight.iter().any(|f| {
-            let (fd, nd) = (f.op.dst_range(), op.dst_range());
-            overlaps(fd, nd)
-                || op.src_range().is_some_and(|s| overlaps(fd, s))
-                || f.op.src_range().is_some_and(|s| overlaps(s, nd))
-        })
+        !self.caller_tracks_hazards && self.in_flight.iter().any(|f| op.must_wait_for(&f.op))
     }
 
     /// The id the next operation will get.

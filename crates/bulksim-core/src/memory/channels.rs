@@ -191,6 +191,12 @@ impl MemorySystem {
         out.append(&mut self.completions);
     }
 
+    /// The caller orders bulk operations by their range hazards (`BulkOp::must_wait_for`)
+    /// before offering them: the queue does not check them a second time.
+    pub fn leave_hazards_to_caller(&mut self) {
+        self.tracker.caller_tracks_hazards = true;
+    }
+
     /// Starts reporting finished bulk operations through `take_completed_ops`.
     pub fn report_completed_ops(&mut self) {
         self.tracker.report = true;

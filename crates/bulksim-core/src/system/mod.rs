@@ -77,7 +77,10 @@ pub struct System {
     events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
     /// The core waiting for each bulk operation in flight, by (device, operation id).
     op_owner: HashMap<(usize, u32), usize>,
-    active_dst: Vec<(u64, u64)>,
+    /// Bulk operations from their coherence work until they complete: the one record of
+    /// range hazards (program accesses to a destination wait; a conflicting operation
+    /// waits before its coherence work).
+    active_ops: Vec<BulkOp>,
     core_fs: u64,
     hit_fs: u64,
     /// The first cache level's line size (bytes).
@@ -119,6 +122,7 @@ impl System {
         let mut router = MemoryRouter::new(&config)?;
         for d in &mut router.devices {
             d.channels.report_completed_ops();
+            d.channels.leave_hazards_to_caller();
         }
         // Frames over all devices; channel numbers run on across devices so that no two
         // devices share an allocator pool (a copy never spans devices).
@@ -205,7 +209,7 @@ impl System {
             mem,
             events: BinaryHeap::new(),
             op_owner: HashMap::new(),
-            active_dst: Vec::new(),
+            active_ops: Vec::new(),
             core_fs,
             width: config.core.width as usize,
             window: config.core.window as usize,
@@ -475,7 +479,10 @@ impl System {
     }
 
     fn blocked(&self, pa: u64) -> bool {
-        self.active_dst.iter().any(|&(s, e)| (s..e).contains(&pa))
+        self.active_ops.iter().any(|op| {
+            let (s, e) = op.dst_range();
+            (s..e).contains(&pa)
+        })
     }
 
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
@@ -939,11 +946,14 @@ impl System {
                     || op
                         .src_range()
                         .is_some_and(|(s0, s1)| self.mem.fetching_in(s0, s1));
-                if fetching || !self.mem.levels.iter().all(|l| l.can_allocate(c)) {
+                if fetching
+                    || !self.mem.levels.iter().all(|l| l.can_allocate(c))
+                    || self.active_ops.iter().any(|a| op.must_wait_for(a))
+                {
                     return Ok(false);
                 }
                 let wb = self.coherence(c, &op);
-                self.active_dst.push(op.dst_range());
+                self.active_ops.push(op);
                 set_phase(
                     self,
                     if wb > 0 {
@@ -991,8 +1001,8 @@ impl System {
                     return Ok(next > zero_lines.0);
                 }
                 let range = op.dst_range();
-                if let Some(i) = self.active_dst.iter().position(|&r| r == range) {
-                    self.active_dst.swap_remove(i);
+                if let Some(i) = self.active_ops.iter().position(|a| a.dst_range() == range) {
+                    self.active_ops.swap_remove(i);
                 }
                 self.cores[c].jobs.pop_front();
                 Ok(true)
