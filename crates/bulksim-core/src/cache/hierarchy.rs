@@ -626,6 +626,46 @@ mod tests {
         Hierarchy::new(&config.cache.level, router, 1, 312_500).unwrap()
     }
 
+    /// Two private first levels (two cores).
+    fn two_cores() -> Hierarchy {
+        let mut config = Config::default();
+        config.cache.level[0].size_kb = 64;
+        config.cache.level[0].ways = 4;
+        let router = MemoryRouter::new(&config).unwrap();
+        Hierarchy::new(&config.cache.level, router, 2, 312_500).unwrap()
+    }
+
+    #[test]
+    fn a_frame_handed_over_drops_the_old_owners_lines_and_fills_in_flight() {
+        let mut h = two_cores();
+        let mut before = [0u8; 128];
+        h.router.read(0, &mut before);
+        // Core 0 holds line 0 dirty and is still fetching line 1 with a store waiting.
+        h.insert(0, 0, &[5; 64], true, Origin::Program);
+        assert!(h.request_fill(0, 1, Origin::Program, true));
+        h.add_store(0, 1, 0, [9; 8]);
+        let id = h.levels[0].mshrs[0][0].id;
+        // The frame [0, 4096) goes to core 1.
+        h.hand_over(1, 0, 4096);
+        assert!(
+            h.levels[0].arrays[0].probe(0).is_none(),
+            "core 0's line dropped"
+        );
+        assert!(matches!(
+            h.complete(id, 0),
+            Completed::Line { core: 0, line: 1 }
+        ));
+        assert!(
+            h.levels[0].arrays[0].probe(1).is_none(),
+            "the late fill put nothing in"
+        );
+        // Neither the dropped dirty line nor the late store reached memory.
+        let mut after = [0u8; 128];
+        h.router.read(0, &mut after);
+        assert_eq!(after, before);
+        assert_eq!(h.traffic.write_bytes, 0);
+    }
+
     /// Evicts `n` dirty lines of set 0 (64 KiB, 4 ways: 256 sets) into the buffer.
     fn evict_dirty(h: &mut Hierarchy, n: u64) {
         for i in 0..4 + n {
