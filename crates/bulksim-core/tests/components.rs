@@ -6,24 +6,13 @@
 mod common;
 use bulksim_core::system::{run_workload, System};
 use bulksim_core::workload::forkbench::{Forkbench, RandomAccess};
-use bulksim_core::workload::program::{Event, ProgramWriter};
+use bulksim_core::workload::program::Event;
 use bulksim_core::Config;
-use common::config;
+use common::{config, write_thread};
 use std::path::{Path, PathBuf};
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bulksim-comp-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write_thread(d: &Path, id: u32, child: bool, events: &[Event]) {
-    let mut w = ProgramWriter::create(&d.join(format!("thread-{id}.trace")), child).unwrap();
-    for e in events {
-        w.write(e).unwrap();
-    }
-    w.finish().unwrap();
+    common::dir("bulksim-comp", name)
 }
 
 /// The RowClone paper's system (as forkbench's reproduction) with further overrides.

@@ -5,24 +5,13 @@ mod common;
 use bulksim_core::config::{InitMechanism, LineStores};
 use bulksim_core::system::run_workload;
 use bulksim_core::workload::forkbench::Forkbench;
-use bulksim_core::workload::program::{Event, ProgramWriter};
+use bulksim_core::workload::program::Event;
 use bulksim_core::Config;
-use common::config;
-use std::path::{Path, PathBuf};
+use common::{config, write_thread};
+use std::path::PathBuf;
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("bulksim-sys-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn write_thread(d: &Path, id: u32, child: bool, events: &[Event]) {
-    let mut w = ProgramWriter::create(&d.join(format!("thread-{id}.trace")), child).unwrap();
-    for e in events {
-        w.write(e).unwrap();
-    }
-    w.finish().unwrap();
+    common::dir("bulksim-sys", name)
 }
 
 /// The RowClone paper's system: DDR3-1066, 4 KB rows, 2 channels, pages row-interleaved so a

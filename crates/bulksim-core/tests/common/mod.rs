@@ -1,11 +1,30 @@
-//! Helpers shared by the integration tests: configs by override and runs over in-memory
-//! request lists or generated traces.
+//! Helpers shared by the integration tests: configs by override, runs over in-memory request
+//! lists or generated traces, and full-system workload directories written event by event.
 #![allow(dead_code)]
 
 use bulksim_core::controller::RequestKind;
 use bulksim_core::workload::generate::{GenOptions, Generator, Pattern};
+use bulksim_core::workload::program::{Event, ProgramWriter};
 use bulksim_core::workload::trace::TraceRecord;
 use bulksim_core::{sim, Config, Stats};
+use std::path::{Path, PathBuf};
+
+/// A fresh, empty temporary directory for this test process, named `prefix-name`.
+pub fn dir(prefix: &str, name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Writes thread `id`'s program (a text trace) into workload directory `d`.
+pub fn write_thread(d: &Path, id: u32, child: bool, events: &[Event]) {
+    let mut w = ProgramWriter::create(&d.join(format!("thread-{id}.trace")), child).unwrap();
+    for e in events {
+        w.write(e).unwrap();
+    }
+    w.finish().unwrap();
+}
 
 pub fn config(sets: &[&str]) -> Config {
     let c = Config::default().apply_sets(sets).unwrap();

@@ -4,13 +4,12 @@
 //! free frame, so every copy can use RowClone's inter-bank PSM mode (the paper's PSM
 //! configuration); otherwise it falls back to the scattered order.
 
-use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, Pools, Purpose};
+use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, PooledFrames};
 use crate::os::frame_table::FrameTable;
 
 #[derive(Clone, Debug)]
 pub struct InterBank {
-    free: FreeFrames,
-    pools: Pools,
+    frames: PooledFrames,
     /// The pool a copy of a frame in pool i draws from.
     partner: Vec<u32>,
 }
@@ -24,8 +23,7 @@ impl InterBank {
             partner[k as usize] = keys.get(&(ch, bank ^ 1)).copied().unwrap_or(k);
         }
         InterBank {
-            pools: Pools::new(&free),
-            free,
+            frames: PooledFrames::new(free),
             partner,
         }
     }
@@ -34,21 +32,16 @@ impl InterBank {
 impl FramePolicy for InterBank {
     #[inline]
     fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
-        if let Purpose::CopyOnWrite { src_frame } = req.purpose {
-            let pool = self.partner[self.free.pool_of(src_frame) as usize];
-            if let Some(f) = self.pools.take(pool, &mut self.free) {
-                return Some(f);
-            }
-        }
-        self.free.alloc()
+        // The source's neighbouring bank.
+        let partner = &self.partner;
+        self.frames.alloc(req, |pool| partner[pool as usize])
     }
 
     fn free(&mut self, frame: u32) {
-        self.free.free(frame);
-        self.pools.push(frame, &self.free);
+        self.frames.free(frame);
     }
 
     fn frames(&self) -> &FreeFrames {
-        &self.free
+        &self.frames.free
     }
 }

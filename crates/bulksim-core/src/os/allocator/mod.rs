@@ -221,6 +221,41 @@ impl Pools {
     }
 }
 
+/// The scattered free frames plus a free list per pool: what the policies that place a
+/// copy-on-write destination by its source's pool share.
+#[derive(Clone, Debug)]
+pub struct PooledFrames {
+    pub free: FreeFrames,
+    pools: Pools,
+}
+
+impl PooledFrames {
+    pub fn new(free: FreeFrames) -> PooledFrames {
+        PooledFrames {
+            pools: Pools::new(&free),
+            free,
+        }
+    }
+
+    /// A copy-on-write destination from pool `pool_for(source's pool)` while it has a free
+    /// frame; anything else (and a copy whose pool is empty) in the scattered order.
+    #[inline]
+    pub fn alloc(&mut self, req: &FrameRequest, pool_for: impl Fn(u32) -> u32) -> Option<u32> {
+        if let Purpose::CopyOnWrite { src_frame } = req.purpose {
+            let pool = pool_for(self.free.pool_of(src_frame));
+            if let Some(f) = self.pools.take(pool, &mut self.free) {
+                return Some(f);
+            }
+        }
+        self.free.alloc()
+    }
+
+    pub fn free(&mut self, frame: u32) {
+        self.free.free(frame);
+        self.pools.push(frame, &self.free);
+    }
+}
+
 /// The configured policy (a closed set: a `match`, not a virtual call, per allocation).
 #[derive(Clone, Debug)]
 pub enum FrameAllocator {

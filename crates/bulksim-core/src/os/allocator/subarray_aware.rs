@@ -3,13 +3,12 @@
 //! copy-on-write destination is taken from the source frame's pool while it has a free frame,
 //! so the copy can use RowClone's FPM mode; otherwise it falls back to the scattered order.
 
-use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, Pools, Purpose};
+use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, PooledFrames};
 use crate::os::frame_table::FrameTable;
 
 #[derive(Clone, Debug)]
 pub struct SubarrayAware {
-    free: FreeFrames,
-    pools: Pools,
+    frames: PooledFrames,
 }
 
 impl SubarrayAware {
@@ -21,8 +20,7 @@ impl SubarrayAware {
             seed,
         );
         SubarrayAware {
-            pools: Pools::new(&free),
-            free,
+            frames: PooledFrames::new(free),
         }
     }
 }
@@ -30,21 +28,15 @@ impl SubarrayAware {
 impl FramePolicy for SubarrayAware {
     #[inline]
     fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
-        if let Purpose::CopyOnWrite { src_frame } = req.purpose {
-            let pool = self.free.pool_of(src_frame);
-            if let Some(f) = self.pools.take(pool, &mut self.free) {
-                return Some(f);
-            }
-        }
-        self.free.alloc()
+        // The source's own subarray.
+        self.frames.alloc(req, |pool| pool)
     }
 
     fn free(&mut self, frame: u32) {
-        self.free.free(frame);
-        self.pools.push(frame, &self.free);
+        self.frames.free(frame);
     }
 
     fn frames(&self) -> &FreeFrames {
-        &self.free
+        &self.frames.free
     }
 }
