@@ -59,6 +59,8 @@ impl Unavailability {
     }
 
     /// Rank `rank`'s refresh fell due at `due` and keeps it busy until `end`.
+    #[cold]
+    #[inline(never)]
     pub fn refresh(&mut self, rank: u32, due: u64, end: u64) {
         let r = &mut self.ranks[rank as usize];
         r.refreshes += 1;
@@ -74,8 +76,16 @@ impl Unavailability {
     }
 
     /// The controller serves writes (`draining`) or reads at cycle `now`.
-    #[inline]
+    #[inline(always)]
     pub fn drain_mode(&mut self, draining: bool, now: u64) {
+        if draining != self.drain_since.is_some() {
+            self.drain_changed(draining, now);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn drain_changed(&mut self, draining: bool, now: u64) {
         match (draining, self.drain_since) {
             (true, None) => self.drain_since = Some(now),
             (false, Some(start)) => {
