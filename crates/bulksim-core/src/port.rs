@@ -61,6 +61,23 @@ impl RequestKind {
     }
 }
 
+/// A response: the id of a request and the time (fs) it is complete.
+pub type Response = (RequestId, u64);
+
+/// The interface a component offers the one above it: whether it would take a request now,
+/// taking it at the receiver's current step, and the responses due so far. The core talks to
+/// the cache hierarchy through it and the last cache level to each memory device (cache
+/// levels among themselves go through the hierarchy, which owns the ids). A sender checks
+/// `can_accept` and keeps what is refused to offer it again.
+pub trait Port {
+    /// Whether `send` would take `req` now.
+    fn can_accept(&self, req: &Request) -> bool;
+    /// Takes `req` at `fs`, the receiver's current step; the caller checked `can_accept`.
+    fn send(&mut self, req: &Request, fs: u64);
+    /// Moves the responses completed so far, each with the time it is due, into `out`.
+    fn take_responses(&mut self, out: &mut Vec<Response>);
+}
+
 /// One request on a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Request {

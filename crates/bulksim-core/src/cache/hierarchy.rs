@@ -13,9 +13,8 @@
 use super::array::{Evicted, LineBuf, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, LevelStats, Mshr, Outgoing};
 use crate::config::CacheLevelConfig;
-use crate::controller::NO_TAG;
 use crate::memory::MemoryRouter;
-use crate::port::{Origin, Request, RequestId, RequestKind};
+use crate::port::{Origin, Port, Request, RequestId, RequestKind};
 use crate::stat_struct::stat_struct;
 
 stat_struct! {
@@ -459,14 +458,22 @@ impl Hierarchy {
         let last = self.last();
         let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
-        levels[last].out_fills.retain(|f| {
-            !(mine(router, &f.req)
-                && router.try_send(device, &f.req, cycle, f.req.id.unwrap_or(NO_TAG)))
-        });
+        let fs = cycle * router.devices[device].period_fs;
+        let offer = |router: &mut MemoryRouter, req: &Request| {
+            if !mine(router, req) {
+                return false;
+            }
+            let d = &mut router.devices[device];
+            if !d.can_accept(req) {
+                return false;
+            }
+            d.send(req, fs);
+            true
+        };
+        levels[last].out_fills.retain(|f| !offer(router, &f.req));
         let mut writebacks = std::mem::take(&mut levels[last].out_writebacks);
         writebacks.retain(|w| {
-            let taken = mine(router, &w.req)
-                && router.try_send(device, &w.req, cycle, w.req.id.unwrap_or(NO_TAG));
+            let taken = offer(router, &w.req);
             if let (true, Some((l, a))) = (taken, w.buffer) {
                 levels[l].wb_queued[a] -= 1;
                 *epoch += 1;

@@ -186,6 +186,12 @@ impl MemorySystem {
         true
     }
 
+    /// Whether a client request of `kind` to `addr` would find room in its channel's queue.
+    #[inline]
+    pub fn can_accept_client(&self, kind: RequestKind, addr: u64) -> bool {
+        self.controllers[self.mapper.channel_of(addr) as usize].can_accept(kind)
+    }
+
     /// Client requests served since the last call: (tag, cycle their data is done).
     pub fn take_completions(&mut self, out: &mut Vec<(u32, u64)>) {
         out.append(&mut self.completions);

@@ -5,6 +5,8 @@
 //! devices with different clocks on a single femtosecond time line.
 
 use super::channels::MemorySystem;
+use crate::controller::NO_TAG;
+use crate::port::{Port, Request, RequestKind, Response};
 
 pub struct MemoryDevice {
     /// Name in stats (`memory.device.<name>` or the preset).
@@ -64,6 +66,44 @@ impl MemoryDevice {
             u64::MAX
         } else {
             self.next_cycle * self.period_fs
+        }
+    }
+}
+
+impl MemoryDevice {
+    fn controller_kind(kind: RequestKind) -> crate::request::RequestKind {
+        match kind {
+            RequestKind::Read | RequestKind::ReadForOwnership => crate::request::RequestKind::Read,
+            RequestKind::Writeback => crate::request::RequestKind::Write,
+        }
+    }
+}
+
+/// The device as the last cache level sees it: requests in physical addresses, taken at the
+/// device's cycle `fs / period`, responses with their completion times.
+impl Port for MemoryDevice {
+    #[inline]
+    fn can_accept(&self, req: &Request) -> bool {
+        self.channels
+            .can_accept_client(Self::controller_kind(req.kind), req.addr - self.base)
+    }
+
+    #[inline]
+    fn send(&mut self, req: &Request, fs: u64) {
+        let taken = self.channels.try_enqueue_client(
+            Self::controller_kind(req.kind),
+            req.addr - self.base,
+            fs / self.period_fs,
+            req.id.unwrap_or(NO_TAG),
+        );
+        debug_assert!(taken, "send after can_accept");
+    }
+
+    fn take_responses(&mut self, out: &mut Vec<Response>) {
+        let start = out.len();
+        self.channels.take_completions(out);
+        for r in &mut out[start..] {
+            r.1 *= self.period_fs;
         }
     }
 }

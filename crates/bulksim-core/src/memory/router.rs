@@ -12,7 +12,6 @@ use crate::bulk::{BulkKind, BulkOp, Move};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::image::MemoryImage;
-use crate::port::{Request, RequestKind};
 
 /// Seed of the memory image's initial contents (fixed: runs are deterministic).
 const IMAGE_SEED: u64 = 0x0b01_c51e;
@@ -81,21 +80,6 @@ impl MemoryRouter {
     /// Makes `bytes` at `addr` zero without timing (memory present before the run began).
     pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
         self.image.zero(addr, bytes);
-    }
-
-    /// Offers a request at the device's cycle `cycle`; its completion is reported under
-    /// `tag` (a device-level tag, `controller::NO_TAG` for none). False if the channel's
-    /// queue is full.
-    pub fn try_send(&mut self, device: usize, req: &Request, cycle: u64, tag: u32) -> bool {
-        let d = &mut self.devices[device];
-        let kind = match req.kind {
-            RequestKind::Read | RequestKind::ReadForOwnership => {
-                crate::controller::RequestKind::Read
-            }
-            RequestKind::Writeback => crate::controller::RequestKind::Write,
-        };
-        d.channels
-            .try_enqueue_client(kind, req.addr - d.base, cycle, tag)
     }
 
     /// Whether every byte `op` reads and writes lies in one device (so the device can run it

@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{sites_from_mapper, FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
+use crate::port::Port;
 use crate::workload::program::{thread_files, Event, ProgramReader};
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
 use std::cmp::Reverse;
@@ -305,13 +306,12 @@ impl System {
                 let (m, period) = (d.next_cycle, d.period_fs);
                 self.mem.drain_to_memory(dev, m);
                 let next = self.mem.router.step(dev, m);
-                let channels = &mut self.mem.router.devices[dev].channels;
-                channels.take_completions(&mut self.buf);
-                for (tag, done) in self.buf.drain(..) {
-                    self.events
-                        .push(Reverse((done * period, EV_TAG, tag, dev as u32)));
+                let device = &mut self.mem.router.devices[dev];
+                device.take_responses(&mut self.buf);
+                for (id, due_fs) in self.buf.drain(..) {
+                    self.events.push(Reverse((due_fs, EV_TAG, id, dev as u32)));
                 }
-                channels.take_completed_ops(&mut self.buf);
+                device.channels.take_completed_ops(&mut self.buf);
                 for (id, done) in self.buf.drain(..) {
                     self.events
                         .push(Reverse((done * period, EV_OP, id, dev as u32)));
