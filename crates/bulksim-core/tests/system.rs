@@ -7,7 +7,7 @@ use bulksim_core::system::run_workload;
 use bulksim_core::workload::forkbench::Forkbench;
 use bulksim_core::workload::program::Event;
 use bulksim_core::Config;
-use common::{config, write_thread};
+use common::write_thread;
 use std::path::PathBuf;
 
 fn dir(name: &str) -> PathBuf {
@@ -24,18 +24,9 @@ fn paper(mechanism: &str, allocator: &str) -> Config {
 fn paper_with(mechanism: &str, allocator: &str, more: &[&str]) -> Config {
     let mechanism = format!("system.bulk_mechanism=\"{mechanism}\"");
     let allocator = format!("os.allocator=\"{allocator}\"");
-    let mut sets = vec![
-        "dram.preset=\"DDR3_2Gb_x8_1066\"",
-        "dram.columns=512",
-        "dram.channels=2",
-        "controller.address_mapping=\"RoRaBaChCo\"",
-        "controller.read_queue_size=64",
-        "controller.write_queue_size=64",
-        &mechanism,
-        &allocator,
-    ];
+    let mut sets = vec![mechanism.as_str(), allocator.as_str()];
     sets.extend_from_slice(more);
-    config(&sets)
+    common::paper_system(&sets)
 }
 
 const MECHANISMS: [&str; 4] = ["cpu", "mc_dma", "rowclone", "rowclone_zi"];

@@ -9,6 +9,22 @@ use bulksim_core::workload::trace::TraceRecord;
 use bulksim_core::{sim, Config, Stats};
 use std::path::{Path, PathBuf};
 
+/// The RowClone paper's system as forkbench's reproduction sets it up (DDR3-1066, 4 KB rows,
+/// 2 channels, pages row-interleaved so a 4 KB page is one row of one channel), with
+/// further overrides.
+pub fn paper_system(more: &[&str]) -> Config {
+    let mut sets = vec![
+        "dram.preset=\"DDR3_2Gb_x8_1066\"",
+        "dram.columns=512",
+        "dram.channels=2",
+        "controller.address_mapping=\"RoRaBaChCo\"",
+        "controller.read_queue_size=64",
+        "controller.write_queue_size=64",
+    ];
+    sets.extend_from_slice(more);
+    config(&sets)
+}
+
 /// A fresh, empty temporary directory for this test process, named `prefix-name`.
 pub fn dir(prefix: &str, name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("{prefix}-{}-{name}", std::process::id()));
