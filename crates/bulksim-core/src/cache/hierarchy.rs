@@ -240,7 +240,8 @@ impl Hierarchy {
         l.below.write_bytes.count(req.origin, line_bytes);
         if to_memory {
             self.router.write(req.addr, ev.data.as_slice());
-            self.traffic.book(ev.origin, true, line_bytes);
+            // Memory writes whole lines of the last level's size (one burst).
+            self.traffic.book(ev.origin, true, self.last_line_bytes());
             // Memory-bound write-backs leave from the last level's queue, holding a place in
             // this level's buffer until memory takes them.
             let last = self.last();
@@ -425,27 +426,19 @@ impl Hierarchy {
         if req.bytes as u64 == l.line_bytes {
             self.insert_at(level, core, line, data.as_slice(), true, req.origin);
         } else {
-            // A part of a larger line this level does not hold: on to memory.
-            let ev = Evicted {
-                line: req.addr / req.bytes as u64,
-                data,
-                origin: req.origin,
-            };
-            let to = level;
-            let line_bytes = req.bytes as u64;
-            self.levels[to]
+            // A part of a larger line this level does not hold: on to memory, where it costs
+            // one burst of the last level's line size like any write-back.
+            self.levels[level]
                 .below
                 .write_bytes
-                .count(req.origin, line_bytes);
-            self.router.write(req.addr, ev.data.as_slice());
-            if to == self.last() {
-                self.traffic.book(req.origin, true, line_bytes);
-            }
-            self.levels[to].wb_queued[array] += 1;
+                .count(req.origin, req.bytes as u64);
+            self.router.write(req.addr, data.as_slice());
+            self.traffic.book(req.origin, true, self.last_line_bytes());
+            self.levels[level].wb_queued[array] += 1;
             let last = self.last();
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req: *req,
-                buffer: Some((to, array)),
+                buffer: Some((level, array)),
             });
         }
         true
