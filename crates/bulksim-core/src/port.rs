@@ -24,26 +24,6 @@ pub enum Origin {
     Migration,
 }
 
-impl Origin {
-    pub const ALL: [Origin; 5] = [
-        Origin::Program,
-        Origin::Copy,
-        Origin::Init,
-        Origin::Coherence,
-        Origin::Migration,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Origin::Program => "program",
-            Origin::Copy => "copy",
-            Origin::Init => "init",
-            Origin::Coherence => "coherence",
-            Origin::Migration => "migration",
-        }
-    }
-}
-
 /// What a request asks of the component below.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RequestKind {
@@ -53,12 +33,6 @@ pub enum RequestKind {
     ReadForOwnership,
     /// Write a dirty line back (an eviction, or a write-back the memory controller asked for).
     Writeback,
-}
-
-impl RequestKind {
-    pub fn is_write(self) -> bool {
-        self == RequestKind::Writeback
-    }
 }
 
 /// A response: the id of a request and the time (fs) it is complete.

@@ -11,7 +11,7 @@
 //! completions come back through `complete`.
 
 use super::array::{Evicted, LineBuf, MAX_LINE};
-use super::level::{writeback_request, CacheLevel, LevelStats, Mshr, Outgoing};
+use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use crate::config::CacheLevelConfig;
 use crate::memory::MemoryRouter;
 use crate::port::{Origin, Port, Request, RequestId, RequestKind};
@@ -602,10 +602,6 @@ impl Hierarchy {
     /// first-level line).
     pub fn read_as_cores(&self, addr: u64, buf: &mut [u8]) {
         self.read_below(0, addr, buf);
-    }
-
-    pub fn level_stats(&self) -> Vec<LevelStats> {
-        self.levels.iter().map(|l| l.stats()).collect()
     }
 }
 

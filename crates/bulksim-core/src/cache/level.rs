@@ -126,10 +126,6 @@ impl CacheLevel {
         &mut self.arrays[self.array_of[core]]
     }
 
-    pub fn array_ref(&self, core: usize) -> &Cache {
-        &self.arrays[self.array_of[core]]
-    }
-
     pub fn has_mshr(&self, core: usize, line: u64) -> bool {
         self.mshrs[core].iter().any(|m| m.line == line)
     }

@@ -1,7 +1,7 @@
 //! One core's state: the instruction window (in-order retirement of slots that become ready
 //! when their latency or their cache fill is over), the thread it runs and those waiting for
 //! it, and the bulk job it is blocked on. The dispatch logic lives in `System`, which owns the
-//! OS and the caches the core talks to.
+//! OS and the cache hierarchy the core talks to.
 
 use crate::bulk::BulkOp;
 use crate::cache::Origin;

@@ -1,22 +1,24 @@
-//! The full system: trace-driven out-of-order cores (one per initial thread; forked children
-//! run on their parent's core when it waits or exits), a private write-back cache per core,
-//! the OS memory manager, and the memory system below. Time is one integer clock in
-//! femtoseconds shared by the core clock and the memory clock; the loop steps the cores every
-//! core cycle while any can make progress and otherwise jumps to the next event (a fill, the
-//! end of a bulk operation, a memory-controller event).
+//! The full system and its scheduler: trace-driven out-of-order cores (one per initial thread;
+//! forked children run on their parent's core when it waits or exits), the cache hierarchy
+//! (`cache::Hierarchy`), the OS memory manager, and the memory router with its devices below.
+//! Time is one integer clock in femtoseconds on which the core clock and each device's clock
+//! are periods; the loop steps the cores every core cycle while any can make progress, each
+//! device at its own cycles while it has work, and otherwise jumps to the next event (a
+//! response due, the end of a bulk operation, a device's next event).
 //!
 //! Bulk work — memcpy/meminit events, copy-on-write copies and first-touch zeroing returned by
 //! the OS — blocks the core that needs it and executes by `system.bulk_mechanism`: `cpu`
-//! moves every line through the cache with loads and stores (write-allocate); `mc_dma`,
-//! `rowclone` and `rowclone_zi` first do the memory controller's coherence work (RowClone
-//! section 4.2.2: dirty source lines are written back, or under RowClone copied in the cache
-//! under the destination's tag; destination lines are invalidated, partly covered dirty ones
-//! written back first), then hand the operation to the memory system, whose `bulk.mechanism`
-//! they set, and block requests to the destination until it completes. `rowclone_zi` also
-//! inserts clean zero lines for every zeroed line.
+//! moves every line through the first cache level with loads and stores (write-allocate);
+//! `mc_dma`, `rowclone` and `rowclone_zi` first do the memory controller's coherence work over
+//! every level (RowClone section 4.2.2: dirty source lines are written back, or under
+//! RowClone copied in the cache under the destination's tag; destination lines are
+//! invalidated, partly covered dirty ones written back first), then hand the operation to the
+//! memory router, and block requests to the destination until it completes. `rowclone_zi`
+//! also inserts clean zero lines for every zeroed line. Range hazards between operations are
+//! recorded here once (`active_ops`).
 //!
 //! Processes share no writable memory (fork is copy-on-write), so the private caches need no
-//! coherence protocol between them.
+//! coherence protocol between them; a frame that changes owner is handed over instead.
 
 pub mod core;
 pub mod stats;

@@ -131,6 +131,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions"),
         ("memcpy_ops", "operations", "memcpy and copy-on-write copies executed"),
         ("meminit_ops", "operations", "meminit and first-touch zeroing executed"),
+        ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's"),
         ("unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)"),
     ];
     let mut docs: Vec<FieldDoc> = top
@@ -204,6 +205,7 @@ mod tests {
     fn every_system_stat_is_documented_and_every_doc_is_a_stat() {
         let mut stats = SystemStats::default();
         stats.cache.insert("l1".into(), LevelStats::default());
+        stats.memory_devices.push(DeviceStats::default());
         crate::stats::assert_documented(
             &stats,
             "memory",
