@@ -39,10 +39,11 @@ pub enum RequestKind {
 pub type Response = (RequestId, u64);
 
 /// The interface a component offers the one above it: whether it would take a request now,
-/// taking it at the receiver's current step, and the responses due so far. The core talks to
-/// the cache hierarchy through it and the last cache level to each memory device (cache
-/// levels among themselves go through the hierarchy, which owns the ids). A sender checks
-/// `can_accept` and keeps what is refused to offer it again.
+/// taking it at the receiver's current step, and the responses due so far. The core sends
+/// its first-level misses through it, each cache level its fills to the next
+/// (`cache::level_port`), and the last level its requests to each memory device. A sender
+/// checks `can_accept` and keeps what is refused to offer it again. Write-backs between
+/// cache levels move at once with their bytes and do not cross a port.
 pub trait Port {
     /// Whether `send` would take `req` now.
     fn can_accept(&self, req: &Request) -> bool;

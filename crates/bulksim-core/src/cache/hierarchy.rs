@@ -12,6 +12,7 @@
 
 use super::array::{Evicted, LineBuf, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
+use super::level_port::LevelPort;
 use crate::config::CacheLevelConfig;
 use crate::memory::MemoryRouter;
 use crate::port::{Origin, Port, Request, RequestId, RequestKind};
@@ -74,8 +75,6 @@ pub struct Hierarchy {
     free_ids: Vec<RequestId>,
     /// Channel traffic by cause (the memory boundary).
     pub traffic: Traffic,
-    /// Responses of inner levels due at a time: (fs, id), for the scheduler's event queue.
-    pub due: Vec<(u64, RequestId)>,
     /// Advances whenever a line appears in or leaves an array, a miss completes or a
     /// write-back buffer entry frees: while it stands still, a request refused or a line
     /// found missing would be refused or missing again (the `cpu` copy loop relies on it).
@@ -103,7 +102,6 @@ impl Hierarchy {
             ids: Vec::new(),
             free_ids: Vec::new(),
             traffic: Traffic::default(),
-            due: Vec::new(),
             epoch: 1,
         })
     }
@@ -154,11 +152,39 @@ impl Hierarchy {
         })
     }
 
-    /// Makes sure `line` is being fetched into `core`'s first level: merges with an MSHR in
-    /// flight or takes a new one. False when all MSHRs are busy or the write-back buffer is
-    /// full.
+    /// Level `level` as the component above it sees it: the core for the first level, the
+    /// level above otherwise.
+    pub fn port(&mut self, level: usize) -> LevelPort<'_> {
+        LevelPort {
+            hierarchy: self,
+            level,
+        }
+    }
+
+    /// Makes sure `line` is being fetched into `core`'s first level, offering the miss to
+    /// that level's port: it merges with an MSHR in flight or takes a new one. False when all
+    /// MSHRs are busy or the write-back buffer is full.
     pub fn request_fill(&mut self, core: usize, line: u64, origin: Origin, write: bool) -> bool {
-        self.request_fill_at(0, core, line, origin, write, None)
+        let line_bytes = self.levels[0].line_bytes;
+        let req = Request {
+            id: None,
+            addr: line * line_bytes,
+            bytes: line_bytes as u32,
+            kind: if write {
+                RequestKind::ReadForOwnership
+            } else {
+                RequestKind::Read
+            },
+            origin,
+            thread: core as u32,
+        };
+        let mut port = self.port(0);
+        if !port.can_accept(&req) {
+            return false;
+        }
+        // Time is unused here: a first-level miss is answered by its fill, not a hit.
+        port.send(&req, 0);
+        true
     }
 
     fn request_fill_at(
@@ -339,9 +365,7 @@ impl Hierarchy {
             .expect("an MSHR for the fill");
         let m = l.mshrs[core].swap_remove(i);
         let line_bytes = l.line_bytes;
-        for &w in &m.waiters {
-            self.due.push((fs, w));
-        }
+        l.responses.extend(m.waiters.iter().map(|&w| (w, fs)));
         if m.dead {
             return;
         }
@@ -364,17 +388,18 @@ impl Hierarchy {
         self.insert_at(level, core, line, data, dirty, origin);
     }
 
-    /// Hands fills waiting between inner levels to the level below, at time `now`: a fill
-    /// that hits there is answered after that level's hit latency, one that misses takes an
-    /// MSHR there. Returns whether anything moved.
+    /// Offers the fills waiting between levels to the level below through its port, at time
+    /// `now`, each level's in order until one is refused. Returns whether any was taken.
     pub fn pump(&mut self, now: u64) -> bool {
         let mut moved = false;
         for level in 0..self.last() {
             while let Some(o) = self.levels[level].out_fills.front() {
                 let req = o.req;
-                if !self.accept_fill(level + 1, &req, now) {
+                let mut below = self.port(level + 1);
+                if !below.can_accept(&req) {
                     break;
                 }
+                below.send(&req, now);
                 self.levels[level].out_fills.pop_front();
                 moved = true;
             }
@@ -382,24 +407,25 @@ impl Hierarchy {
         moved
     }
 
-    /// Level `level` takes a fill request from the level above, or refuses it for now.
-    fn accept_fill(&mut self, level: usize, req: &Request, now: u64) -> bool {
+    /// Level `level` takes a fill request its port accepted, at time `now`: a hit is answered
+    /// after the level's hit latency, a miss joins or takes an MSHR. The first level sees
+    /// only misses (the core looked first and counted them).
+    pub(super) fn take_fill(&mut self, level: usize, req: &Request, now: u64) {
         let core = req.thread as usize;
         let l = &mut self.levels[level];
         let line = req.addr / l.line_bytes;
-        if l.array(core).probe(line).is_some() {
+        if level > 0 && l.array(core).probe(line).is_some() {
             l.array(core).access(line);
-            let due = now + l.hit_fs;
-            self.due.push((due, req.id.expect("a fill has an id")));
-            return true;
+            let id = req.id.expect("a fill from the level above has an id");
+            l.responses.push((id, now + l.hit_fs));
+            return;
         }
-        if l.mshr_mut(core, line).is_none() {
-            if l.mshrs[core].len() >= l.mshr_cap || !l.can_allocate(core) {
-                return false;
-            }
-            l.array(core).access(line); // the miss
+        if level > 0 && l.mshr_mut(core, line).is_none() {
+            l.array(core).access(line); // the miss (the core counts its own)
         }
-        self.request_fill_at(level, core, line, req.origin, false, req.id)
+        let write = req.kind == RequestKind::ReadForOwnership;
+        let taken = self.request_fill_at(level, core, line, req.origin, write, req.id);
+        debug_assert!(taken, "the port accepted the fill");
     }
 
     /// Level `level` takes a write-back from the level above: into its copy of the line, or

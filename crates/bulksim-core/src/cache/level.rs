@@ -5,7 +5,7 @@
 
 use super::array::{ArrayCounts, Cache, Evicted};
 use crate::config::CacheLevelConfig;
-use crate::port::{Origin, Request, RequestId};
+use crate::port::{Origin, Request, RequestId, Response};
 use crate::stat_struct::stat_struct;
 use std::collections::VecDeque;
 
@@ -93,6 +93,8 @@ pub struct CacheLevel {
     pub out_fills: VecDeque<Outgoing>,
     pub out_writebacks: VecDeque<Outgoing>,
     pub below: PortTraffic,
+    /// Answers to fills the level above sent through this level's port, with their due times.
+    pub responses: Vec<Response>,
 }
 
 impl CacheLevel {
@@ -119,6 +121,7 @@ impl CacheLevel {
             out_fills: VecDeque::new(),
             out_writebacks: VecDeque::new(),
             below: PortTraffic::default(),
+            responses: Vec::new(),
         })
     }
 

@@ -334,8 +334,11 @@ impl System {
 
     /// Inner cache levels' responses into the event queue.
     fn take_due(&mut self) {
-        for (t, id) in self.mem.due.drain(..) {
-            self.events.push(Reverse((t, EV_TAG, id, 0)));
+        for level in 1..self.mem.levels.len() {
+            self.mem.port(level).take_responses(&mut self.buf);
+            for (id, t) in self.buf.drain(..) {
+                self.events.push(Reverse((t, EV_TAG, id, 0)));
+            }
         }
     }
 
