@@ -79,11 +79,10 @@ pub fn run_keeping_memory<S: RequestSource>(
             head = source.next_request()?;
         }
         let mut next = mem.tick(now);
-        let done = head.is_none() && mem.is_idle();
         if mem.has_moves() {
             moved.apply(&mut mem);
         }
-        if done {
+        if head.is_none() && mem.is_idle() {
             break;
         }
         if let (Some(rec), false) = (head, blocked) {

@@ -24,6 +24,7 @@ use queue::RequestQueue;
 use refresh::Refresh;
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::HitCap;
+use unavailability::Unavailability;
 use write_drain::WriteDrain;
 
 stat_struct! {
@@ -63,8 +64,8 @@ pub struct Controller {
     /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
     pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
-    /// Refresh and write-drain periods of this channel's ranks.
-    pub unavailable: unavailability::Unavailability,
+    /// Refresh periods of this channel's ranks (the write drain counts its own periods).
+    unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
     refresh_busy: u64,
 }
@@ -106,9 +107,20 @@ impl Controller {
             bulk: BulkEngine::new(spec),
             served: Vec::new(),
             stats: ControllerStats::default(),
-            unavailable: unavailability::Unavailability::new(o.ranks as usize, false),
+            unavailable: Unavailability::new(o.ranks as usize, false),
             refresh_busy: t.n_rfc as u64,
         }
+    }
+
+    /// Keeps every refresh and write-drain interval, besides their totals.
+    pub fn record_intervals(&mut self) {
+        self.unavailable = Unavailability::new(self.rank_addrs.len(), true);
+        self.drain.record = true;
+    }
+
+    /// When this channel's ranks could not serve requests, and why.
+    pub fn unavailability(&self) -> Unavailability {
+        self.unavailable.with_drains(&self.drain, self.refresh_busy)
     }
 
     /// Whether a request of `kind` can enter its queue now.
@@ -213,8 +225,7 @@ impl Controller {
         }
         next = next.min(self.refresh.next_due());
 
-        let writing = self.drain.update(self.reads.len(), self.writes.len());
-        self.unavailable.drain_mode(writing, now);
+        let writing = self.drain.update(self.reads.len(), self.writes.len(), now);
         let queue = if writing {
             &mut self.writes
         } else {

@@ -2,8 +2,10 @@
 //! cycle it fell due (new commands to the rank wait from then) to the end of its tRFC; per
 //! channel, each write-drain period (reads wait while writes are served). Totals are always
 //! kept; the intervals themselves are kept when asked for (`sim.record_intervals`), for
-//! metrics such as "threads stalled per refresh".
+//! metrics such as "threads stalled per refresh". The controller records refreshes here; the
+//! write drain counts its own periods (`write_drain.rs`), added by `with_drains` when read.
 
+use super::write_drain::WriteDrain;
 use serde::Serialize;
 
 /// Why a rank or channel could not serve reads.
@@ -45,8 +47,6 @@ pub struct Unavailability {
     pub intervals: Vec<Interval>,
     #[serde(skip)]
     record: bool,
-    #[serde(skip)]
-    drain_since: Option<u64>,
 }
 
 impl Unavailability {
@@ -75,34 +75,31 @@ impl Unavailability {
         }
     }
 
-    /// The controller serves writes (`draining`) or reads at cycle `now`.
-    #[inline(always)]
-    pub fn drain_mode(&mut self, draining: bool, now: u64) {
-        if draining != self.drain_since.is_some() {
-            self.drain_changed(draining, now);
+    /// This record with the write-drain periods of `drain` added, their intervals placed
+    /// among the refresh intervals in the order the two were recorded before drains were
+    /// counted by the drain itself: a refresh when its REF issued (`refresh_busy` before its
+    /// end), a drain when it ended. No drain ends in a cycle a REF issues (the controller
+    /// does nothing else then), so the order is total.
+    pub fn with_drains(&self, drain: &WriteDrain, refresh_busy: u64) -> Unavailability {
+        let mut u = self.clone();
+        u.write_drains = drain.periods;
+        u.write_drain_mem_cycles = drain.period_mem_cycles;
+        if !drain.recorded.is_empty() {
+            let drains = drain.recorded.iter().map(|&(start, end)| Interval {
+                rank: None,
+                cause: Cause::WriteDrain,
+                start_mem_cycles: start,
+                end_mem_cycles: end,
+            });
+            let recorded_at = |i: &Interval| match i.cause {
+                Cause::Refresh => i.end_mem_cycles - refresh_busy,
+                Cause::WriteDrain => i.end_mem_cycles,
+            };
+            let mut all: Vec<Interval> = self.intervals.iter().copied().chain(drains).collect();
+            all.sort_by_key(recorded_at); // stable: refreshes keep their order
+            u.intervals = all;
         }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn drain_changed(&mut self, draining: bool, now: u64) {
-        match (draining, self.drain_since) {
-            (true, None) => self.drain_since = Some(now),
-            (false, Some(start)) => {
-                self.drain_since = None;
-                self.write_drains += 1;
-                self.write_drain_mem_cycles += now - start;
-                if self.record {
-                    self.intervals.push(Interval {
-                        rank: None,
-                        cause: Cause::WriteDrain,
-                        start_mem_cycles: start,
-                        end_mem_cycles: now,
-                    });
-                }
-            }
-            _ => {}
-        }
+        u
     }
 }
 
@@ -113,17 +110,36 @@ mod tests {
     #[test]
     fn refreshes_and_drains_are_summed_and_recorded() {
         let mut u = Unavailability::new(2, true);
+        // REF issued at 150 for a refresh due at 100, busy 150 cycles.
         u.refresh(1, 100, 300);
-        u.drain_mode(true, 400);
-        u.drain_mode(true, 410);
-        u.drain_mode(false, 450);
-        assert_eq!(u.ranks[1].refreshes, 1);
-        assert_eq!(u.ranks[1].refresh_mem_cycles, 200);
-        assert_eq!((u.write_drains, u.write_drain_mem_cycles), (1, 50));
-        assert_eq!(u.intervals.len(), 2);
-        assert_eq!(u.intervals[1].cause, Cause::WriteDrain);
+        let mut drain = WriteDrain::new(4, 1.0, 0.0); // drains at 4 writes, back at 0
+        drain.record = true;
+        assert!(drain.update(1, 4, 120));
+        assert!(!drain.update(1, 0, 140));
+        assert!(drain.update(1, 4, 400));
+        assert!(!drain.update(1, 0, 450));
+        let all = u.with_drains(&drain, 150);
+        assert_eq!(all.ranks[1].refreshes, 1);
+        assert_eq!(all.ranks[1].refresh_mem_cycles, 200);
+        assert_eq!((all.write_drains, all.write_drain_mem_cycles), (2, 20 + 50));
+        // In the order they were recorded: the first drain ended (140) before the REF issued
+        // (150), the second after.
+        let spans: Vec<_> = all
+            .intervals
+            .iter()
+            .map(|i| (i.cause, i.start_mem_cycles, i.end_mem_cycles))
+            .collect();
+        assert_eq!(
+            spans,
+            [
+                (Cause::WriteDrain, 120, 140),
+                (Cause::Refresh, 100, 300),
+                (Cause::WriteDrain, 400, 450)
+            ]
+        );
         let mut quiet = Unavailability::new(1, false);
         quiet.refresh(0, 0, 10);
+        let quiet = quiet.with_drains(&WriteDrain::new(4, 1.0, 0.0), 10);
         assert!(quiet.intervals.is_empty());
     }
 }

@@ -52,10 +52,9 @@ impl MemorySystem {
         let controllers = (0..spec.organisation.channels)
             .map(|ch| {
                 let mut ctrl = Controller::new(&spec, c, ch);
-                ctrl.unavailable = Unavailability::new(
-                    spec.organisation.ranks as usize,
-                    config.sim.record_intervals,
-                );
+                if config.sim.record_intervals {
+                    ctrl.record_intervals();
+                }
                 ctrl
             })
             .collect();
@@ -85,7 +84,7 @@ impl MemorySystem {
     pub fn unavailability(&self) -> Vec<Unavailability> {
         self.controllers
             .iter()
-            .map(|c| c.unavailable.clone())
+            .map(|c| c.unavailability())
             .collect()
     }
 
