@@ -138,6 +138,9 @@ fn run_workload(
     ))
 }
 
+/// One region read back after a run: its bytes, or None where unmapped.
+type RegionBytes = Option<Vec<u8>>;
+
 /// `run_workload`, then reads memory as the workload's threads see it at the end: for each
 /// `(thread, vaddr, length)` in `regions`, the bytes at `vaddr` in the address space that
 /// thread ran as (through the caches), or None where a byte is unmapped or the thread never ran.
@@ -150,7 +153,7 @@ fn run_workload_read(
     sets: Vec<String>,
     workload: &str,
     regions: Vec<(usize, u64, usize)>,
-) -> PyResult<(String, String, Vec<Option<Vec<u8>>>)> {
+) -> PyResult<(String, String, Vec<RegionBytes>)> {
     let config = resolve(config_path, preset, &sets).map_err(to_py)?;
     let (stats, bytes) = py
         .detach(|| {
