@@ -3,6 +3,7 @@ traffic pattern, preset and controller setting, and does find violations that ar
 
 from __future__ import annotations
 
+import copy
 import csv
 
 import pytest
@@ -25,6 +26,17 @@ PATTERNS = [
         dict(pattern="random", write_fraction=0.3, interval=1),
         ["controller.page_policy=closed"],
     ),
+    # Closed page with frequent refresh: many PREAs (before each REF) soon after RDA/WRA.
+    (
+        "closed-page-write-heavy-refresh",
+        dict(pattern="random", write_fraction=0.8, interval=1),
+        ["controller.page_policy=closed", "dram.timing.nREFI=1200"],
+    ),
+    (
+        "closed-page-stream-refresh",
+        dict(pattern="stream", write_fraction=0.5, interval=1),
+        ["controller.page_policy=closed", "dram.timing.nREFI=1200"],
+    ),
     ("fcfs", dict(pattern="pagecopy"), ["controller.scheduler=fcfs", "dram.ranks=2"]),
     ("short-rows", dict(pattern="pagecopy", interval=1), ["dram.columns=512"]),
     (
@@ -46,7 +58,7 @@ def test_zero_violations(preset, name, gen, overrides, make_trace, run_logged):
     with open(log) as f:
         commands = sum(1 for _ in f) - 1
     assert commands == sum(stats["commands"].values())
-    if "refresh-heavy" in name:
+    if "refresh" in name:
         assert stats["refreshes"] > 0
 
 
@@ -71,46 +83,217 @@ def _violations(tmp_path, spec, rows):
     return [v.rule for v in check_log(spec, str(path))]
 
 
-def test_planted_violations_are_found(tmp_path, ddr4):
-    t = ddr4["timing"]
-    rcd, ras, rp, faw = t["nRCD"], t["nRAS"], t["nRP"], t["nFAW"]
+def _tweaked(spec, **timing):
+    """A copy of `spec` with some timing parameters changed (to make one gate the binding one)."""
+    out = copy.deepcopy(spec)
+    out["timing"].update(timing)
+    return out
+
+
+def _gates(t):
+    """Planted cases, one per constraint family: (rule, timing tweaks, rows, gate). The last row
+    is the probe; `gate` is its earliest legal cycle by the JEDEC definition, written here from
+    the parameters. Rows are (cycle, command, rank, bankgroup, bank, row, column)."""
+    rcd, ras, rp, cl, cwl, bl = t["nRCD"], t["nRAS"], t["nRP"], t["nCL"], t["nCWL"], t["nBL"]
+    wr_end = cwl + bl  # last write data beat, from the WR command
+    act_a = (0, "ACT", 0, 0, 0, 1, -1)
+    act_other_group = (4, "ACT", 0, 1, 0, 1, -1)
+    act_same_group = (10, "ACT", 0, 0, 1, 1, -1)
+    opened = [act_a, act_other_group, act_same_group]
+    return [
+        ("tRCD", {}, [act_a, (None, "RD", 0, 0, 0, 1, 0)], rcd),
+        ("tRAS", {}, [act_a, (None, "PRE", 0, 0, 0, -1, -1)], ras),
+        ("tRAS", {}, [act_a, (None, "PREA", 0, -1, -1, -1, -1)], ras),
+        ("tRP", {}, [act_a, (ras, "PRE", 0, 0, 0, -1, -1), (None, "ACT", 0, 0, 0, 2, -1)], ras + rp),
+        # tRC made longer than tRAS + tRP so that it alone binds.
+        (
+            "tRC",
+            {"nRC": ras + rp + 7},
+            [act_a, (ras, "PRE", 0, 0, 0, -1, -1), (None, "ACT", 0, 0, 0, 2, -1)],
+            ras + rp + 7,
+        ),
+        ("tRRD", {}, [act_a, (None, "ACT", 0, 1, 0, 1, -1)], t["nRRD_S"]),
+        ("tRRD", {}, [act_a, (None, "ACT", 0, 0, 1, 1, -1)], t["nRRD_L"]),
+        (
+            "tFAW",
+            {},
+            [(i * t["nRRD_S"], "ACT", 0, i, 0, 1, -1) for i in range(4)] + [(None, "ACT", 0, 0, 1, 1, -1)],
+            t["nFAW"],
+        ),
+        ("tCCD", {}, [*opened, (100, "RD", 0, 0, 0, 1, 0), (None, "RD", 0, 0, 1, 1, 0)], 100 + t["nCCD_L"]),
+        ("tCCD", {}, [*opened, (100, "WR", 0, 0, 0, 1, 0), (None, "WR", 0, 0, 1, 1, 0)], 100 + t["nCCD_L"]),
+        (
+            "tWTR",
+            {},
+            [*opened, (100, "WR", 0, 0, 0, 1, 0), (None, "RD", 0, 1, 0, 1, 0)],
+            100 + wr_end + t["nWTR_S"],
+        ),
+        (
+            "tWTR",
+            {},
+            [*opened, (100, "WR", 0, 0, 0, 1, 0), (None, "RD", 0, 0, 1, 1, 0)],
+            100 + wr_end + t["nWTR_L"],
+        ),
+        # Read data leaves the bus, two cycles of turnaround, then the write's data.
+        (
+            "read-to-write turnaround",
+            {},
+            [*opened, (100, "RD", 0, 0, 0, 1, 0), (None, "WR", 0, 1, 0, 1, 0)],
+            100 + cl + bl + 2 - cwl,
+        ),
+        ("tRTP", {}, [act_a, (100, "RD", 0, 0, 0, 1, 0), (None, "PRE", 0, 0, 0, -1, -1)], 100 + t["nRTP"]),
+        ("tRTP", {}, [act_a, (100, "RD", 0, 0, 0, 1, 0), (None, "PREA", 0, -1, -1, -1, -1)], 100 + t["nRTP"]),
+        # A PREA may not cut an auto-precharge's read-to-precharge or write recovery short.
+        (
+            "tRTP",
+            {},
+            [act_a, (100, "RDA", 0, 0, 0, 1, 0), (None, "PREA", 0, -1, -1, -1, -1)],
+            100 + t["nRTP"],
+        ),
+        (
+            "tWR",
+            {},
+            [act_a, (100, "WR", 0, 0, 0, 1, 0), (None, "PRE", 0, 0, 0, -1, -1)],
+            100 + wr_end + t["nWR"],
+        ),
+        (
+            "tWR",
+            {},
+            [act_a, (100, "WRA", 0, 0, 0, 1, 0), (None, "PREA", 0, -1, -1, -1, -1)],
+            100 + wr_end + t["nWR"],
+        ),
+        # Auto-precharge then ACT: the recovery, then tRP.
+        (
+            "tRP",
+            {},
+            [act_a, (100, "RDA", 0, 0, 0, 1, 0), (None, "ACT", 0, 0, 0, 2, -1)],
+            100 + t["nRTP"] + rp,
+        ),
+        (
+            "tRP",
+            {},
+            [act_a, (100, "WRA", 0, 0, 0, 1, 0), (None, "ACT", 0, 0, 0, 2, -1)],
+            100 + wr_end + t["nWR"] + rp,
+        ),
+        # The data bus: a burst on another rank waits for this one plus the rank switch.
+        (
+            "data bus",
+            {},
+            [act_a, (1, "ACT", 1, 0, 0, 1, -1), (100, "RD", 0, 0, 0, 1, 0), (None, "RD", 1, 0, 0, 1, 0)],
+            100 + bl + t["nRTRS"],
+        ),
+        ("tRFC", {}, [(0, "REF", 0, -1, -1, -1, -1), (None, "ACT", 0, 0, 0, 1, -1)], t["nRFC"]),
+        ("tRFC", {}, [(0, "REF", 0, -1, -1, -1, -1), (None, "REF", 0, -1, -1, -1, -1)], t["nRFC"]),
+        (
+            "tRP before REF",
+            {"nRC": ras},  # so that tRP, not tRC, binds
+            [act_a, (ras, "PRE", 0, 0, 0, -1, -1), (None, "REF", 0, -1, -1, -1, -1)],
+            ras + rp,
+        ),
+        (
+            "tRC before REF",
+            {},
+            [act_a, (ras, "PRE", 0, 0, 0, -1, -1), (None, "REF", 0, -1, -1, -1, -1)],
+            t["nRC"],
+        ),
+    ]
+
+
+def _gate_ids():
+    import bulksim
+
+    t = bulksim.spec("DDR4_8Gb_x8_2400")["timing"]
+    return [f"{i}-{rule}-{rows[-1][1]}" for i, (rule, _, rows, _) in enumerate(_gates(t))]
+
+
+@pytest.mark.parametrize("case", range(len(_gate_ids())), ids=_gate_ids())
+def test_planted_violation_is_caught_one_cycle_early_and_not_at_the_gate(tmp_path, ddr4, case):
+    rule, tweaks, rows, gate = _gates(ddr4["timing"])[case]
+    spec = _tweaked(ddr4, **tweaks)
+    probe = rows[-1]
+    early = _violations(tmp_path, spec, [*rows[:-1], (gate - 1, *probe[1:])])
+    assert any(v.startswith(rule) for v in early), f"{rule} not caught: {early}"
+    assert _violations(tmp_path, spec, [*rows[:-1], (gate, *probe[1:])]) == []
+
+
+def test_planted_state_and_command_bus_violations(tmp_path, ddr4):
     cases = {
-        "tRCD": [(0, "ACT", 0, 0, 0, 5, -1), (rcd - 1, "RD", 0, 0, 0, 5, 0)],
-        "tRAS": [(0, "ACT", 0, 0, 0, 5, -1), (ras - 1, "PRE", 0, 0, 0, -1, -1)],
-        "tRP": [
-            (0, "ACT", 0, 0, 0, 5, -1),
-            (ras, "PRE", 0, 0, 0, -1, -1),
-            (ras + rp - 1, "ACT", 0, 0, 0, 6, -1),
-        ],
-        "tRRD": [(0, "ACT", 0, 0, 0, 5, -1), (t["nRRD_L"] - 1, "ACT", 0, 0, 1, 5, -1)],
-        "tFAW": [(i * 6, "ACT", 0, i % 4, i // 4, 1, -1) for i in range(5)],
-        "tCCD": [
-            (0, "ACT", 0, 0, 0, 1, -1),
-            (100, "RD", 0, 0, 0, 1, 0),
-            (100 + t["nCCD_L"] - 1, "RD", 0, 0, 0, 1, 8),
-        ],
-        "tWTR": [(0, "ACT", 0, 0, 0, 1, -1), (100, "WR", 0, 0, 0, 1, 0), (110, "RD", 0, 0, 0, 1, 8)],
-        "data bus": [
-            (0, "ACT", 0, 0, 0, 1, -1),
-            (1, "ACT", 1, 0, 0, 1, -1),
-            (100, "RD", 0, 0, 0, 1, 0),
-            (100 + t["nBL"], "RD", 1, 0, 0, 1, 0),
-        ],
-        "tRFC": [(0, "REF", 0, -1, -1, -1, -1), (t["nRFC"] - 1, "ACT", 0, 0, 0, 1, -1)],
-        "state": [(0, "RD", 0, 0, 0, 1, 0)],
+        "state: RD": [(0, "RD", 0, 0, 0, 1, 0)],
+        "state: ACT to an open bank": [(0, "ACT", 0, 0, 0, 1, -1), (100, "ACT", 0, 0, 0, 2, -1)],
+        "state: PRE to a closed bank": [(0, "PRE", 0, 0, 0, -1, -1)],
+        "state: REF with a bank open": [(0, "ACT", 0, 0, 0, 1, -1), (100, "REF", 0, -1, -1, -1, -1)],
         "command bus": [(0, "ACT", 0, 0, 0, 1, -1), (0, "ACT", 1, 0, 0, 1, -1)],
     }
-    assert faw > 4 * 6
     for rule, rows in cases.items():
         found = _violations(tmp_path, ddr4, rows)
         assert any(v.startswith(rule) for v in found), f"{rule} not caught: {found}"
-    legal = [
-        (0, "ACT", 0, 0, 0, 5, -1),
-        (rcd, "RD", 0, 0, 0, 5, 0),
-        (ras, "PRE", 0, 0, 0, -1, -1),
-        (ras + rp, "ACT", 0, 0, 0, 6, -1),
-    ]
-    assert _violations(tmp_path, ddr4, legal) == []
+
+
+def _refresh_log(tmp_path, spec, ref_cycles, end=None):
+    """A one-rank log holding only REFs at `ref_cycles` and an ACT/PRE pair whose PRE, at `end`,
+    is the log's last command. Returns the refresh violations (cycle, rule)."""
+    rows = [(c, "REF", 0, -1, -1, -1, -1) for c in ref_cycles]
+    if end is not None:
+        rows += [(end - spec["timing"]["nRAS"], "ACT", 0, 0, 0, 1, -1), (end, "PRE", 0, 0, 0, -1, -1)]
+    path = tmp_path / "refresh.csv"
+    _write_log(path, rows)
+    return [(v.cycle, v.rule) for v in check_log(spec, str(path)) if v.rule.startswith("refresh")]
+
+
+@pytest.fixture
+def one_rank():
+    import bulksim
+
+    return bulksim.spec("DDR4_8Gb_x8_2400")
+
+
+def test_refresh_at_the_jedec_rate_passes_and_at_half_the_rate_fails(tmp_path, one_rank):
+    refi = one_rank["timing"]["nREFI"]
+    assert _refresh_log(tmp_path, one_rank, [k * refi + 5 for k in range(1, 41)], end=41 * refi) == []
+    # One REF per 2 x tREFI: no gap exceeds 9 x tREFI, but by the 16th due point only 7 REFs
+    # (5 cycles after 2, 4, ..., 14 x tREFI) have issued: 9 owed.
+    half = _refresh_log(tmp_path, one_rank, [2 * k * refi + 5 for k in range(1, 21)], end=41 * refi)
+    assert half and half[0][0] == 16 * refi, half
+    assert all(rule.startswith("refresh postponed") for _, rule in half)
+
+
+def test_refresh_owed_from_the_start_and_at_the_end_of_the_log(tmp_path, one_rank):
+    refi = one_rank["timing"]["nREFI"]
+    # No REF at all over 20 x tREFI: 9 owed at the 9th due point.
+    none = _refresh_log(tmp_path, one_rank, [], end=20 * refi)
+    assert [(c, rule.split(":")[0]) for c, rule in none] == [(9 * refi, "refresh postponed")], none
+    # The first REF may come as late as 9 x tREFI (8 postponed), not a cycle later.
+    on_time = [k * refi for k in range(10, 20)]
+    assert _refresh_log(tmp_path, one_rank, [9 * refi, *on_time], end=20 * refi) == []
+    late = _refresh_log(tmp_path, one_rank, [9 * refi + 1, *on_time], end=20 * refi)
+    assert [c for c, _ in late] == [9 * refi], late
+    # At the end: REFs stop after 10 x tREFI; a log ending 9 x tREFI after the last is legal,
+    # one cycle more is not (the gap) and, from the 19th due point, 9 are owed.
+    regular = [k * refi for k in range(1, 11)]
+    assert _refresh_log(tmp_path, one_rank, regular, end=19 * refi) == []
+    ended = _refresh_log(tmp_path, one_rank, regular, end=19 * refi + 1)
+    assert sorted(rule.split(":")[0] for _, rule in ended) == ["refresh gap", "refresh postponed"], ended
+
+
+def test_pulled_in_refreshes_earn_at_most_eight_credits_and_keep_the_gap(tmp_path, one_rank):
+    t = one_rank["timing"]
+    refi, rfc = t["nREFI"], t["nRFC"]
+    # Twelve REFs pulled in at the start count as 8; then one per 2 x tREFI. The balance after
+    # due point j is 8 + floor((j - 1) / 2) - j, below -8 first at j = 32 (uncapped: 40).
+    burst = [100 + i * rfc for i in range(12)]
+    half = [2 * k * refi + 5 for k in range(1, 25)]
+    found = _refresh_log(tmp_path, one_rank, burst + half, end=49 * refi)
+    assert found and found[0][0] == 32 * refi and found[0][1].startswith("refresh postponed"), found
+    # Eight pulled in cover the next 8 due points, yet the next REF is still due within
+    # 9 x tREFI of the last.
+    eight = [100 + i * rfc for i in range(8)]
+    assert _refresh_log(tmp_path, one_rank, [*eight, eight[-1] + 9 * refi]) == []
+    gap = _refresh_log(tmp_path, one_rank, [*eight, eight[-1] + 9 * refi + 1])
+    assert [rule.split(":")[0] for _, rule in gap] == ["refresh gap"], gap
+    # At most 16 REFs within 2 x tREFI.
+    assert _refresh_log(tmp_path, one_rank, [100 + i * rfc for i in range(16)]) == []
+    seventeen = _refresh_log(tmp_path, one_rank, [100 + i * rfc for i in range(17)])
+    assert [rule.split(":")[0] for _, rule in seventeen] == ["refresh pulled in"], seventeen
 
 
 def test_rowclone_fpm_sequences(tmp_path, ddr4):

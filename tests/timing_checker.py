@@ -14,6 +14,10 @@ towards tRRD, tFAW and tRC like ACT. TRANSFER (section 3.2) takes two command cy
 as TRR (source bank) then TRW (destination bank, next cycle, same rank); it has the latency of
 READ/WRITE on the chip's internal bus and uses no channel data bus.
 
+Refresh is checked as JEDEC states the rate (``refresh_rate_violations``): from the start of the
+log to its end, one REF falls due per tREFI, at most 8 may be owed at any time, two
+surrounding REFs are at most 9 x tREFI apart, and at most 16 issue within 2 x tREFI.
+
 Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv
 """
 
@@ -261,9 +265,11 @@ class Checker:
                 if gap < t["nRAS"]:
                     return f"tRAS: ACT at {p.cycle}"
         if same_rank and p.name in COLUMN and (c.name == "PREA" or (same_bank and c.name == "PRE")):
-            if p.name in ("RD", "TRR") and gap < t["nRTP"]:
+            # RDA and WRA count too: a PREA may not cut short the auto-precharge's read to
+            # precharge or write recovery (Micron's DDR4 model checks it the same way).
+            if p.name in ("RD", "RDA", "TRR") and gap < t["nRTP"]:
                 return f"tRTP: {p.name} at {p.cycle}"
-            if p.name in ("WR", "TRW") and gap < CWL + BL + t["nWR"]:
+            if p.name in ("WR", "WRA", "TRW") and gap < CWL + BL + t["nWR"]:
                 return f"tWR: {p.name} at {p.cycle}"
         return None
 
@@ -301,20 +307,106 @@ def check_log(spec: dict, log_path: str) -> list[Violation]:
                 for b in range(o["banks_per_group"]):
                     checker.open_row[(ch, r, g, b)] = None
     commands = read_log(log_path)
-    refs: dict[tuple, list[int]] = {}
+    refs: dict[tuple, list[tuple[int, int]]] = {
+        (ch, r): [] for ch in range(o["channels"]) for r in range(o["ranks"])
+    }
     for line, c in commands:
         checker.check(line, c)
         if c.name == "REF":
-            refs.setdefault((c.channel, c.rank), []).append(c.cycle)
-    # Refresh is not starved: JEDEC allows postponing 8 REFs, so gaps stay within 9 x tREFI.
-    limit = 9 * spec["timing"]["nREFI"]
-    for key, cycles in refs.items():
-        for a, b in zip(cycles, cycles[1:], strict=False):
-            if b - a > limit:
-                checker.violations.append(
-                    Violation(0, b, "REF", f"refresh starved: rank {key} waited {b - a} cycles")
-                )
+            refs.setdefault((c.channel, c.rank), []).append((line, c.cycle))
+    if commands:
+        end_line, end = max(((line, c.cycle) for line, c in commands), key=lambda lc: lc[1])
+        for rank, rank_refs in refs.items():
+            checker.violations += refresh_rate_violations(
+                rank, rank_refs, end_line, end, spec["timing"]["nREFI"]
+            )
     return checker.violations
+
+
+# JEDEC (JESD79-3 4.17.2, JESD79-4 4.22): one REF is due per tREFI; at most 8 may be postponed
+# at any time; pulling in more than 8 earns no further credit; two surrounding REFs are at most
+# 9 x tREFI apart; at most 16 REFs issue within any 2 x tREFI.
+MAX_POSTPONED = 8
+MAX_PULLED_IN = 8
+MAX_GAP_INTERVALS = 9
+MAX_REFS_IN_TWO_INTERVALS = 16
+
+
+def refresh_rate_violations(
+    rank: tuple, refs: list[tuple[int, int]], end_line: int, end: int, refi: int
+) -> list[Violation]:
+    """The refresh-rate violations of one rank, whose REFs are `refs` ((line, cycle), in
+    order), in a log that starts at cycle 0 (the device fresh, nothing owed) and ends at
+    `end`. One REF falls due at each multiple of tREFI; a REF in the same cycle as a due
+    point counts before it (a REF exactly 9 x tREFI after the last is legal)."""
+    out: list[Violation] = []
+    balance = 0  # REFs issued minus REFs due: negative = postponed, positive = pulled in
+    due_counted = 0  # due points (multiples of tREFI) processed so far
+
+    def settle_dues(before: int, line: int, command: str) -> None:
+        """Counts the due points strictly before cycle `before`; reports the first that
+        leaves more than MAX_POSTPONED REFs owed."""
+        nonlocal balance, due_counted
+        due_now = (before - 1) // refi if before > 0 else 0
+        if due_now <= due_counted:
+            return
+        balance -= due_now - due_counted
+        if balance < -MAX_POSTPONED:
+            first_bad = due_now - (-MAX_POSTPONED - balance - 1)
+            owed = MAX_POSTPONED + 1
+            out.append(
+                Violation(
+                    line,
+                    first_bad * refi,
+                    command,
+                    f"refresh postponed: rank {rank} owed {owed} REFs at cycle {first_bad * refi}"
+                    f" (at most {MAX_POSTPONED} may be postponed)",
+                )
+            )
+            balance = -MAX_POSTPONED  # report each further missed REF once
+        due_counted = due_now
+
+    cycles = [cycle for _, cycle in refs]
+    for i, (line, cycle) in enumerate(refs):
+        settle_dues(cycle, line, "REF")
+        balance = min(balance + 1, MAX_PULLED_IN)
+        if i > 0 and cycle - cycles[i - 1] > MAX_GAP_INTERVALS * refi:
+            out.append(
+                Violation(
+                    line,
+                    cycle,
+                    "REF",
+                    f"refresh gap: rank {rank} had no REF for {cycle - cycles[i - 1]} cycles"
+                    f" (at most {MAX_GAP_INTERVALS} x tREFI = {MAX_GAP_INTERVALS * refi})",
+                )
+            )
+        first = i - MAX_REFS_IN_TWO_INTERVALS
+        if first >= 0 and cycle - cycles[first] < 2 * refi:
+            out.append(
+                Violation(
+                    line,
+                    cycle,
+                    "REF",
+                    f"refresh pulled in: rank {rank} issued {MAX_REFS_IN_TWO_INTERVALS + 1} REFs"
+                    f" in {cycle - cycles[first]} cycles (at most {MAX_REFS_IN_TWO_INTERVALS}"
+                    f" within 2 x tREFI = {2 * refi})",
+                )
+            )
+    # The end of the log: what is owed by then, and the time since the last REF.
+    end_command = "end of log"
+    settle_dues(end, end_line, end_command)
+    last = cycles[-1] if cycles else None
+    if last is not None and end - last > MAX_GAP_INTERVALS * refi:
+        out.append(
+            Violation(
+                end_line,
+                end,
+                end_command,
+                f"refresh gap: rank {rank} had no REF for {end - last} cycles before the end"
+                f" of the log (at most {MAX_GAP_INTERVALS} x tREFI = {MAX_GAP_INTERVALS * refi})",
+            )
+        )
+    return out
 
 
 def main(argv: list[str]) -> int:

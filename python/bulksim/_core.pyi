@@ -38,6 +38,13 @@ def run_workload(
     workload: str,
     command_log: str | None = None,
 ) -> tuple[str, str]: ...
+def run_workload_read(
+    config_path: str | None,
+    preset: str | None,
+    sets: list[str],
+    workload: str,
+    regions: list[tuple[int, int, int]],
+) -> tuple[str, str, list[bytes | None]]: ...
 def generate_forkbench(
     path: str,
     array_bytes: int,

@@ -126,6 +126,36 @@ def run_workload(
     return Stats(json.loads(data), summary)
 
 
+#: The most bytes `run_workload_read` reads back per region.
+MAX_READ_BACK_BYTES = 1 << 20
+
+
+def run_workload_read(
+    config: ConfigLike = None,
+    *,
+    workload: str | os.PathLike[str],
+    regions: Iterable[tuple[int, int, int]],
+    preset: str | None = None,
+    overrides: Iterable[str] = (),
+) -> tuple[Stats, list[bytes | None]]:
+    """Runs a full-system workload like ``run_workload``, then reads memory as its threads see
+    it at the end: for each ``(thread, vaddr, length)`` in ``regions``, the bytes at ``vaddr``
+    in the address space ``thread`` ran as, or None where a byte is unmapped or the thread
+    never ran. For checking what copies and initializations left in memory.
+    """
+    wanted = [tuple(r) for r in regions]
+    for i, r in enumerate(wanted):
+        if len(r) != 3 or any(not isinstance(v, int) or v < 0 for v in r):
+            raise ValueError(f"regions[{i}]: {r!r}; expected (thread, vaddr, length), non-negative integers")
+        if r[1] + r[2] > 1 << 64:
+            raise ValueError(f"regions[{i}]: vaddr {r[1]:#x} + length {r[2]} beyond the 64-bit address space")
+        if r[2] > MAX_READ_BACK_BYTES:
+            raise ValueError(f"regions[{i}]: length {r[2]} above the limit of {MAX_READ_BACK_BYTES} bytes")
+    path, sets = _config_args(config, overrides)
+    data, summary, read = _core.run_workload_read(path, preset, sets, os.fspath(workload), wanted)
+    return Stats(json.loads(data), summary), [None if b is None else bytes(b) for b in read]
+
+
 def generate_forkbench(
     path: str | os.PathLike[str],
     *,

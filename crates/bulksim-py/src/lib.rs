@@ -138,6 +138,44 @@ fn run_workload(
     ))
 }
 
+/// One region read back after a run: its bytes, or None where unmapped.
+type RegionBytes = Option<Vec<u8>>;
+
+/// `run_workload`, then reads memory as the workload's threads see it at the end: for each
+/// `(thread, vaddr, length)` in `regions`, the bytes at `vaddr` in the address space that
+/// thread ran as (through the caches), or None where a byte is unmapped or the thread never ran.
+/// Lets tests check what bulk operations left in memory.
+#[pyfunction]
+fn run_workload_read(
+    py: Python<'_>,
+    config_path: Option<&str>,
+    preset: Option<&str>,
+    sets: Vec<String>,
+    workload: &str,
+    regions: Vec<(usize, u64, usize)>,
+) -> PyResult<(String, String, Vec<RegionBytes>)> {
+    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
+    let (stats, bytes) = py
+        .detach(|| {
+            let (stats, system) = bulksim_core::system::run_workload(&config, Path::new(workload))?;
+            let bytes = regions
+                .iter()
+                .map(|&(thread, vaddr, len)| {
+                    system
+                        .pid_of(thread)
+                        .and_then(|pid| system.read_virtual(pid, vaddr, len))
+                })
+                .collect::<Vec<_>>();
+            Ok::<_, Error>((stats, bytes))
+        })
+        .map_err(to_py)?;
+    Ok((
+        serde_json::to_string(&stats).expect("stats serialize"),
+        stats.summary(),
+        bytes,
+    ))
+}
+
 /// Writes a forkbench workload directory.
 #[pyfunction]
 #[pyo3(signature = (path, array_bytes, pages_updated, seed=1, binary=true, parent_thread=0, child_thread=1))]
@@ -283,6 +321,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload, m)?)?;
+    m.add_function(wrap_pyfunction!(run_workload_read, m)?)?;
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
     m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;

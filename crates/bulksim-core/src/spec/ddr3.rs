@@ -20,8 +20,10 @@ pub fn rules(t: &Timing) -> Vec<Rule> {
         rule!(Rank, [Act, Act2] -> [Act, Act2], t.n_rrd_s),
         rule!(Rank, [Act, Act2] -> [Act, Act2], t.n_faw, window 4),
         rule!(Rank, [Act, Act2] -> [PreA], t.n_ras),
-        rule!(Rank, [Rd] -> [PreA], t.n_rtp),
-        rule!(Rank, [Wr] -> [PreA], wr_end + t.n_wr),
+        // A PREA may not cut short the read-to-precharge or write recovery of any bank,
+        // including one closing itself by auto-precharge (RDA, WRA).
+        rule!(Rank, [Rd, RdA] -> [PreA], t.n_rtp),
+        rule!(Rank, [Wr, WrA] -> [PreA], wr_end + t.n_wr),
         rule!(Rank, [PreA] -> [Act], t.n_rp),
         rule!(Rank, [Act, Act2] -> [Ref], t.n_rc),
         rule!(Rank, [Pre, PreA] -> [Ref], t.n_rp),
