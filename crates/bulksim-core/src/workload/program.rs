@@ -430,7 +430,9 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
             reach(src, bytes)?;
             reach(dst, bytes)?;
         }
-        Event::Meminit { dst: start, bytes, .. }
+        Event::Meminit {
+            dst: start, bytes, ..
+        }
         | Event::Map {
             vaddr: start,
             bytes,
@@ -574,8 +576,8 @@ pub fn thread_files(path: &Path) -> Result<Vec<PathBuf>> {
         let entry =
             entry.map_err(|e| Error::Trace(format!("{}: cannot list: {e}", path.display())))?;
         let name = entry.file_name().to_string_lossy().into_owned();
-        let thread_file = name.starts_with("thread-")
-            && (name.ends_with(".trace") || name.ends_with(".btrace"));
+        let thread_file =
+            name.starts_with("thread-") && (name.ends_with(".trace") || name.ends_with(".btrace"));
         if thread_file && !files.iter().any(|f| f.ends_with(&name)) {
             strays.push(name);
         }
