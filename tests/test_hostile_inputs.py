@@ -93,3 +93,12 @@ def test_a_workload_directory_with_a_gap_is_refused(tmp_path):
     assert err.startswith(f"{d}: thread-2.trace is not part of the workload") and err.endswith("no thread-1")
     with pytest.raises(bs.TraceError, match="no thread-1"):
         bs.run_workload(workload=d)
+
+
+def test_an_endless_config_file_is_refused(tmp_path):
+    trace = tmp_path / "t.trace"
+    trace.write_text("0,R,0x40\n")
+    limit = "/dev/zero: cannot read config: larger than 1048576 bytes (not a config file?)"
+    assert one_error(bulksim("run", "--config", "/dev/zero", "--trace", trace)) == limit
+    r = bulksim("config", "check", "/dev/zero")
+    assert r.returncode == 1 and limit in r.stdout + r.stderr, (r.stdout, r.stderr)

@@ -370,3 +370,101 @@ fn workload_directories_are_complete_or_refused() {
         ["thread-0.trace", "thread-1.trace", "thread-2.trace"]
     );
 }
+
+#[test]
+fn config_files_are_read_up_to_a_size_limit() {
+    let err = bulksim_core::Config::from_file(Path::new("/dev/zero")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "/dev/zero: cannot read config: larger than 1048576 bytes (not a config file?)"
+    );
+    assert_eq!(
+        bulksim_core::Config::check_file(Path::new("/dev/zero")),
+        ["/dev/zero: cannot read config: larger than 1048576 bytes (not a config file?)"]
+    );
+    // An include is read the same way, and the error names it.
+    let d = dir("config");
+    std::fs::write(d.join("c.toml"), "include = \"/dev/zero\"\n").unwrap();
+    let err = bulksim_core::Config::from_file(&d.join("c.toml")).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("/dev/zero: cannot read config: larger than"),
+        "{err}"
+    );
+}
+
+/// Generators refuse what they could not write correctly: cycles that wrap, arrays and
+/// regions whose trace the reader would refuse.
+#[test]
+fn generators_refuse_parameters_that_would_wrap_or_be_unreadable() {
+    use bulksim_core::workload::forkbench::{Forkbench, RandomAccess, MAX_ARRAY_BYTES};
+    use bulksim_core::workload::generate::{GenOptions, Generator, Pattern};
+    let opts = |requests, interval| GenOptions {
+        pattern: Pattern::Stream,
+        requests,
+        interval,
+        write_fraction: 0.0,
+        footprint: 1 << 20,
+        seed: 1,
+    };
+    // 3 requests 2^63 cycles apart: the third would be due at 2^64, cycle 0 once wrapped.
+    let err = Generator::new(opts(3, 1 << 63)).err().unwrap().to_string();
+    assert_eq!(
+        err,
+        "interval: 3 requests 9223372036854775808 cycles apart pass cycle 2^64 - 1"
+    );
+    // Two requests: the last is due at 2^63, a number.
+    let mut g = Generator::new(opts(2, 1 << 63)).unwrap();
+    assert_eq!(g.next_request().unwrap().unwrap().cycle, 0);
+    assert_eq!(g.next_request().unwrap().unwrap().cycle, 1 << 63);
+
+    let d = dir("generators");
+    let too_big = MAX_ARRAY_BYTES + 4096;
+    let err = Forkbench::new(too_big, 1, 1, true)
+        .write(&d)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "forkbench: array size {too_big} bytes does not fit"
+        )),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_dir(&d).unwrap().next().is_none(),
+        "nothing written"
+    );
+    let ra = RandomAccess {
+        region_bytes: too_big,
+        accesses: 1,
+        write_percent: 0,
+        work: 1,
+        seed: 1,
+        thread: 0,
+        binary: false,
+    };
+    assert!(ra
+        .write(&d)
+        .unwrap_err()
+        .to_string()
+        .contains(&format!("got {too_big}")));
+    let ra = RandomAccess {
+        region_bytes: 4096,
+        work: MAX_COMPUTE + 1,
+        ..ra
+    };
+    assert!(ra
+        .write(&d)
+        .unwrap_err()
+        .to_string()
+        .contains(&format!("got {}", MAX_COMPUTE + 1)));
+    // At the limit the array's trace is written and reads back.
+    let ra = RandomAccess {
+        region_bytes: MAX_ARRAY_BYTES,
+        work: MAX_COMPUTE,
+        ..ra
+    };
+    ra.write(&d).unwrap();
+    let mut r = ProgramReader::open(&d.join("thread-0.trace")).unwrap();
+    while r.next_event().unwrap().is_some() {}
+}
