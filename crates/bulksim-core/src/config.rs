@@ -628,7 +628,7 @@ impl Config {
                 continue;
             }
             seen.push(file.clone());
-            let text = match std::fs::read_to_string(&file) {
+            let text = match crate::workload::lines::read_config_file(&file) {
                 Ok(t) => t,
                 Err(e) => {
                     problems.push(format!("{}: cannot read config: {e}", file.display()));
@@ -997,7 +997,7 @@ fn load_merged(path: &Path, stack: &mut Vec<PathBuf>) -> Result<toml::Table> {
                 .join(" -> ")
         )));
     }
-    let text = std::fs::read_to_string(path)
+    let text = crate::workload::lines::read_config_file(path)
         .map_err(|e| config_err(format!("{name}: cannot read config: {e}")))?;
     let own = Config::from_toml_str(&text, &name)?;
     let mut table: toml::Table =

@@ -4,9 +4,10 @@
 //! N distinct random pages of the array and exits. Thread 0 is the parent, thread 1 the
 //! child (started by the fork).
 
-use super::program::{Event, ProgramWriter};
+use super::program::{Event, ProgramWriter, MAX_COMPUTE};
 use super::rng::SplitMix64;
 use crate::error::{Error, Result};
+use crate::os::page_table::VADDR_LIMIT;
 use std::path::Path;
 
 /// Where the array starts in the parent's address space.
@@ -17,6 +18,9 @@ const LINE: u64 = 64;
 pub const INIT_WORK: u64 = 4;
 /// Instructions per child update (random index, address arithmetic).
 pub const UPDATE_WORK: u64 = 10;
+/// The largest array or region: it starts at `ARRAY_BASE` and must end within the page
+/// table's reach, or the trace written could not be read back.
+pub const MAX_ARRAY_BYTES: u64 = VADDR_LIMIT - ARRAY_BASE;
 
 #[derive(Clone, Copy, Debug)]
 pub struct Forkbench {
@@ -49,6 +53,12 @@ impl Forkbench {
         if self.array_bytes == 0 || self.array_bytes % PAGE != 0 {
             return Err(Error::Config(format!(
                 "forkbench: array size {} is not a positive multiple of 4096 bytes",
+                self.array_bytes
+            )));
+        }
+        if self.array_bytes > MAX_ARRAY_BYTES {
+            return Err(Error::Config(format!(
+                "forkbench: array size {} bytes does not fit the virtual address space; at most {MAX_ARRAY_BYTES}",
                 self.array_bytes
             )));
         }
@@ -109,10 +119,16 @@ pub struct RandomAccess {
 
 impl RandomAccess {
     pub fn write(&self, dir: &Path) -> Result<()> {
-        if self.region_bytes < PAGE || self.write_percent > 100 {
-            return Err(Error::Config(
-                "random-access program: region of at least 4096 bytes, write percent 0-100".into(),
-            ));
+        if self.region_bytes < PAGE
+            || self.region_bytes > MAX_ARRAY_BYTES
+            || self.write_percent > 100
+            || self.work > MAX_COMPUTE
+        {
+            return Err(Error::Config(format!(
+                "random-access program: region of 4096 to {MAX_ARRAY_BYTES} bytes (got {}), write \
+                 percent 0-100 (got {}), work at most {MAX_COMPUTE} instructions (got {})",
+                self.region_bytes, self.write_percent, self.work
+            )));
         }
         std::fs::create_dir_all(dir).map_err(|e| Error::Io(format!("{}: {e}", dir.display())))?;
         let ext = if self.binary { "btrace" } else { "trace" };

@@ -74,6 +74,18 @@ impl Generator {
                 opts.write_fraction
             )));
         }
+        // The last request's cycle must be a number: it would wrap and come out early.
+        if opts
+            .requests
+            .saturating_sub(1)
+            .checked_mul(opts.interval)
+            .is_none()
+        {
+            return Err(Error::Config(format!(
+                "interval: {} requests {} cycles apart pass cycle 2^64 - 1",
+                opts.requests, opts.interval
+            )));
+        }
         let rng = SplitMix64::new(opts.seed);
         Ok(Generator {
             opts,

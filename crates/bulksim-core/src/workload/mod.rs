@@ -3,6 +3,7 @@
 
 pub mod forkbench;
 pub mod generate;
+pub mod lines;
 pub mod program;
 pub mod rng;
 pub mod trace;

@@ -18,7 +18,9 @@
 //! Readers stream and report bad input by file and record (line) number.
 
 use crate::error::{Error, Result};
-use flate2::read::GzDecoder;
+use crate::os::page_table::VADDR_LIMIT;
+use crate::workload::lines::{self, read_error};
+use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use std::fs::File;
@@ -65,9 +67,11 @@ enum Source {
 
 /// The decompressed bytes of a binary trace through a read-ahead buffer: events and their
 /// varints are read straight from the buffer, with no call through a boxed reader per byte.
+/// The end of the stream is where the gzip trailer (CRC-32 and length) has been checked and
+/// nothing follows it in the file, so a corrupt, cut or padded file never reads as complete.
 struct BinaryInput {
     /// Boxed: touched only on a refill, and it keeps `Source` small.
-    gz: Box<GzDecoder<File>>,
+    gz: Box<GzDecoder<BufReader<File>>>,
     buf: Box<[u8]>,
     pos: usize,
     end: usize,
@@ -78,7 +82,7 @@ impl BinaryInput {
 
     fn new(file: File) -> BinaryInput {
         BinaryInput {
-            gz: Box::new(GzDecoder::new(file)),
+            gz: Box::new(GzDecoder::new(BufReader::new(file))),
             buf: vec![0; Self::BUFFER].into_boxed_slice(),
             pos: 0,
             end: 0,
@@ -93,10 +97,16 @@ impl BinaryInput {
                 Ok(n) => {
                     self.pos = 0;
                     self.end = n;
+                    if n == 0 && !self.gz.get_mut().fill_buf()?.is_empty() {
+                        return Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            "trailing bytes after the gzip stream",
+                        ));
+                    }
                     return Ok(n > 0);
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => return Err(gzip_error(e)),
             }
         }
     }
@@ -112,22 +122,41 @@ impl BinaryInput {
         Ok(Some(b))
     }
 
-    /// A LEB128 varint of at most ten bytes (the last one's high bits are dropped).
+    /// A LEB128 varint of at most ten bytes whose value fits 64 bits (the tenth byte carries
+    /// only bit 63; any higher bit would be dropped, so it is an error).
     #[inline]
-    fn varint(&mut self) -> std::result::Result<u64, &'static str> {
+    fn varint(&mut self) -> std::result::Result<u64, String> {
         let mut value = 0u64;
         for shift in (0..64).step_by(7) {
             let b = match self.byte() {
                 Ok(Some(b)) => b,
-                _ => return Err("record cut short"),
+                Ok(None) => return Err("record cut short".into()),
+                Err(e) => return Err(read_error(&e)),
             };
+            if shift == 63 && b & 0x7e != 0 {
+                return Err("varint longer than 64 bits".into());
+            }
             value |= ((b & 0x7f) as u64) << shift;
             if b & 0x80 == 0 {
                 return Ok(value);
             }
         }
-        Err("varint longer than 64 bits")
+        Err("varint longer than 64 bits".into())
     }
+}
+
+/// A decompression failure in words: a cut file, a checksum that does not match, bad data.
+fn gzip_error(e: std::io::Error) -> std::io::Error {
+    use std::io::ErrorKind;
+    let what = match e.kind() {
+        ErrorKind::UnexpectedEof => "the gzip stream is cut short (truncated file)".to_string(),
+        // flate2 says "checksum" only when the trailer's CRC-32 or length differs.
+        _ if e.to_string().contains("checksum") => {
+            "the gzip trailer's CRC-32 or length does not match the data (corrupt file)".to_string()
+        }
+        _ => format!("corrupt gzip stream ({e})"),
+    };
+    std::io::Error::new(ErrorKind::InvalidData, what)
 }
 
 impl Read for BinaryInput {
@@ -147,7 +176,7 @@ pub struct ProgramReader {
     source: Source,
     name: String,
     record: u64,
-    line: String,
+    line: Vec<u8>,
     /// The thread starts only when forked.
     pub child: bool,
 }
@@ -167,18 +196,21 @@ impl ProgramReader {
             let mut head = [0u8; 6];
             r.read_exact(&mut head)
                 .map_err(|e| trace_err(&name, 0, format!("not a binary workload trace ({e})")))?;
-            if &head[..4] != MAGIC || head[4] != VERSION {
+            if &head[..4] != MAGIC || head[4] != VERSION || head[5] > 1 {
                 return Err(trace_err(
                     &name,
                     0,
-                    format!("not a version {VERSION} binary workload trace (magic BSWL)"),
+                    format!(
+                        "not a version {VERSION} binary workload trace (magic BSWL, version \
+                         {VERSION}, child flag 0 or 1)"
+                    ),
                 ));
             }
             return Ok(ProgramReader {
                 source: Source::Binary(r),
                 name,
                 record: 0,
-                line: String::new(),
+                line: Vec::new(),
                 child: head[5] != 0,
             });
         }
@@ -186,9 +218,9 @@ impl ProgramReader {
     }
 
     pub fn from_text(mut r: Box<dyn BufRead + Send>, name: &str) -> Result<ProgramReader> {
-        let mut header = String::new();
-        r.read_line(&mut header)
-            .map_err(|e| trace_err(name, 1, format!("cannot read: {e}")))?;
+        let mut header = Vec::new();
+        lines::read_line(&mut r, &mut header).map_err(|e| trace_err(name, 1, read_error(&e)))?;
+        let header = String::from_utf8_lossy(&header);
         let header = header.trim();
         let child = match header.strip_prefix(TEXT_HEADER).map(str::trim) {
             Some("") => false,
@@ -205,7 +237,7 @@ impl ProgramReader {
             source: Source::Text(r),
             name: name.into(),
             record: 1,
-            line: String::new(),
+            line: Vec::new(),
             child,
         })
     }
@@ -215,8 +247,26 @@ impl ProgramReader {
         format!("{}:{}", self.name, self.record)
     }
 
-    /// The next event, None at the end of the stream.
+    /// The next event, None at the end of the stream. An exit must end the stream: what
+    /// follows it would never run, and for a binary trace reading on to the end is what
+    /// checks the gzip trailer.
     pub fn next_event(&mut self) -> Result<Option<Event>> {
+        let event = self.next_any()?;
+        if event == Some(Event::Exit) {
+            let exit = self.record;
+            if self.next_any()?.is_some() {
+                return Err(trace_err(
+                    &self.name,
+                    self.record,
+                    format!("event after the exit (`X`) of record {exit}; an exit ends the thread's trace"),
+                ));
+            }
+            self.record = exit;
+        }
+        Ok(event)
+    }
+
+    fn next_any(&mut self) -> Result<Option<Event>> {
         match &mut self.source {
             Source::Text(_) => self.next_text(),
             Source::Binary(_) => self.next_binary(),
@@ -228,15 +278,16 @@ impl ProgramReader {
             unreachable!()
         };
         loop {
-            self.line.clear();
             self.record += 1;
-            let n = r
-                .read_line(&mut self.line)
-                .map_err(|e| trace_err(&self.name, self.record, format!("cannot read: {e}")))?;
+            let n = lines::read_line(r, &mut self.line)
+                .map_err(|e| trace_err(&self.name, self.record, read_error(&e)))?;
             if n == 0 {
                 return Ok(None);
             }
-            let text = self.line.trim();
+            let Ok(text) = std::str::from_utf8(&self.line) else {
+                return Err(trace_err(&self.name, self.record, "not UTF-8 text"));
+            };
+            let text = text.trim();
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
@@ -255,7 +306,7 @@ impl ProgramReader {
         let op = match r.byte() {
             Ok(None) => return Ok(None),
             Ok(Some(op)) => op,
-            Err(e) => return Err(trace_err(name, record, format!("cannot read: {e}"))),
+            Err(e) => return Err(trace_err(name, record, read_error(&e))),
         };
         let mut v = || r.varint().map_err(|e| trace_err(name, record, e));
         let event = match op {
@@ -305,7 +356,10 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
         Some(hex) => u64::from_str_radix(hex, 16),
         None => s.parse(),
     };
-    parsed.map_err(|_| "bad number")
+    parsed.map_err(|e| match e.kind() {
+        std::num::IntErrorKind::PosOverflow => "number above 2^64 - 1",
+        _ => "bad number",
+    })
 }
 
 const EXPECTED: &str = "expected one of `C n`, `L vaddr`, `S vaddr`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `F thread`, `W`, `X`";
@@ -351,7 +405,44 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
     Ok(event)
 }
 
+/// The most non-memory instructions one `C` event may ask for. Far above any real run of
+/// compute between memory operations, and low enough that no sum of instruction counts a
+/// simulation can reach wraps.
+pub const MAX_COMPUTE: u64 = 1 << 32;
+
 fn validate(e: &Event) -> std::result::Result<(), String> {
+    // A range must end within the page table's reach; checked here, where the record is
+    // known, so no later address arithmetic on it can wrap.
+    let reach = |start: u64, bytes: u64| match start.checked_add(bytes) {
+        Some(end) if end <= VADDR_LIMIT => Ok(()),
+        _ => Err(format!(
+            "range of {bytes} bytes at {start:#x} ends beyond the page table's reach: \
+             addresses must be below {VADDR_LIMIT:#x}"
+        )),
+    };
+    match *e {
+        Event::Compute(n) if n > MAX_COMPUTE => {
+            return Err(format!(
+                "{n} instructions in one event; at most 2^32 ({MAX_COMPUTE})"
+            ))
+        }
+        Event::Memcpy { src, dst, bytes } if bytes > 0 => {
+            reach(src, bytes)?;
+            reach(dst, bytes)?;
+        }
+        Event::Meminit {
+            dst: start, bytes, ..
+        }
+        | Event::Map {
+            vaddr: start,
+            bytes,
+        }
+        | Event::MapPopulated {
+            vaddr: start,
+            bytes,
+        } if bytes > 0 => reach(start, bytes)?,
+        _ => {}
+    }
     match *e {
         Event::Memcpy { src, dst, bytes } => {
             if bytes == 0 {
@@ -475,6 +566,30 @@ pub fn thread_files(path: &Path) -> Result<Vec<PathBuf>> {
             }
             (false, false) => break,
         }
+    }
+    // Every other thread file must be one of those: a gap in the ids (thread-0 and thread-2
+    // without thread-1) or a name that is no id would silently drop threads.
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| Error::Trace(format!("{}: cannot list: {e}", path.display())))?;
+    let mut strays = Vec::new();
+    for entry in entries {
+        let entry =
+            entry.map_err(|e| Error::Trace(format!("{}: cannot list: {e}", path.display())))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let thread_file =
+            name.starts_with("thread-") && (name.ends_with(".trace") || name.ends_with(".btrace"));
+        if thread_file && !files.iter().any(|f| f.ends_with(&name)) {
+            strays.push(name);
+        }
+    }
+    strays.sort();
+    if let Some(first) = strays.first() {
+        let id = files.len();
+        return Err(Error::Trace(format!(
+            "{}: {first} is not part of the workload: thread files are thread-<id>.trace or \
+             .btrace with ids 0, 1, 2, ... without gaps, and there is no thread-{id}",
+            path.display()
+        )));
     }
     if files.is_empty() {
         return Err(Error::Trace(format!(

@@ -12,6 +12,7 @@
 use crate::bulk::{BulkKind, BulkOp};
 use crate::error::{Error, Result};
 use crate::request::RequestKind;
+use crate::workload::lines;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -189,6 +190,8 @@ impl<R: BufRead> TraceReader<R> {
                         let src = number(field(2)).ok_or("bad source address")?;
                         let dst = number(field(3)).ok_or("bad destination address")?;
                         let bytes = byte_count(field(4))?;
+                        ends_below_top(src, bytes)?;
+                        ends_below_top(dst, bytes)?;
                         if src < dst.saturating_add(bytes) && dst < src.saturating_add(bytes) {
                             return Err("source and destination overlap");
                         }
@@ -204,6 +207,7 @@ impl<R: BufRead> TraceReader<R> {
                     b"I" => {
                         let dst = number(field(2)).ok_or("bad destination address")?;
                         let bytes = byte_count(field(3))?;
+                        ends_below_top(dst, bytes)?;
                         let value = number(field(4))
                             .filter(|&v| v <= 255)
                             .ok_or("bad value (a byte, 0 to 255)")?;
@@ -242,6 +246,15 @@ fn byte_count(s: &[u8]) -> std::result::Result<u64, &'static str> {
     number(s)
         .filter(|&b| b > 0 && b < 1 << 48)
         .ok_or("bad byte count (1 to 2^48 - 1)")
+}
+
+/// A bulk range must end at an address: one that wraps past 2^64 would silently move other
+/// bytes. (Whether it fits the configured memory is checked where it meets the memory.)
+fn ends_below_top(start: u64, bytes: u64) -> std::result::Result<(), &'static str> {
+    match start.checked_add(bytes) {
+        Some(_) => Ok(()),
+        None => Err("range runs past the top of the address space (2^64)"),
+    }
 }
 
 /// Fields of a line split at `sep` (a comma; for a space, any run of blanks), each trimmed.
@@ -296,10 +309,14 @@ impl<R: BufRead> RequestSource for TraceReader<R> {
 
     fn next_request(&mut self) -> Result<Option<TraceRecord>> {
         loop {
-            self.line.clear();
             self.line_no += 1;
-            let n = self.reader.read_until(b'\n', &mut self.line).map_err(|e| {
-                Error::Trace(format!("{}:{}: cannot read: {e}", self.name, self.line_no))
+            let n = lines::read_line(&mut self.reader, &mut self.line).map_err(|e| {
+                Error::Trace(format!(
+                    "{}:{}: {}",
+                    self.name,
+                    self.line_no,
+                    lines::read_error(&e)
+                ))
             })?;
             if n == 0 {
                 return Ok(None);
