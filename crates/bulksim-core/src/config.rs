@@ -837,10 +837,24 @@ impl Config {
             // Only the device's own keys can differ from the top level's, whose problems
             // are reported once, there.
             let (spec, own) = c.resolve_spec();
-            problems.extend(
-                own.into_iter()
-                    .map(|p| format!("memory.device.{i} ({name}): {p}")),
-            );
+            // A device already too large on its own is not counted again in the total.
+            let spec = spec.filter(|_| own.is_empty());
+            // A value the device sets is named by the device's own key.
+            let own_key = |p: String| {
+                for (set, key) in [
+                    (!d.preset.is_empty(), "preset"),
+                    (d.channels != 0, "channels"),
+                    (d.ranks != 0, "ranks"),
+                ] {
+                    if let Some(rest) = p.strip_prefix(&format!("dram.{key}:")) {
+                        if set {
+                            return format!("memory.device.{i}.{key} ({name}):{rest}");
+                        }
+                    }
+                }
+                format!("memory.device.{i} ({name}): {p}")
+            };
+            problems.extend(own.into_iter().map(own_key));
             if let Some(bytes) = spec.and_then(|s| limits::capacity_bytes(&s.organisation)) {
                 total = total.saturating_add(bytes);
             }

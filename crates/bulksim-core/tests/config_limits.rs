@@ -172,3 +172,18 @@ fn config_check_names_every_bad_key_with_its_line() {
     assert_eq!(problems.len(), expect.len(), "{problems:#?}");
     assert!(problems.iter().all(|p| !p.contains('\n')), "{problems:#?}");
 }
+
+#[test]
+fn a_device_value_out_of_range_is_named_by_the_device_key() {
+    let c = Config::default()
+        .apply_sets(&["memory.device.0.channels=3", "memory.device.1.ranks=4096"])
+        .unwrap();
+    let problems = c.problems();
+    assert_eq!(
+        problems,
+        [
+            "memory.device.0.channels (device0): 3 is not a power of two (address mapping needs one); expected 1, 2, 4, ...",
+            "memory.device.1.ranks (device1): 4096 is out of range; with 1 channel(s) of 8.0 GiB ranks at most 2048 fit the 16.0 TiB the model can address (2^32 frames of 4 KiB: the OS's frame numbers are 32-bit)",
+        ]
+    );
+}
