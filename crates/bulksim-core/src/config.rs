@@ -4,6 +4,7 @@
 //! semantic validation, and resolution of the preset into a complete `Spec`.
 
 use crate::error::{config_err, Error, Result};
+use crate::limits;
 use crate::mapping::AddressMapper;
 use crate::spec::presets::{preset, PRESET_NAMES};
 use crate::spec::{validate_rules, Spec, Timing};
@@ -300,6 +301,8 @@ impl Default for OsConfig {
 pub struct SimConfig {
     pub skip_idle: bool,
     pub record_intervals: bool,
+    /// Host memory a run may allocate up front, in MiB; 0: the machine's available memory.
+    pub memory_limit_mb: u64,
 }
 
 impl Default for SimConfig {
@@ -307,6 +310,7 @@ impl Default for SimConfig {
         SimConfig {
             skip_idle: true,
             record_intervals: false,
+            memory_limit_mb: 0,
         }
     }
 }
@@ -518,6 +522,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "bool",
         "keep every interval a rank was unavailable (refresh, write drain) and every interval a thread stalled on memory, besides their totals (stats `unavailable[].intervals`, `threads[].stall_intervals`)",
     ),
+    doc(
+        "sim.memory_limit_mb",
+        "MiB",
+        "host memory a run may allocate up front (controllers' tables and queues, cache arrays, the OS's 20 bytes per 4 KiB frame); a larger configuration is an error saying how much it needs; 0 = the machine's available memory (MemAvailable)",
+    ),
 ];
 
 fn enum_values(key: &str) -> Option<&'static [&'static str]> {
@@ -617,47 +626,18 @@ impl Config {
             .map_err(|e| config_err(format!("{}: {}", path.display(), e.to_string().trim())))
     }
 
-    /// Every problem in a config file and its includes: each unknown key, then the first type
-    /// error, then the first semantic error. Empty when the file is good.
+    /// Every problem in a config file and its includes, each named once: every unknown key,
+    /// every value of the wrong type (with its file and line), and every semantic problem of
+    /// what remains once those are dropped (`Config::problems`). Empty when the file is good.
     pub fn check_file(path: &Path) -> Vec<String> {
         let mut problems = Vec::new();
-        let mut files = vec![path.to_path_buf()];
-        let mut seen = Vec::new();
-        while let Some(file) = files.pop() {
-            if seen.contains(&file) {
-                continue;
-            }
-            seen.push(file.clone());
-            let text = match crate::workload::lines::read_config_file(&file) {
-                Ok(t) => t,
-                Err(e) => {
-                    problems.push(format!("{}: cannot read config: {e}", file.display()));
-                    continue;
-                }
-            };
-            let table: toml::Table = match toml::from_str(&text) {
-                Ok(t) => t,
-                Err(e) => {
-                    problems.push(format!("{}: {}", file.display(), e.to_string().trim()));
-                    continue;
-                }
-            };
-            for key in flat_keys(&table, "") {
-                if let Err(e) = check_key(&key) {
-                    problems.push(format!("{}: {e}", file.display()));
-                }
-            }
-            if let Ok(c) = toml::from_str::<Config>(&text) {
-                let dir = file.parent().unwrap_or(Path::new("."));
-                files.extend(c.include.paths().iter().map(|p| dir.join(p)));
-            }
+        let merged = check_merged(path, &mut Vec::new(), &mut problems);
+        match Config::deserialize(toml::Value::Table(merged)) {
+            Ok(config) => problems.extend(config.problems()),
+            Err(e) => problems.push(format!("{}: {}", path.display(), e.to_string().trim())),
         }
-        if problems.is_empty() {
-            match Config::from_file(path).and_then(|c| c.validate().map(|_| c)) {
-                Ok(_) => {}
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
+        let mut seen = std::collections::BTreeSet::new();
+        problems.retain(|p| seen.insert(p.clone()));
         problems
     }
 
@@ -740,15 +720,25 @@ impl Config {
         self.spec().map(|_| ())
     }
 
-    fn validate_cache_levels(&self) -> Result<()> {
+    /// Every semantic problem of this config, one message each naming its key, in key
+    /// order; empty when the config is valid. (`validate` and `spec` report the first.)
+    pub fn problems(&self) -> Vec<String> {
+        self.resolve().1
+    }
+
+    fn check_cache_levels(&self, problems: &mut Vec<String>) {
         let levels = &self.cache.level;
         if levels.is_empty() || levels.len() > 8 {
-            return Err(config_err(format!(
+            problems.push(format!(
                 "cache.level: {} levels; expected 1 to 8 [[cache.level]] tables",
                 levels.len()
-            )));
+            ));
+            return;
         }
         for (i, l) in levels.iter().enumerate() {
+            let mut geometry_ok = true;
+            // Array sizes are host allocations (`limits::check_host_memory` weighs them);
+            // these bounds keep the set and way indices and the LRU scans in range.
             for (key, v, min, max) in [
                 ("ways", l.ways, 1, 64),
                 ("mshrs", l.mshrs, 1, 1024),
@@ -757,55 +747,71 @@ impl Config {
                 ("hit_cycles", l.hit_cycles, 0, 10_000),
             ] {
                 if v < min || v > max {
-                    return Err(config_err(format!(
+                    geometry_ok &=
+                        key != "mshrs" && key != "writeback_buffer" && key != "hit_cycles";
+                    problems.push(format!(
                         "cache.level.{i}.{key}: {v} is out of range; expected {min}..={max}"
-                    )));
+                    ));
                 }
             }
             if !l.line_bytes.is_power_of_two() || !(8..=256).contains(&l.line_bytes) {
-                return Err(config_err(format!(
+                geometry_ok = false;
+                problems.push(format!(
                     "cache.level.{i}.line_bytes: {}; expected a power of two from 8 to 256",
                     l.line_bytes
-                )));
+                ));
             }
-            let lines = l.size_kb as u64 * 1024 / l.line_bytes as u64;
-            if lines % l.ways as u64 != 0 || !(lines / l.ways as u64).is_power_of_two() {
-                return Err(config_err(format!(
-                    "cache.level.{i}.size_kb: {} KiB in {}-way sets of {}-byte lines does not give a power-of-two number of sets",
-                    l.size_kb, l.ways, l.line_bytes
-                )));
+            if geometry_ok {
+                let lines = l.size_kb as u64 * 1024 / l.line_bytes as u64;
+                if lines % l.ways as u64 != 0 || !(lines / l.ways as u64).is_power_of_two() {
+                    problems.push(format!(
+                        "cache.level.{i}.size_kb: {} KiB in {}-way sets of {}-byte lines does not give a power-of-two number of sets",
+                        l.size_kb, l.ways, l.line_bytes
+                    ));
+                }
             }
             if i > 0 && levels[i - 1].shared && !l.shared {
-                return Err(config_err(format!(
+                problems.push(format!(
                     "cache.level.{i}.shared: a private level cannot sit below a shared one (cache.level.{}.shared = true)",
                     i - 1
-                )));
+                ));
             }
             if i > 0 && l.line_bytes < levels[i - 1].line_bytes {
-                return Err(config_err(format!(
+                problems.push(format!(
                     "cache.level.{i}.line_bytes: {} is smaller than the level above's {}; lines may only grow toward memory",
                     l.line_bytes,
                     levels[i - 1].line_bytes
-                )));
+                ));
             }
         }
         let last = levels.last().expect("one level").line_bytes;
         if last != 64 {
-            return Err(config_err(format!(
+            problems.push(format!(
                 "cache.level.{}.line_bytes: the last level's lines are what memory transfers (64 bytes, one DRAM burst); {last} is not supported",
                 levels.len() - 1
-            )));
+            ));
         }
-        Ok(())
     }
 
     /// The config of each memory device with its name: one from `[dram]` when
     /// `memory.device` is empty, else each device's part and organisation over the rest.
     pub fn device_configs(&self) -> Result<Vec<(String, Config)>> {
+        let (devices, problems) = self.resolve_devices();
+        match problems.into_iter().next() {
+            Some(p) => Err(config_err(p)),
+            None => Ok(devices),
+        }
+    }
+
+    /// The devices (as `device_configs`) and every problem of their organisations, including
+    /// a total capacity beyond what the model can address.
+    fn resolve_devices(&self) -> (Vec<(String, Config)>, Vec<String>) {
         if self.memory.device.is_empty() {
-            return Ok(vec![(self.dram.preset.clone(), self.clone())]);
+            return (vec![(self.dram.preset.clone(), self.clone())], Vec::new());
         }
         let mut out: Vec<(String, Config)> = Vec::new();
+        let mut problems = Vec::new();
+        let mut total: u64 = 0;
         for (i, d) in self.memory.device.iter().enumerate() {
             let mut c = self.clone();
             c.memory.device.clear();
@@ -824,50 +830,116 @@ impl Config {
                 d.name.clone()
             };
             if out.iter().any(|(n, _)| *n == name) {
-                return Err(config_err(format!(
+                problems.push(format!(
                     "memory.device.{i}.name: '{name}' names two devices; names must differ"
-                )));
+                ));
             }
-            c.spec()
-                .map_err(|e| config_err(format!("memory.device.{i} ({name}): {e}")))?;
+            // Only the device's own keys can differ from the top level's, whose problems
+            // are reported once, there.
+            let (spec, own) = c.resolve_spec();
+            // A device already too large on its own is not counted again in the total.
+            let spec = spec.filter(|_| own.is_empty());
+            // A value the device sets is named by the device's own key.
+            let own_key = |p: String| {
+                for (set, key) in [
+                    (!d.preset.is_empty(), "preset"),
+                    (d.channels != 0, "channels"),
+                    (d.ranks != 0, "ranks"),
+                ] {
+                    if let Some(rest) = p.strip_prefix(&format!("dram.{key}:")) {
+                        if set {
+                            return format!("memory.device.{i}.{key} ({name}):{rest}");
+                        }
+                    }
+                }
+                format!("memory.device.{i} ({name}): {p}")
+            };
+            problems.extend(own.into_iter().map(own_key));
+            if let Some(bytes) = spec.and_then(|s| limits::capacity_bytes(&s.organisation)) {
+                total = total.saturating_add(bytes);
+            }
             out.push((name, c));
         }
-        Ok(out)
+        if total > limits::MAX_MEMORY_BYTES {
+            problems.push(format!(
+                "memory.device: the devices hold {} together; at most {} can be simulated (2^32 frames of 4 KiB: the OS's frame numbers are 32-bit)",
+                limits::human_bytes(total),
+                limits::human_bytes(limits::MAX_MEMORY_BYTES)
+            ));
+        }
+        (out, problems)
     }
 
     /// The preset with this config's channels, ranks, subarray size and timing overrides.
     pub fn spec(&self) -> Result<Spec> {
+        let (spec, problems) = self.resolve();
+        match (spec, problems.into_iter().next()) {
+            (_, Some(p)) => Err(config_err(p)),
+            (Some(spec), None) => Ok(spec),
+            (None, None) => unreachable!("a spec that did not resolve has a problem"),
+        }
+    }
+
+    /// The spec from `[dram]` (`None` when the preset is unknown) and every problem of
+    /// `[dram]`: organisation, capacity, timing.
+    fn resolve_spec(&self) -> (Option<Spec>, Vec<String>) {
+        let mut problems = Vec::new();
         let d = &self.dram;
-        let mut spec = preset(&d.preset).ok_or_else(|| {
-            config_err(format!(
+        let Some(mut spec) = preset(&d.preset) else {
+            problems.push(format!(
                 "dram.preset: unknown preset '{}'{}; valid: {}",
                 d.preset,
                 did_you_mean(&d.preset, PRESET_NAMES.iter().copied()),
                 PRESET_NAMES.join(", ")
-            ))
-        })?;
+            ));
+            return (None, problems);
+        };
         let o = &mut spec.organisation;
         o.channels = d.channels;
         o.ranks = d.ranks;
         if d.rows_per_subarray == 0 || d.rows_per_subarray > o.rows {
-            return Err(config_err(format!(
+            problems.push(format!(
                 "dram.rows_per_subarray: {} is out of range; expected 1..={} (rows per bank)",
                 d.rows_per_subarray, o.rows
-            )));
+            ));
+        } else {
+            o.rows_per_subarray = d.rows_per_subarray;
         }
-        o.rows_per_subarray = d.rows_per_subarray;
         if d.columns != 0 {
             if !d.columns.is_power_of_two() || d.columns < o.burst_length || d.columns > 8192 {
-                return Err(config_err(format!(
+                problems.push(format!(
                     "dram.columns: {} is not a power of two in {}..=8192 (0 keeps the preset's {})",
                     d.columns, o.burst_length, o.columns
-                )));
+                ));
+            } else {
+                o.columns = d.columns;
             }
-            o.columns = d.columns;
+        }
+        let mut organisation_ok = problems.is_empty();
+        for (key, v) in [("dram.channels", d.channels), ("dram.ranks", d.ranks)] {
+            if !v.is_power_of_two() {
+                organisation_ok = false;
+                problems.push(format!(
+                    "{key}: {v} is not a power of two (address mapping needs one); expected 1, 2, 4, ..."
+                ));
+            }
+        }
+        if organisation_ok {
+            if let Err(e) = capacity_problem(&spec.organisation) {
+                problems.push(e);
+            }
         }
         for (name, &value) in &d.timing {
-            check_key(&format!("dram.timing.{name}"))?;
-            spec.timing.set(name, value);
+            if let Err(e) = check_key(&format!("dram.timing.{name}")) {
+                problems.push(e.to_string());
+            } else if value > limits::MAX_TIMING_CYCLES {
+                problems.push(format!(
+                    "dram.timing.{name}: {value} is out of range; expected 0..={} cycles (rule latencies add up to four parameters in 32 bits)",
+                    limits::MAX_TIMING_CYCLES
+                ));
+            } else {
+                spec.timing.set(name, value);
+            }
         }
         let t = &spec.timing;
         for (name, v) in [
@@ -878,56 +950,78 @@ impl Config {
             ("nREFI", t.n_refi),
         ] {
             if v == 0 {
-                return Err(config_err(format!(
-                    "dram.timing.{name}: must be at least 1 cycle"
-                )));
+                problems.push(format!("dram.timing.{name}: must be at least 1 cycle"));
             }
         }
         if t.n_refi <= t.n_rfc {
-            return Err(config_err(format!(
+            problems.push(format!(
                 "dram.timing.nREFI: {} must exceed nRFC ({}) or the rank never leaves refresh",
                 t.n_refi, t.n_rfc
-            )));
+            ));
         }
-        validate_rules(&spec.rules())
-            .map_err(|e| config_err(format!("rule table of {}: {e}", spec.name)))?;
+        if let Err(e) = validate_rules(&spec.rules()) {
+            problems.push(format!("rule table of {}: {e}", spec.name));
+        }
+        let o = &spec.organisation;
+        if self.bulk.mechanism == Mechanism::Rowclone
+            && (o.rows_per_subarray < 2
+                || o.banks_per_rank() < 2
+                || o.rows % o.rows_per_subarray != 0)
+        {
+            problems.push(format!(
+                "bulk.mechanism: rowclone needs at least 2 rows per subarray (a zero row is reserved in each), rows per bank ({}) a multiple of dram.rows_per_subarray ({}), and 2 banks per rank",
+                o.rows, o.rows_per_subarray
+            ));
+        }
+        if organisation_ok {
+            let c = &self.controller;
+            if let Err(e) = AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank) {
+                problems.push(e.to_string());
+            }
+        }
+        (Some(spec), problems)
+    }
+
+    /// The resolved spec (`None` when the preset is unknown) and every problem of the config.
+    fn resolve(&self) -> (Option<Spec>, Vec<String>) {
+        let (spec, mut problems) = self.resolve_spec();
         let c = &self.controller;
+        // Queue entries are allocated up front and scanned every cycle (`controller::queue`).
         for (key, v) in [
             ("controller.read_queue_size", c.read_queue_size),
             ("controller.write_queue_size", c.write_queue_size),
         ] {
             if v == 0 || v > 4096 {
-                return Err(config_err(format!(
+                problems.push(format!(
                     "{key}: {v} is out of range; expected 1..=4096 entries"
-                )));
+                ));
             }
         }
+        let mut watermarks_ok = true;
         for (key, v) in [
             ("controller.write_high_watermark", c.write_high_watermark),
             ("controller.write_low_watermark", c.write_low_watermark),
         ] {
             if !(0.0..=1.0).contains(&v) {
-                return Err(config_err(format!(
+                watermarks_ok = false;
+                problems.push(format!(
                     "{key}: {v} is out of range; expected a fraction in 0..=1"
-                )));
+                ));
             }
         }
-        if c.write_low_watermark >= c.write_high_watermark {
-            return Err(config_err(format!(
+        if watermarks_ok && c.write_low_watermark >= c.write_high_watermark {
+            problems.push(format!(
                 "controller.write_low_watermark: {} must be below controller.write_high_watermark ({})",
                 c.write_low_watermark, c.write_high_watermark
-            )));
+            ));
         }
-        AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank)?;
         let b = &self.bulk;
         for (key, v) in [
             ("bulk.lines_in_flight", b.lines_in_flight),
             ("bulk.queue_size", b.queue_size),
         ] {
             if v == 0 || v > 4096 {
-                return Err(config_err(format!(
-                    "{key}: {v} is out of range; expected 1..=4096"
-                )));
+                problems.push(format!("{key}: {v} is out of range; expected 1..=4096"));
             }
         }
         let core = &self.core;
@@ -936,32 +1030,44 @@ impl Config {
             ("core.width", core.width, 64),
         ] {
             if v == 0 || v > max {
-                return Err(config_err(format!(
-                    "{key}: {v} is out of range; expected 1..={max}"
-                )));
+                problems.push(format!("{key}: {v} is out of range; expected 1..={max}"));
             }
         }
-        self.validate_cache_levels()?;
-        self.device_configs()?;
+        self.check_cache_levels(&mut problems);
+        problems.extend(self.resolve_devices().1);
         if !(self.system.core_ghz > 0.0 && self.system.core_ghz <= 20.0) {
-            return Err(config_err(format!(
+            problems.push(format!(
                 "system.core_ghz: {} is out of range; expected (0, 20]",
                 self.system.core_ghz
-            )));
+            ));
         }
-        if b.mechanism == Mechanism::Rowclone {
-            let o = &spec.organisation;
-            if o.rows_per_subarray < 2
-                || o.banks_per_rank() < 2
-                || o.rows % o.rows_per_subarray != 0
-            {
-                return Err(config_err(format!(
-                    "bulk.mechanism: rowclone needs at least 2 rows per subarray (a zero row is reserved in each), rows per bank ({}) a multiple of dram.rows_per_subarray ({}), and 2 banks per rank",
-                    o.rows, o.rows_per_subarray
-                )));
-            }
-        }
-        Ok(spec)
+        (spec, problems)
+    }
+}
+
+/// The error when `o`'s memory is more than the model can address, naming the key to change
+/// and the largest value it may take with the others as configured.
+fn capacity_problem(o: &crate::spec::Organisation) -> std::result::Result<(), String> {
+    let rank_bytes = o.row_bytes() * o.banks_per_rank() as u64 * o.rows as u64;
+    let max_ranks_total = limits::MAX_MEMORY_BYTES / rank_bytes;
+    let (channels, ranks) = (o.channels as u64, o.ranks as u64);
+    if channels * ranks <= max_ranks_total {
+        return Ok(());
+    }
+    let floor_pow2 = |n: u64| if n == 0 { 0 } else { 1u64 << n.ilog2() };
+    let limit = limits::human_bytes(limits::MAX_MEMORY_BYTES);
+    let rank_size = limits::human_bytes(rank_bytes);
+    let why = "2^32 frames of 4 KiB: the OS's frame numbers are 32-bit";
+    if ranks > 1 && channels <= max_ranks_total {
+        Err(format!(
+            "dram.ranks: {ranks} is out of range; with {channels} channel(s) of {rank_size} ranks at most {} fit the {limit} the model can address ({why})",
+            floor_pow2(max_ranks_total / channels)
+        ))
+    } else {
+        Err(format!(
+            "dram.channels: {channels} is out of range; with {ranks} rank(s) of {rank_size} per channel at most {} fit the {limit} the model can address ({why})",
+            floor_pow2(max_ranks_total / ranks)
+        ))
     }
 }
 
@@ -1014,6 +1120,168 @@ fn load_merged(path: &Path, stack: &mut Vec<PathBuf>) -> Result<toml::Table> {
     stack.pop();
     merge(&mut merged, table);
     Ok(merged)
+}
+
+/// `check_file`'s pass over one file and its includes: reports each unknown key, each value
+/// of the wrong type and each include problem into `problems`, and returns the merged table
+/// without them.
+fn check_merged(path: &Path, stack: &mut Vec<PathBuf>, problems: &mut Vec<String>) -> toml::Table {
+    let name = path.display().to_string();
+    let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    if stack.contains(&canonical) {
+        problems.push(format!(
+            "{name}: include cycle ({})",
+            stack
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" -> ")
+        ));
+        return toml::Table::new();
+    }
+    let text = match crate::workload::lines::read_config_file(path) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("{name}: cannot read config: {e}"));
+            return toml::Table::new();
+        }
+    };
+    let mut table: toml::Table = match toml::from_str(&text) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("{name}: {}", one_line(&e)));
+            return toml::Table::new();
+        }
+    };
+    for key in flat_keys(&table, "") {
+        if let Err(e) = check_key(&key) {
+            problems.push(format!("{name}: {e}"));
+        }
+    }
+    // Type errors, one per `key = value` line: each found is commented out (keeping the line
+    // numbers) and the file parsed again, until none is left.
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for _ in 0..=lines.len() {
+        let Err(e) = toml::from_str::<Config>(&lines.join("\n")) else {
+            break;
+        };
+        let Some(line) = e
+            .span()
+            .map(|s| lines.join("\n")[..s.start].matches('\n').count())
+        else {
+            break;
+        };
+        let is_assignment = lines[line].contains('=') && !lines[line].trim_start().starts_with('[');
+        if !e.message().starts_with("unknown field") {
+            let key = key_at_line(&lines, line).unwrap_or_default();
+            problems.push(format!(
+                "{name}: line {}: {key}: {}",
+                line + 1,
+                e.message().trim()
+            ));
+        }
+        if !is_assignment {
+            break;
+        }
+        lines[line] = format!("# {}", lines[line]);
+    }
+    if let Ok(cleaned) = toml::from_str::<toml::Table>(&lines.join("\n")) {
+        table = cleaned;
+    }
+    drop_unknown(&mut table, "");
+    let includes = match table.remove("include") {
+        Some(toml::Value::String(p)) => vec![p],
+        Some(toml::Value::Array(ps)) => ps
+            .iter()
+            .filter_map(|p| p.as_str().map(str::to_string))
+            .collect(),
+        _ => Vec::new(),
+    };
+    stack.push(canonical);
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut merged = toml::Table::new();
+    for include in includes {
+        let base = check_merged(&dir.join(include), stack, problems);
+        merge(&mut merged, base);
+    }
+    stack.pop();
+    merge(&mut merged, table);
+    merged
+}
+
+/// A TOML error's message on one line, with its line number when it has one.
+fn one_line(e: &toml::de::Error) -> String {
+    let text = e.to_string();
+    let mut parts = text.lines().filter(|l| {
+        let l = l.trim();
+        !l.is_empty()
+            && !l.starts_with('|')
+            && !l.chars().next().is_some_and(|c| c.is_ascii_digit())
+    });
+    parts.next().map_or(text.clone(), |first| {
+        let rest: Vec<&str> = parts.collect();
+        format!("{}: {}", first.trim(), rest.join(" ").trim())
+    })
+}
+
+/// The dotted key assigned on line `index` of a config file (`cache.level.1.ways` for the
+/// second `[[cache.level]]` table), from the table headers above it.
+fn key_at_line(lines: &[String], index: usize) -> Option<String> {
+    let mut section = String::new();
+    let mut array_counts: BTreeMap<String, usize> = BTreeMap::new();
+    for line in &lines[..index] {
+        let line = line.trim();
+        if let Some(name) = line.strip_prefix("[[").and_then(|l| l.split("]]").next()) {
+            let name = name.trim().to_string();
+            let count = array_counts.entry(name.clone()).or_insert(0);
+            section = format!("{name}.{count}");
+            *count += 1;
+        } else if let Some(name) = line.strip_prefix('[').and_then(|l| l.split(']').next()) {
+            section = name.trim().to_string();
+        }
+    }
+    let key = lines[index]
+        .split('=')
+        .next()?
+        .trim()
+        .replace(['"', '\''], "");
+    Some(if section.is_empty() {
+        key
+    } else {
+        format!("{section}.{key}")
+    })
+}
+
+/// Removes every key `check_key` rejects (and tables left with no known key).
+fn drop_unknown(table: &mut toml::Table, prefix: &str) {
+    table.retain(|k, v| {
+        let key = if prefix.is_empty() {
+            k.to_string()
+        } else {
+            format!("{prefix}.{k}")
+        };
+        match v {
+            toml::Value::Table(t) if key == "dram.timing" => {
+                t.retain(|name, _| check_key(&format!("dram.timing.{name}")).is_ok());
+                true
+            }
+            toml::Value::Table(t) if !CONFIG_FIELDS.iter().any(|f| f.key == key) => {
+                drop_unknown(t, &key);
+                CONFIG_FIELDS
+                    .iter()
+                    .any(|f| f.key.starts_with(&format!("{key}.")))
+            }
+            toml::Value::Array(items) if check_key(&key).is_ok() => {
+                for item in items.iter_mut() {
+                    if let toml::Value::Table(t) = item {
+                        drop_unknown(t, &format!("{key}[]"));
+                    }
+                }
+                true
+            }
+            _ => check_key(&key).is_ok(),
+        }
+    });
 }
 
 /// Deep merge: tables merge key by key, anything else in `over` replaces `base`.

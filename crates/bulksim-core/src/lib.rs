@@ -24,7 +24,8 @@
 //! formats never name the controller and `bulk` and `controller` never name each other
 //! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
 //! the bytes that bulk operations move; `mapping`, `stats` (with `stat_struct`, the macro that declares stats
-//! structs), `config` and `error` serve them all.
+//! structs), `config` (with `limits`, what
+//! the model can simulate and the host memory a run needs up front) and `error` serve them all.
 
 pub mod bulk;
 pub mod cache;
@@ -34,6 +35,7 @@ pub mod device;
 pub mod energy;
 pub mod error;
 pub mod image;
+pub mod limits;
 pub mod mapping;
 pub mod memory;
 pub mod os;

@@ -39,6 +39,8 @@ pub fn run_keeping_memory<S: RequestSource>(
             "memory.device: trace replay drives one device ([dram]); several devices need a workload (--workload)".into(),
         ));
     }
+    config.validate()?;
+    crate::limits::check_host_memory(config, crate::limits::RunKind::Replay)?;
     let mut router = MemoryRouter::new(config)?;
     if let Some(path) = command_log {
         router.devices[0].channels.log_commands_to(path)?;

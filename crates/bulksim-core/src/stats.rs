@@ -10,23 +10,34 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
-/// Exact latency distribution in cycles: one counter per cycle value.
+/// Exact latency distribution in cycles: one counter per cycle value, dense below
+/// `DENSE_CYCLES` and sparse above, so a latency of 2^30 cycles (a large configured timing)
+/// costs one map entry, not 8 GiB of counters.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LatencyHistogram {
     counts: Vec<u64>,
+    /// Counts of latencies from `DENSE_CYCLES` up.
+    sparse: BTreeMap<u64, u64>,
     n: u64,
     sum: u64,
     max: u64,
 }
 
+/// Latencies below this many cycles are counted densely (512 KiB of counters at most).
+const DENSE_CYCLES: u64 = 1 << 16;
+
 impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, cycles: u64) {
-        let i = cycles as usize;
-        if i >= self.counts.len() {
-            self.counts.resize((i + 1).next_power_of_two(), 0);
+        if cycles >= DENSE_CYCLES {
+            *self.sparse.entry(cycles).or_insert(0) += 1;
+        } else {
+            let i = cycles as usize;
+            if i >= self.counts.len() {
+                self.counts.resize((i + 1).next_power_of_two(), 0);
+            }
+            self.counts[i] += 1;
         }
-        self.counts[i] += 1;
         self.n += 1;
         self.sum += cycles;
         self.max = self.max.max(cycles);
@@ -38,6 +49,9 @@ impl LatencyHistogram {
         }
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {
             *a += b;
+        }
+        for (&v, &c) in &other.sparse {
+            *self.sparse.entry(v).or_insert(0) += c;
         }
         self.n += other.n;
         self.sum += other.sum;
@@ -63,10 +77,11 @@ impl LatencyHistogram {
         }
         let rank = ((p / 100.0) * self.n as f64).ceil().max(1.0) as u64;
         let mut seen = 0;
-        for (v, &c) in self.counts.iter().enumerate() {
+        let dense = self.counts.iter().enumerate().map(|(v, &c)| (v as u64, c));
+        for (v, c) in dense.chain(self.sparse.iter().map(|(&v, &c)| (v, c))) {
             seen += c;
             if seen >= rank {
-                return v as u64;
+                return v;
             }
         }
         self.max

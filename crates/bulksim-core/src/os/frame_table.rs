@@ -6,10 +6,10 @@
 
 use super::Pid;
 
-const NO_OWNER: Pid = Pid::MAX;
-
 #[derive(Clone, Debug)]
 pub struct FrameTable {
+    /// The owner's pid + 1, 0 for none: all-zero vectors come from the allocator as untouched
+    /// zero pages, so frames never used cost no host memory here.
     owner: Vec<Pid>,
     refcount: Vec<u16>,
     /// One referenced bit per frame, 64 frames a word.
@@ -20,7 +20,7 @@ impl FrameTable {
     /// A table of `frames` free frames.
     pub fn new(frames: usize) -> FrameTable {
         FrameTable {
-            owner: vec![NO_OWNER; frames],
+            owner: vec![0; frames],
             refcount: vec![0; frames],
             referenced: vec![0; frames.div_ceil(64)],
         }
@@ -37,8 +37,7 @@ impl FrameTable {
 
     /// The process that got `frame`, while it is in use.
     pub fn owner(&self, frame: u32) -> Option<Pid> {
-        let o = self.owner[frame as usize];
-        (o != NO_OWNER).then_some(o)
+        self.owner[frame as usize].checked_sub(1)
     }
 
     /// Page-table entries that reference `frame` (0: free).
@@ -67,7 +66,7 @@ impl FrameTable {
     /// `pid` got the free `frame`: owned by it, referenced once, accessed.
     pub fn assign(&mut self, frame: u32, pid: Pid) {
         debug_assert_eq!(self.refcount[frame as usize], 0, "frame {frame} in use");
-        self.owner[frame as usize] = pid;
+        self.owner[frame as usize] = pid + 1;
         self.refcount[frame as usize] = 1;
         self.set_referenced(frame);
     }
@@ -89,7 +88,7 @@ impl FrameTable {
         if *count > 0 {
             return false;
         }
-        self.owner[frame as usize] = NO_OWNER;
+        self.owner[frame as usize] = 0;
         self.clear_referenced(frame);
         true
     }

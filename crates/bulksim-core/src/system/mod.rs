@@ -122,6 +122,9 @@ impl System {
             SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
         };
         config.validate()?;
+        // Before anything sized by the config is allocated; one core per thread at most.
+        let cores = thread_files(path)?.len();
+        crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
         for d in &mut router.devices {
             d.channels.report_completed_ops();
