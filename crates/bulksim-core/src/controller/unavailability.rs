@@ -75,6 +75,25 @@ impl Unavailability {
         }
     }
 
+    /// `count` refreshes of `rank`, each busy `span` cycles from falling due, booked at once
+    /// (an idle controller's refreshes in closed form; only while intervals are not recorded).
+    pub fn refreshes(&mut self, rank: u32, count: u64, span: u64) {
+        debug_assert!(!self.record);
+        let r = &mut self.ranks[rank as usize];
+        r.refreshes += count;
+        r.refresh_mem_cycles += count * span;
+    }
+
+    /// Whether every interval is kept (`sim.record_intervals`).
+    pub fn is_recording(&self) -> bool {
+        self.record
+    }
+
+    /// Whether a write-drain period is open.
+    pub fn is_draining(&self) -> bool {
+        self.drain_since.is_some()
+    }
+
     /// The controller serves writes (`draining`) or reads at cycle `now`.
     #[inline(always)]
     pub fn drain_mode(&mut self, draining: bool, now: u64) {

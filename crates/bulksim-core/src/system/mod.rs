@@ -19,6 +19,10 @@
 //!
 //! Processes share no writable memory (fork is copy-on-write), so the private caches need no
 //! coherence protocol between them; a frame that changes owner is handed over instead.
+//!
+//! A run is bounded by `sim.max_cycles` core cycles: a compute record that alone would end
+//! past it, or a run that reaches it, stops with an error naming the record(s). Long runs
+//! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
 pub mod stats;
@@ -66,6 +70,13 @@ struct Thread {
 const EV_TAG: u8 = 0;
 const EV_OP: u8 = 1;
 
+/// Called during a run with the instructions retired and the simulated time (ns) so far:
+/// at most once per `PROGRESS_PERIOD` of host time, and once at the end.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, f64);
+pub const PROGRESS_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
+/// Scheduler steps between looks at the host clock for progress.
+const PROGRESS_CHECK_STEPS: u32 = 4096;
+
 pub struct System {
     mechanism: SystemMechanism,
     /// `cpu` copies and initializations allocate whole destination lines without reading them.
@@ -92,6 +103,9 @@ pub struct System {
     window: usize,
     skip_idle: bool,
     record_intervals: bool,
+    /// `sim.max_cycles` in core cycles, and as a time (fs).
+    max_cycles: u64,
+    max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
     now: u64,
@@ -218,6 +232,8 @@ impl System {
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
             record_intervals: config.sim.record_intervals,
+            max_cycles: config.sim.max_cycles,
+            max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
             now: 0,
             memcpy_ops: 0,
@@ -234,8 +250,32 @@ impl System {
     /// head). With `sim.skip_idle = false` every core cycle and every memory cycle is visited
     /// instead; both give identical stats (tested).
     pub fn run(&mut self) -> Result<SystemStats> {
+        self.run_with_progress(None, PROGRESS_PERIOD)
+    }
+
+    /// `run`, calling `progress` at most once per `period` of host time and once at the end.
+    pub fn run_with_progress(
+        &mut self,
+        mut progress: Option<Progress>,
+        period: std::time::Duration,
+    ) -> Result<SystemStats> {
         let started = std::time::Instant::now();
+        let mut reported = started;
+        let mut steps_to_check = PROGRESS_CHECK_STEPS;
         loop {
+            if let Some(report) = progress.as_mut() {
+                steps_to_check -= 1;
+                if steps_to_check == 0 {
+                    steps_to_check = PROGRESS_CHECK_STEPS;
+                    if reported.elapsed() >= period {
+                        reported = std::time::Instant::now();
+                        report(self.retired(), self.now as f64 / 1e6);
+                    }
+                }
+            }
+            if self.now > self.max_fs {
+                return Err(self.past_max_cycles());
+            }
             self.step_memory();
             self.deliver_events();
             let mut active = false;
@@ -283,8 +323,32 @@ impl System {
             // Next core-cycle boundary after now.
             self.now = next.div_ceil(self.core_fs).max(self.now / self.core_fs + 1) * self.core_fs;
         }
+        if let Some(report) = progress.as_mut() {
+            report(self.retired(), self.now as f64 / 1e6);
+        }
         let wall = started.elapsed().as_secs_f64();
         Ok(self.stats(wall))
+    }
+
+    /// Instructions retired so far, over all cores.
+    fn retired(&self) -> u64 {
+        self.cores.iter().map(|c| c.retired).sum()
+    }
+
+    /// The run reached `sim.max_cycles`: an error naming where each running thread is.
+    #[cold]
+    fn past_max_cycles(&self) -> Error {
+        let running: Vec<String> = self
+            .threads
+            .iter()
+            .filter(|t| matches!(t.state, ThreadState::Runnable | ThreadState::Waiting))
+            .map(|t| t.reader.location())
+            .collect();
+        Error::Trace(format!(
+            "{}: the run reached sim.max_cycles ({} core cycles) with these threads at these records; raise sim.max_cycles to run longer",
+            running.join(", "),
+            self.max_cycles
+        ))
     }
 
     /// Requests wait for memory: step every device at its first cycle not yet stepped from
@@ -493,6 +557,16 @@ impl System {
         let next_cycle = self.now + self.core_fs;
         match ev {
             Event::Compute(n) => {
+                let cycles = n.div_ceil(self.width as u64);
+                if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
+                    return Err(self.err(
+                        t,
+                        format!(
+                            "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
+                            self.width, self.max_cycles
+                        ),
+                    ));
+                }
                 let room = self.window - self.cores[c].window.len();
                 let k = n.min(*budget as u64).min(room as u64);
                 for _ in 0..k {
@@ -1213,6 +1287,16 @@ pub fn run_workload_logged(
     path: &Path,
     command_log: Option<&Path>,
 ) -> Result<(SystemStats, System)> {
+    run_workload_with_progress(config, path, command_log, None)
+}
+
+/// `run_workload_logged`, reporting progress (see `Progress`) when given.
+pub fn run_workload_with_progress(
+    config: &Config,
+    path: &Path,
+    command_log: Option<&Path>,
+    progress: Option<Progress>,
+) -> Result<(SystemStats, System)> {
     let mut system = System::new(config, path)?;
     if let Some(log) = command_log {
         let several = system.mem.router.devices.len() > 1;
@@ -1226,7 +1310,7 @@ pub fn run_workload_logged(
             d.channels.log_commands_to(&path)?;
         }
     }
-    let stats = system.run()?;
+    let stats = system.run_with_progress(progress, PROGRESS_PERIOD)?;
     system.mem.router.finish_logs()?;
     Ok((stats, system))
 }
