@@ -457,13 +457,15 @@ impl System {
 
     /// One core cycle for core `c`; whether it made progress.
     fn step_core(&mut self, c: usize) -> Result<bool> {
-        let mut progress = self.cores[c].retire(self.width, self.now) > 0;
+        let retired = self.cores[c].retire(self.width, self.now);
+        let mut progress = retired > 0;
         if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
             self.stalled_since[c] = Some(self.now);
         }
         if let Some(t) = self.cores[c].thread {
-            let n = self.cores[c].retired;
-            self.threads[t].instructions = self.threads[t].instructions.max(n);
+            // A thread leaves its core only with an empty window, so every slot retired
+            // here is the running thread's own.
+            self.threads[t].instructions += retired as u64;
         }
         if self.cores[c].thread.is_none() {
             match self.cores[c].run_queue.pop_front() {
@@ -699,7 +701,6 @@ impl System {
                         }
                     }
                 }
-                self.threads[t].instructions = self.cores[c].retired;
                 if ev == Event::Exit {
                     self.cores[c].last_exit_fs = self.now;
                 }

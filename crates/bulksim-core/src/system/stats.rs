@@ -25,7 +25,7 @@ stat_struct! {
     /// One thread's instructions, lifetime and waits on memory.
     pub struct ThreadStats {
         pub file: String = keep("path", "the thread's trace file"),
-        pub instructions: u64 = sum("instructions", "instructions the thread retired"),
+        pub instructions: u64 = sum("instructions", "instructions the thread itself retired (not those of threads that ran on its core before or after it)"),
         pub start_ns: f64 = keep("ns", "when the thread last started running on its core"),
         pub end_ns: f64 = max("ns", "when the thread exited"),
         pub memory_stalls: u64 = sum("stalls", "times the window head waited for a line from memory"),
