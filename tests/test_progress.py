@@ -32,7 +32,7 @@ def test_run_workload_reports_progress_ending_with_the_final_count(tmp_path):
     seen: list[tuple[int, float]] = []
     stats = bulksim.run_workload(workload=workload, progress=lambda n, ns: seen.append((n, ns)))
     assert seen, "at least the final report"
-    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(seen, seen[1:]))
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(seen, seen[1:], strict=False))
     instructions, simulated_ns = seen[-1]
     assert instructions == stats["instructions"]
     assert simulated_ns >= stats["simulated_ns"] > 0
