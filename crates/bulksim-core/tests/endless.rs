@@ -232,3 +232,92 @@ fn full_system_progress_reports_rising_counts_and_the_final_one() {
         .unwrap();
     assert!(count >= 1);
 }
+
+/// A thread's program: memory work around long compute runs.
+fn compute_heavy(base: u64, runs: &[u64]) -> Vec<Event> {
+    let mut events = vec![Event::Map {
+        vaddr: base,
+        bytes: 64 * 4096,
+    }];
+    for (k, &n) in runs.iter().enumerate() {
+        for i in 0..40u64 {
+            let addr = base + (k as u64 * 40 + i) * 320 % (64 * 4096);
+            events.push(if i % 4 == 0 {
+                Event::Store(addr)
+            } else {
+                Event::Load(addr)
+            });
+        }
+        events.push(Event::Compute(n));
+    }
+    events.push(Event::Exit);
+    events
+}
+
+#[test]
+fn long_compute_runs_jump_ahead_with_the_stats_stepping_gives() {
+    let d = dir("endless", "compute-ff");
+    write_thread(
+        &d,
+        0,
+        false,
+        &compute_heavy(0x100000, &[300_000, 7, 123_457, 90_001]),
+    );
+    write_thread(
+        &d,
+        1,
+        false,
+        &compute_heavy(0x900000, &[50_000, 250_003, 11]),
+    );
+    for sets in [
+        &[][..],
+        &["core.width=1"],
+        &["core.window=4", "core.width=4"],
+    ] {
+        let mut jump = paper_system(sets);
+        jump.sim.record_intervals = true;
+        let mut step = jump.clone();
+        step.sim.skip_idle = false;
+        let comparable = |c| {
+            let (s, _) = run_workload(c, &d).unwrap();
+            let mut v = serde_json::to_value(&s).unwrap();
+            v["memory"].as_object_mut().unwrap().remove("host");
+            v
+        };
+        let (a, b) = (comparable(&jump), comparable(&step));
+        assert_eq!(
+            a, b,
+            "{sets:?}: jumping over compute cycles changed the stats"
+        );
+        // Own instructions: 1 map + 40 accesses per run + the compute runs.
+        let threads = a["threads"].as_array().unwrap();
+        assert_eq!(
+            threads[0]["instructions"],
+            1 + 4 * 40 + 300_000 + 7 + 123_457 + 90_001
+        );
+        assert_eq!(
+            threads[1]["instructions"],
+            1 + 3 * 40 + 50_000 + 250_003 + 11
+        );
+    }
+}
+
+#[test]
+fn a_billion_cycle_compute_run_takes_seconds() {
+    let d = dir("endless", "compute-long");
+    let n = 3_000_000_000u64;
+    write_thread(&d, 0, false, &compute_heavy(0x100000, &[n]));
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let c = paper_system(&[]);
+        tx.send((run_workload(&c, &d).unwrap().0, c.core.width as u64))
+            .unwrap();
+    });
+    let (stats, width) = rx
+        .recv_timeout(Duration::from_secs(120))
+        .expect("a long compute run must not be stepped cycle by cycle");
+    assert_eq!(stats.instructions, 1 + 40 + n);
+    assert!(stats.core_cycles >= n / width, "{}", stats.core_cycles);
+    // Refreshes went on meanwhile: one per tREFI (7.8 us) per rank and channel.
+    assert!(stats.memory.refreshes as f64 >= stats.simulated_ns / 7_800.0 * 2.0 * 0.99);
+}

@@ -276,6 +276,9 @@ impl System {
             if self.now > self.max_fs {
                 return Err(self.past_max_cycles());
             }
+            if self.skip_idle && self.events.is_empty() {
+                self.fast_forward_compute();
+            }
             self.step_memory();
             self.deliver_events();
             let mut active = false;
@@ -328,6 +331,69 @@ impl System {
         }
         let wall = started.elapsed().as_secs_f64();
         Ok(self.stats(wall))
+    }
+
+    /// While every core with a thread runs a long stretch of non-memory instructions and
+    /// nothing else can happen (no event, no request in the caches or memory, no device due),
+    /// each core cycle is like the last: jumps over such cycles in closed form, up to the
+    /// next device event and `sim.max_cycles`, as stepping would leave them. Stepping a
+    /// billion-instruction compute record would cost about a hundred host seconds.
+    fn fast_forward_compute(&mut self) {
+        // Not worth a look below this many cycles.
+        const MIN_CYCLES: u64 = 64;
+        let window = self.window;
+        let width = self.width;
+        if width > window {
+            return;
+        }
+        let horizon = MIN_CYCLES + (window / width) as u64 + 1;
+        let mut any = false;
+        for core in &self.cores {
+            if core.thread.is_none() {
+                if !core.run_queue.is_empty() || !core.window.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            if !core.computing_steadily(width, self.now, horizon) {
+                return;
+            }
+            any = true;
+        }
+        if !any
+            || !self.active_ops.is_empty()
+            || !self.mem.due.is_empty()
+            || !self.mem.outbox_empty()
+            || !self.mem.router.is_idle()
+        {
+            return;
+        }
+        // Cycles at now, now + core_fs, ...: each before every device's next step and the
+        // limit, and each leaving every core more than a cycle's work.
+        let mut last = self.max_fs;
+        for d in &self.mem.router.devices {
+            last = last.min(d.next_fs().saturating_sub(1));
+        }
+        let mut cycles = last.saturating_sub(self.now) / self.core_fs + 1;
+        if last < self.now {
+            return;
+        }
+        for core in &self.cores {
+            if let Some(Event::Compute(left)) = core.pending {
+                cycles = cycles.min((left - 1) / width as u64);
+            }
+        }
+        if cycles < horizon {
+            return;
+        }
+        for c in 0..self.cores.len() {
+            let Some(t) = self.cores[c].thread else {
+                continue;
+            };
+            let retired = self.cores[c].fast_forward_compute(cycles, width, self.now, self.core_fs);
+            self.threads[t].instructions += retired;
+        }
+        self.now += cycles * self.core_fs;
     }
 
     /// Instructions retired so far, over all cores.
