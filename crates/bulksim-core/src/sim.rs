@@ -129,17 +129,24 @@ pub fn run_keeping_memory<S: RequestSource>(
 }
 
 /// The record read, unless its cycle lies beyond `sim.max_cycles`: then an error naming it.
+#[inline(always)]
 fn within_max_cycles<S: RequestSource>(
     record: Option<TraceRecord>,
     source: &S,
     max_cycles: u64,
 ) -> Result<Option<TraceRecord>> {
     match record {
-        Some(rec) if rec.cycle > max_cycles => Err(Error::Trace(format!(
-            "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
-            source.location(),
-            rec.cycle
-        ))),
+        Some(rec) if rec.cycle > max_cycles => Err(beyond_max_cycles(source, rec, max_cycles)),
         other => Ok(other),
     }
+}
+
+#[cold]
+#[inline(never)]
+fn beyond_max_cycles<S: RequestSource>(source: &S, rec: TraceRecord, max_cycles: u64) -> Error {
+    Error::Trace(format!(
+        "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
+        source.location(),
+        rec.cycle
+    ))
 }

@@ -74,6 +74,8 @@ const EV_OP: u8 = 1;
 /// at most once per `PROGRESS_PERIOD` of host time, and once at the end.
 pub type Progress<'a> = &'a mut dyn FnMut(u64, f64);
 pub const PROGRESS_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
+/// Fewest core cycles of pure compute worth jumping over (see `fast_forward_compute`).
+const FAST_FORWARD_MIN_CYCLES: u64 = 64;
 /// Scheduler steps between looks at the host clock for progress.
 const PROGRESS_CHECK_STEPS: u32 = 4096;
 
@@ -276,7 +278,12 @@ impl System {
             if self.now > self.max_fs {
                 return Err(self.past_max_cycles());
             }
-            if self.skip_idle && self.events.is_empty() {
+            // Cheap first look (core 0 alone) before the full one.
+            if self.skip_idle
+                && self.events.is_empty()
+                && (self.cores[0].thread.is_none()
+                    || matches!(self.cores[0].pending, Some(Event::Compute(n)) if n > FAST_FORWARD_MIN_CYCLES))
+            {
                 self.fast_forward_compute();
             }
             self.step_memory();
@@ -338,15 +345,14 @@ impl System {
     /// each core cycle is like the last: jumps over such cycles in closed form, up to the
     /// next device event and `sim.max_cycles`, as stepping would leave them. Stepping a
     /// billion-instruction compute record would cost about a hundred host seconds.
+    #[inline(never)]
     fn fast_forward_compute(&mut self) {
-        // Not worth a look below this many cycles.
-        const MIN_CYCLES: u64 = 64;
         let window = self.window;
         let width = self.width;
         if width > window {
             return;
         }
-        let horizon = MIN_CYCLES + (window / width) as u64 + 1;
+        let horizon = FAST_FORWARD_MIN_CYCLES + (window / width) as u64 + 1;
         let mut any = false;
         for core in &self.cores {
             if core.thread.is_none() {
@@ -374,10 +380,10 @@ impl System {
         for d in &self.mem.router.devices {
             last = last.min(d.next_fs().saturating_sub(1));
         }
-        let mut cycles = last.saturating_sub(self.now) / self.core_fs + 1;
         if last < self.now {
             return;
         }
+        let mut cycles = (last - self.now) / self.core_fs + 1;
         for core in &self.cores {
             if let Some(Event::Compute(left)) = core.pending {
                 cycles = cycles.min((left - 1) / width as u64);
@@ -410,9 +416,13 @@ impl System {
             .filter(|t| matches!(t.state, ThreadState::Runnable | ThreadState::Waiting))
             .map(|t| t.reader.location())
             .collect();
+        let place = if running.is_empty() {
+            "the workload".to_string()
+        } else {
+            running.join(", ")
+        };
         Error::Trace(format!(
-            "{}: the run reached sim.max_cycles ({} core cycles) with these threads at these records; raise sim.max_cycles to run longer",
-            running.join(", "),
+            "{place}: the run reached sim.max_cycles ({} core cycles) with its threads at these records; raise sim.max_cycles to run longer",
             self.max_cycles
         ))
     }
