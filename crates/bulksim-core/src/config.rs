@@ -529,7 +529,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "sim.max_cycles",
         "cycles: memory cycles in trace replay, core cycles in the full system",
-        "longest run allowed: a trace record whose cycle lies beyond it, a compute run that would end beyond it, or a run that reaches it stops with an error naming the record; raise it for longer runs (idle gaps in trace replay cost no host time, refreshes included)",
+        "longest run allowed: a trace record whose cycle lies beyond it, a full-system compute record (`C n`) that would end beyond it, or a full-system run that reaches it stops with an error naming the record; raise it for longer runs (idle gaps cost no host time, refreshes included)",
     ),
 ];
 
