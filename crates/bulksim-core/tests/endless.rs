@@ -321,3 +321,44 @@ fn a_billion_cycle_compute_run_takes_seconds() {
     // Refreshes went on meanwhile: one per tREFI (7.8 us) per rank and channel.
     assert!(stats.memory.refreshes as f64 >= stats.simulated_ns / 7_800.0 * 2.0 * 0.99);
 }
+
+#[test]
+fn memory_refreshes_on_time_before_the_first_request() {
+    // 2 million compute cycles (about 625 us at 3.2 GHz, some 80 tREFI) before the first
+    // access: the devices must refresh all along, as they do when every cycle is visited,
+    // not catch up in a burst when the access comes.
+    let d = dir("endless", "late-first-access");
+    let mut events = vec![Event::Compute(6_000_000)];
+    events.extend(compute_heavy(0x100000, &[10]));
+    write_thread(&d, 0, false, &events);
+    let jump = paper_system(&[]);
+    let mut step = jump.clone();
+    step.sim.skip_idle = false;
+    let comparable = |c| {
+        let (s, _) = run_workload(c, &d).unwrap();
+        let mut v = serde_json::to_value(&s).unwrap();
+        v["memory"].as_object_mut().unwrap().remove("host");
+        v
+    };
+    let (a, b) = (comparable(&jump), comparable(&step));
+    assert_eq!(a, b, "skipping idle cycles changed the stats");
+    // Two channels of one rank, one REF per tREFI (7.8 us) each.
+    let refreshes = a["memory"]["refreshes"].as_u64().unwrap() as f64;
+    let expected = a["simulated_ns"].as_f64().unwrap() / 7_800.0 * 2.0;
+    assert!(
+        (refreshes - expected).abs() <= 4.0,
+        "{refreshes} vs {expected}"
+    );
+    // No rank waited for a refresh much longer than tRFC (no overdue burst).
+    for channel in a["unavailable"].as_array().unwrap() {
+        let rank = &channel["ranks"][0];
+        let (n, cycles) = (
+            rank["refreshes"].as_u64().unwrap(),
+            rank["refresh_mem_cycles"].as_u64().unwrap(),
+        );
+        assert!(
+            cycles <= n * 200,
+            "{cycles} memory cycles over {n} refreshes"
+        );
+    }
+}

@@ -207,11 +207,11 @@ impl System {
                 path.display()
             )));
         }
-        if !config.sim.skip_idle {
-            // Visit every memory cycle from the first.
-            for d in &mut router.devices {
-                d.next_cycle = 0;
-            }
+        // Every device is stepped from its first cycle: with idle skipping, that step plans
+        // the next at the first refresh due, so a device refreshes on time also before its
+        // first request (not in a burst of overdue REFs when it comes); without, every cycle.
+        for d in &mut router.devices {
+            d.next_cycle = 0;
         }
         let core_count = cores.len();
         let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
