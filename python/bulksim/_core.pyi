@@ -37,6 +37,7 @@ def run_workload(
     sets: list[str],
     workload: str,
     command_log: str | None = None,
+    progress: Callable[[int, float], None] | None = None,
 ) -> tuple[str, str]: ...
 def run_workload_read(
     config_path: str | None,

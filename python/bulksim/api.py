@@ -113,16 +113,19 @@ def run_workload(
     preset: str | None = None,
     overrides: Iterable[str] = (),
     command_log: str | os.PathLike[str] | None = None,
+    progress: Callable[[int, float], None] | None = None,
 ) -> Stats:
     """Runs a full-system workload (a trace file, or a directory of per-thread traces) and
     returns its stats: ``ipc``, ``fmtc``, ``traffic``, ``os``, ... and ``memory`` (the memory
     system's stats). The mechanism is ``system.bulk_mechanism``, the allocator ``os.allocator``.
     ``command_log`` names a CSV file to receive every DRAM command the run issues (demand
     traffic, bulk copies and initializations, refresh), in the format ``run`` writes.
+    ``progress`` is called with the instructions retired and the simulated time (ns) so far,
+    at most twice a second of host time, and once at the end.
     """
     path, sets = _config_args(config, overrides)
     log = os.fspath(command_log) if command_log is not None else None
-    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload), log)
+    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload), log, progress)
     return Stats(json.loads(data), summary)
 
 

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "build" / "bench"
 DRIVER = ROOT / "target" / "release" / "bulksim-replay"
 FOOTPRINT = 8 << 30  # the whole 8 GiB of one DDR4 8Gb x8 rank
-REFERENCE_INSTRUCTIONS = 75_000  # Ramulator 2.0 / DRAMsim3, measured on the same work (DESIGN.md)
+REFERENCE_INSTRUCTIONS = 75_000  # Ramulator 2.0 / DRAMsim3 on the same work: the design brief's figure
 TARGET_INSTRUCTIONS = 7_500
 
 

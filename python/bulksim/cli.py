@@ -49,6 +49,24 @@ def _progress():
     return report
 
 
+def _workload_progress():
+    """A progress callback printing instructions retired, simulated time and rate to stderr,
+    when it is a terminal (the engine calls it about twice a second)."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+
+    def report(instructions: int, simulated_ns: float) -> None:
+        rate = instructions / max(time.monotonic() - start, 1e-9)
+        click.echo(
+            f"\r  {instructions:,} instructions, {simulated_ns / 1e6:,.3f} ms simulated, {rate:,.0f}/s",
+            err=True,
+            nl=False,
+        )
+
+    return report
+
+
 config_option = click.option("--config", "config", type=click.Path(dir_okay=False), help="TOML config file.")
 preset_option = click.option("--preset", help="Memory part preset (see `bulksim spec list`).")
 set_option = click.option(
@@ -99,6 +117,7 @@ def run(preset, config, overrides, trace, trace_format, workload, json_out, comm
             preset=preset,
             overrides=overrides,
             command_log=command_log,
+            progress=_workload_progress(),
         )
     else:
         stats = _guard(

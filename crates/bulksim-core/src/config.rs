@@ -303,7 +303,14 @@ pub struct SimConfig {
     pub record_intervals: bool,
     /// Host memory a run may allocate up front, in MiB; 0: the machine's available memory.
     pub memory_limit_mb: u64,
+    /// The longest run allowed (memory cycles in trace replay, core cycles in the full
+    /// system): a guard against a corrupt cycle or instruction count running for days.
+    pub max_cycles: u64,
 }
+
+/// `sim.max_cycles` by default: about 83 s of DDR4-2400 memory cycles or 25 s of a 4 GHz core,
+/// a thousand times the longest shipped experiment.
+pub const DEFAULT_MAX_CYCLES: u64 = 100_000_000_000;
 
 impl Default for SimConfig {
     fn default() -> Self {
@@ -311,6 +318,7 @@ impl Default for SimConfig {
             skip_idle: true,
             record_intervals: false,
             memory_limit_mb: 0,
+            max_cycles: DEFAULT_MAX_CYCLES,
         }
     }
 }
@@ -526,6 +534,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "sim.memory_limit_mb",
         "MiB",
         "host memory a run may allocate up front (controllers' tables and queues, cache arrays, the OS's 20 bytes per 4 KiB frame); a larger configuration is an error saying how much it needs; 0 = the machine's available memory (MemAvailable)",
+    ),
+    doc(
+        "sim.max_cycles",
+        "cycles: memory cycles in trace replay, core cycles in the full system",
+        "longest run allowed: a trace record whose cycle lies beyond it, a full-system compute record (`C n`) that would end beyond it, or a full-system run that reaches it stops with an error naming the record; raise it for longer runs (idle gaps cost no host time, refreshes included)",
     ),
 ];
 
@@ -1040,6 +1053,9 @@ impl Config {
                 "system.core_ghz: {} is out of range; expected (0, 20]",
                 self.system.core_ghz
             ));
+        }
+        if self.sim.max_cycles == 0 {
+            problems.push("sim.max_cycles: 0 is out of range; expected at least 1 cycle".into());
         }
         (spec, problems)
     }

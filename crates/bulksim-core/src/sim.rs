@@ -3,12 +3,16 @@
 //! skipping on, it jumps straight to the next cycle at which anything can change; with it off,
 //! it visits every cycle. Both give identical stats (tested). The run ends when every request,
 //! writes included, has been served by DRAM, and every bulk operation has completed.
+//!
+//! A long idle gap before the next record costs no host time: the refreshes the idle channels
+//! owe in it are booked in closed form (`MemorySystem::skip_idle_refreshes`). A record whose
+//! cycle lies beyond `sim.max_cycles` (a corrupt cycle) stops the run with an error naming it.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::stats::Stats;
-use crate::workload::trace::{RequestSource, TraceOp};
+use crate::workload::trace::{RequestSource, TraceOp, TraceRecord};
 use std::path::Path;
 use std::time::Instant;
 
@@ -46,8 +50,9 @@ pub fn run_keeping_memory<S: RequestSource>(
         router.devices[0].channels.log_commands_to(path)?;
     }
     let skip_idle = config.sim.skip_idle;
+    let max_cycles = config.sim.max_cycles;
     let mut now = 0u64;
-    let mut head = source.next_request()?;
+    let mut head = within_max_cycles(source.next_request()?, source, max_cycles)?;
     let mut offered = 0u64;
     let mut stall_cycles = 0u64;
     // One device: the replay loop owns its channels while it runs (a local the compiler
@@ -78,7 +83,7 @@ pub fn run_keeping_memory<S: RequestSource>(
                     p(offered);
                 }
             }
-            head = source.next_request()?;
+            head = within_max_cycles(source.next_request()?, source, max_cycles)?;
         }
         let mut next = mem.tick(now);
         if mem.has_moves() {
@@ -88,6 +93,11 @@ pub fn run_keeping_memory<S: RequestSource>(
             break;
         }
         if let (Some(rec), false) = (head, blocked) {
+            if skip_idle && rec.cycle > next && mem.is_idle() {
+                // Any `next` the tick gave stays valid: a refresh booked here moves its
+                // channel's deadline later, and a visit before it finds nothing to do.
+                mem.skip_idle_refreshes(now, rec.cycle);
+            }
             next = next.min(rec.cycle);
         }
         let target = if skip_idle {
@@ -117,4 +127,27 @@ pub fn run_keeping_memory<S: RequestSource>(
         0.0
     };
     Ok((stats, router))
+}
+
+/// The record read, unless its cycle lies beyond `sim.max_cycles`: then an error naming it.
+#[inline(always)]
+fn within_max_cycles<S: RequestSource>(
+    record: Option<TraceRecord>,
+    source: &S,
+    max_cycles: u64,
+) -> Result<Option<TraceRecord>> {
+    match record {
+        Some(rec) if rec.cycle > max_cycles => Err(beyond_max_cycles(source, rec, max_cycles)),
+        other => Ok(other),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn beyond_max_cycles<S: RequestSource>(source: &S, rec: TraceRecord, max_cycles: u64) -> Error {
+    Error::Trace(format!(
+        "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
+        source.location(),
+        rec.cycle
+    ))
 }

@@ -110,9 +110,11 @@ fn run_trace(
 }
 
 /// Runs a full-system workload (a trace file or a directory of per-thread traces), writing
-/// every DRAM command the run issues to `command_log` (CSV) if given.
+/// every DRAM command the run issues to `command_log` (CSV) if given, and calling `progress`
+/// with (instructions retired, simulated ns) about twice a second and once at the end.
 #[pyfunction]
-#[pyo3(signature = (config_path, preset, sets, workload, command_log=None))]
+#[pyo3(signature = (config_path, preset, sets, workload, command_log=None, progress=None))]
+#[allow(clippy::too_many_arguments)]
 fn run_workload(
     py: Python<'_>,
     config_path: Option<&str>,
@@ -120,14 +122,23 @@ fn run_workload(
     sets: Vec<String>,
     workload: &str,
     command_log: Option<&str>,
+    progress: Option<Py<PyAny>>,
 ) -> PyResult<(String, String)> {
     let config = resolve(config_path, preset, &sets).map_err(to_py)?;
     let stats = py
         .detach(|| {
-            bulksim_core::system::run_workload_logged(
+            let mut report = |instructions: u64, simulated_ns: f64| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        let _ = cb.call1(py, (instructions, simulated_ns));
+                    });
+                }
+            };
+            bulksim_core::system::run_workload_with_progress(
                 &config,
                 Path::new(workload),
                 command_log.map(Path::new),
+                progress.is_some().then_some(&mut report as _),
             )
         })
         .map_err(to_py)?

@@ -507,6 +507,11 @@ impl Hierarchy {
         self.levels.iter().all(|l| l.outbox_empty())
     }
 
+    /// Whether any level holds responses not yet taken through its port.
+    pub fn responses_pending(&self) -> bool {
+        self.levels.iter().any(|l| !l.responses.is_empty())
+    }
+
     /// Whether the last level holds requests for memory.
     pub fn memory_outbox_empty(&self) -> bool {
         self.levels[self.last()].outbox_empty()

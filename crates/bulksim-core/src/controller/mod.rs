@@ -68,6 +68,9 @@ pub struct Controller {
     unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
     refresh_busy: u64,
+    /// The longest any REF delays a later REF (any rank), or None when a REF feeds a window
+    /// rule: what decides whether idle refreshes can be booked in closed form.
+    ref_to_ref: Option<u64>,
 }
 
 impl Controller {
@@ -109,6 +112,18 @@ impl Controller {
             stats: ControllerStats::default(),
             unavailable: Unavailability::new(o.ranks as usize, false),
             refresh_busy: t.n_rfc as u64,
+            ref_to_ref: {
+                let rules = spec.rules();
+                let from_ref = || rules.iter().filter(|r| r.preceding.contains(&Command::Ref));
+                if from_ref().any(|r| r.window > 0) {
+                    None
+                } else {
+                    from_ref()
+                        .filter(|r| r.following.contains(&Command::Ref))
+                        .map(|r| r.latency as u64)
+                        .max()
+                }
+            },
         }
     }
 
@@ -121,6 +136,59 @@ impl Controller {
     /// When this channel's ranks could not serve requests, and why.
     pub fn unavailability(&self) -> Unavailability {
         self.unavailable.with_drains(&self.drain, self.refresh_busy)
+    }
+
+    /// Books in closed form the refreshes an idle controller would issue before `until`, with
+    /// their energy, counts and unavailability, exactly as stepping would: every REF issues
+    /// when due, since no bank is open, nothing else is issued, each rank may refresh by its
+    /// next due cycle, and due REFs lie further apart than any REF delays another. The last
+    /// round is issued for real, so the device's deadlines are the ones stepping leaves
+    /// (those of earlier REFs are lower). Does nothing unless at least two whole rounds fit
+    /// or when intervals or commands are recorded one by one. Returns whether it booked any.
+    pub fn skip_idle_refreshes(&mut self, now: u64, until: u64) -> bool {
+        let interval = self.refresh.interval();
+        let Some(ref_to_ref) = self.ref_to_ref else {
+            return false;
+        };
+        if until.saturating_sub(now) < 2 * interval
+            || !self.is_idle()
+            || self.refresh.pending_ranks().next().is_some()
+            || self.drain.is_draining()
+            || self.unavailable.is_recording()
+            || self.device.is_logging()
+            || self.refresh.min_spacing() < ref_to_ref.max(1)
+        {
+            return false;
+        }
+        let rounds = self.refresh.rounds_before(until);
+        if rounds < 2 {
+            return false;
+        }
+        for (rank, addr) in self.rank_addrs.iter().enumerate() {
+            let rank = rank as u32;
+            if self.device.rank_has_open_bank(rank)
+                || self.device.earliest(Command::Ref, addr) > self.refresh.due(rank)
+            {
+                return false;
+            }
+        }
+        let booked = rounds - 1;
+        for rank in 0..self.rank_addrs.len() as u32 {
+            self.device.count_refreshes(rank, booked);
+            self.unavailable.refreshes(rank, booked, self.refresh_busy);
+        }
+        self.refresh.skip_rounds(booked);
+        // The last round, in the order its REFs fall due.
+        let mut order: Vec<u32> = (0..self.rank_addrs.len() as u32).collect();
+        order.sort_by_key(|&r| self.refresh.due(r));
+        for rank in order {
+            let due = self.refresh.due(rank);
+            self.device
+                .issue(Command::Ref, &self.rank_addrs[rank as usize], due);
+            self.unavailable.refresh(rank, due, due + self.refresh_busy);
+            self.refresh.done(rank);
+        }
+        true
     }
 
     /// Whether a request of `kind` can enter its queue now.

@@ -1,6 +1,8 @@
 //! All-bank refresh bookkeeping: each rank owes one REF every tREFI; ranks are staggered so
 //! rank r's first REF falls due at (r + 1) * tREFI / ranks. A due rank is blocked for new
-//! commands until its banks are precharged (PREA) and the REF issues.
+//! commands until its banks are precharged (PREA) and the REF issues. An idle controller may
+//! book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes exactly when
+//! due while nothing else happens, so the rounds are known in closed form.
 
 #[derive(Clone, Debug)]
 pub struct Refresh {
@@ -71,6 +73,38 @@ impl Refresh {
         self.next_due[rank as usize] += self.interval;
     }
 
+    /// The refresh interval (tREFI), in cycles.
+    pub fn interval(&self) -> u64 {
+        self.interval
+    }
+
+    /// Whole rounds (every rank refreshing once) that fall due before `until`, counting from
+    /// each rank's next due cycle: the last round's latest REF is due before `until`.
+    pub fn rounds_before(&self, until: u64) -> u64 {
+        let last = self.next_due.iter().copied().max().unwrap_or(u64::MAX);
+        if !self.enabled || self.interval == 0 || until <= last {
+            return 0;
+        }
+        (until - 1 - last) / self.interval + 1
+    }
+
+    /// The fewest cycles between two consecutive due REFs of the channel (any ranks), over
+    /// every future round: the ranks' offsets within a round never change.
+    pub fn min_spacing(&self) -> u64 {
+        let mut offsets: Vec<u64> = self.next_due.iter().map(|d| d % self.interval).collect();
+        offsets.sort_unstable();
+        let wrap = offsets[0] + self.interval - offsets[offsets.len() - 1];
+        offsets.windows(2).map(|w| w[1] - w[0]).fold(wrap, u64::min)
+    }
+
+    /// Moves every rank's next due REF `rounds` intervals on (their REFs were booked at once).
+    pub fn skip_rounds(&mut self, rounds: u64) {
+        debug_assert!(!self.pending.iter().any(|&p| p));
+        for due in &mut self.next_due {
+            *due += rounds * self.interval;
+        }
+    }
+
     /// Earliest cycle a not-yet-pending rank falls due (u64::MAX when disabled).
     pub fn next_due(&self) -> u64 {
         if !self.enabled {
@@ -102,5 +136,23 @@ mod tests {
         assert!(r.poll(1250));
         assert_eq!(r.pending_ranks().count(), 4);
         assert_eq!(Refresh::new(false, 1, 1000).next_due(), u64::MAX);
+    }
+
+    #[test]
+    fn whole_rounds_before_a_cycle_and_spacing_of_due_refs() {
+        // Ranks due at 250, 500, 750, 1000: the last round starting at k*1000 ends at
+        // 1000 + k*1000, which must lie before `until`.
+        let mut r = Refresh::new(true, 4, 1000);
+        assert_eq!(r.rounds_before(1000), 0);
+        assert_eq!(r.rounds_before(1001), 1);
+        assert_eq!(r.rounds_before(2000), 1);
+        assert_eq!(r.rounds_before(2001), 2);
+        assert_eq!(r.min_spacing(), 250);
+        r.skip_rounds(3);
+        assert_eq!(r.next_due(), 3250);
+        assert_eq!(Refresh::new(true, 1, 900).min_spacing(), 900);
+        // Three ranks of an interval 1000: due at 333, 666, 1000 (offset 0): gaps 333, 333, 334.
+        assert_eq!(Refresh::new(true, 3, 1000).min_spacing(), 333);
+        assert_eq!(Refresh::new(false, 1, 1000).rounds_before(u64::MAX), 0);
     }
 }

@@ -75,6 +75,20 @@ impl Unavailability {
         }
     }
 
+    /// `count` refreshes of `rank`, each busy `span` cycles from falling due, booked at once
+    /// (an idle controller's refreshes in closed form; only while intervals are not recorded).
+    pub fn refreshes(&mut self, rank: u32, count: u64, span: u64) {
+        debug_assert!(!self.record);
+        let r = &mut self.ranks[rank as usize];
+        r.refreshes += count;
+        r.refresh_mem_cycles += count * span;
+    }
+
+    /// Whether every interval is kept (`sim.record_intervals`).
+    pub fn is_recording(&self) -> bool {
+        self.record
+    }
+
     /// This record with the write-drain periods of `drain` added, their intervals placed
     /// among the refresh intervals in the order the two were recorded before drains were
     /// counted by the drain itself: a refresh when its REF issued (`refresh_busy` before its

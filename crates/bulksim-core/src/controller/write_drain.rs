@@ -39,6 +39,11 @@ impl WriteDrain {
         }
     }
 
+    /// Whether writes are being served (a drain period is open).
+    pub fn is_draining(&self) -> bool {
+        self.draining
+    }
+
     /// Updates the mode from queue occupancies at cycle `now`; returns whether writes are
     /// being served.
     #[inline]

@@ -491,6 +491,18 @@ impl Device {
         (node - node % per_parent, per_parent)
     }
 
+    /// Counts `count` REFs of `rank` without applying their timing: for refreshes of an idle
+    /// controller booked in closed form, whose deadlines a later REF issued for real dominates.
+    pub fn count_refreshes(&mut self, rank: u32, count: u64) {
+        self.activity[rank as usize].refreshes += count;
+        self.command_counts[Command::Ref as usize] += count;
+    }
+
+    /// Whether issued commands are buffered for a command log.
+    pub fn is_logging(&self) -> bool {
+        self.log.is_some()
+    }
+
     pub fn command_counts(&self) -> &[u64; NUM_COMMANDS] {
         &self.command_counts
     }

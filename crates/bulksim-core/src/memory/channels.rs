@@ -325,6 +325,19 @@ impl MemorySystem {
         self.controllers.iter().all(|c| c.is_idle()) && self.copier.is_idle()
     }
 
+    /// With nothing to do before `until`, books each idle channel's refreshes due before it in
+    /// closed form (`Controller::skip_idle_refreshes`), so a long idle gap costs no host time.
+    /// Returns whether any channel booked refreshes.
+    pub fn skip_idle_refreshes(&mut self, now: u64, until: u64) -> bool {
+        let mut booked = false;
+        if !self.bulk_work && self.client_outstanding == 0 && self.is_idle() {
+            for c in &mut self.controllers {
+                booked |= c.skip_idle_refreshes(now, until);
+            }
+        }
+        booked
+    }
+
     /// Flushes the command log, if any.
     pub fn finish_log(&mut self) -> Result<()> {
         match self.log.take() {

@@ -47,7 +47,7 @@ stat_struct! {
         pub cow_reuses: u64 = sum("pages", "writes to a copy-on-write page no longer shared (no copy needed)"),
         pub cow_same_subarray: u64 = sum("pages", "copy-on-write destinations in the source's subarray (FPM-capable)"),
         pub frames_usable: u64 = sum("pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)"),
-        pub frames_used: u64 = sum("pages", "frames in use at the end of the run (frames of exited processes are free)"),
+        pub frames_used: u64 = sum("pages", "most frames in use at once during the run (its peak; an exited process's frames are freed)"),
         pub fault_instructions: u64 = sum("instructions", "kernel instructions of the fault path (os.fault_instructions per page fault), included in `instructions`"),
         /// Pages present from the start (`P` events).
         pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing"),
@@ -116,7 +116,7 @@ impl Os {
             frames.push(self.new_page(pid, thread, vpn, Purpose::Populated)?);
         }
         self.stats.populated += frames.len() as u64;
-        self.stats.frames_used = self.frames.in_use();
+        self.note_frames_used();
         Ok(frames)
     }
 
@@ -189,7 +189,7 @@ impl Os {
             if self.frames.same_key(src, dst) {
                 self.stats.cow_same_subarray += 1;
             }
-            self.stats.frames_used = self.frames.in_use();
+            self.note_frames_used();
             return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
         }
         if !proc_.regions.iter().any(|&(s, e)| (s..e).contains(&vpn)) {
@@ -204,7 +204,7 @@ impl Os {
         self.stats.fault_instructions += self.fault_instructions;
         let frame = self.new_page(pid, thread, vpn, Purpose::FirstTouch)?;
         self.stats.zero_fills += 1;
-        self.stats.frames_used = self.frames.in_use();
+        self.note_frames_used();
         Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
     }
 
@@ -245,7 +245,7 @@ impl Os {
                 frames.free(pte.frame);
             }
         });
-        self.stats.frames_used = self.frames.in_use();
+        self.note_frames_used();
     }
 
     /// Physical address of `vaddr` if it is mapped (no fault taken).
@@ -254,9 +254,14 @@ impl Os {
         Some(pte.frame as u64 * PAGE + vaddr % PAGE)
     }
 
+    /// Keeps `frames_used` at its peak.
+    fn note_frames_used(&mut self) {
+        self.stats.frames_used = self.stats.frames_used.max(self.frames.in_use());
+    }
+
     fn out_of_memory(&self) -> String {
         format!(
-            "out of physical memory: all {} usable 4 KB frames are in use (exited processes keep theirs)",
+            "out of physical memory: all {} usable 4 KB frames are in use by processes that have not exited (an exited process's frames are freed)",
             self.frames.usable()
         )
     }
@@ -385,6 +390,13 @@ mod tests {
         }
         let e = os.translate(p, 0, usable * PAGE, true).unwrap_err();
         assert!(e.contains("out of physical memory"), "{e}");
+        // As the message says, an exited process's frames are freed: a new one gets them.
+        assert!(e.contains("an exited process's frames are freed"), "{e}");
+        os.exit(p);
+        let q = os.new_process();
+        os.map(q, 0, PAGE);
+        assert!(os.translate(q, 1, 0, true).is_ok());
+        assert_eq!(os.stats.frames_used, usable);
     }
 
     #[test]
@@ -433,7 +445,8 @@ mod tests {
             frame_of.insert(v, pa / PAGE);
         }
         os.exit(p);
-        assert_eq!(os.stats.frames_used, 0);
+        assert_eq!(os.frames().in_use(), 0);
+        assert_eq!(os.stats.frames_used, 5, "the peak stays");
         // The most recently freed is reused first: the highest page's frame comes back first.
         let q = os.new_process();
         os.map(q, 0, 5 * PAGE);

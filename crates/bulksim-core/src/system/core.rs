@@ -136,6 +136,15 @@ impl Window {
         self.entries.push_back(Entry { slot, older });
     }
 
+    /// Whether every slot waits for no line and is ready by `now`.
+    pub fn all_ready_by(&self, now: u64) -> bool {
+        self.waiting.is_empty()
+            && self
+                .entries
+                .iter()
+                .all(|e| e.slot.line == NO_LINE && e.slot.ready_fs <= now)
+    }
+
     /// Slots waiting for `line` become ready at `ready_fs`.
     pub fn line_arrived(&mut self, line: u64, ready_fs: u64) {
         let Some(i) = self.waiting.iter().position(|&(l, _)| l == line) else {
@@ -201,6 +210,51 @@ impl Core {
         }
         self.retired += n as u64;
         n
+    }
+
+    /// Whether the core is in the steady state of a long compute run, `cycles` core cycles
+    /// from its end at least: at least `width` slots in the window (no more than it holds),
+    /// all ready by `now`, and nothing but non-memory instructions pending. Each cycle then
+    /// retires `width` slots and dispatches `width` new ones, so the window keeps its length.
+    pub fn computing_steadily(&self, width: usize, now: u64, cycles: u64) -> bool {
+        matches!(self.pending, Some(Event::Compute(left)) if left > cycles * width as u64)
+            && self.thread.is_some()
+            && self.jobs.is_empty()
+            && self.kernel_instructions == 0
+            && !self.bulk_instruction
+            && self.window.len() >= width
+            && self.window.all_ready_by(now)
+    }
+
+    /// Does what `cycles` steady compute cycles (see `computing_steadily`) from `now` do: each
+    /// retires `width` slots and dispatches `width` more, ready a core cycle (`core_fs`)
+    /// after their dispatch. Returns the instructions retired.
+    pub fn fast_forward_compute(
+        &mut self,
+        cycles: u64,
+        width: usize,
+        now: u64,
+        core_fs: u64,
+    ) -> u64 {
+        let Some(Event::Compute(left)) = &mut self.pending else {
+            unreachable!("a steady compute run")
+        };
+        let width = width as u64;
+        let pushed = cycles * width;
+        *left -= pushed;
+        self.retired += pushed;
+        // The window holds as many slots as before, the last ones dispatched: dispatch j (of
+        // `pushed`) went out in cycle j / width and is ready a cycle later.
+        let window = self.window.len() as u64;
+        debug_assert!(pushed >= window);
+        while self.window.pop_front().is_some() {}
+        for j in pushed - window..pushed {
+            self.window.push_back(Slot {
+                ready_fs: now + (j / width + 1) * core_fs,
+                line: NO_LINE,
+            });
+        }
+        pushed
     }
 
     /// Loads waiting for `line` get their data at `ready_fs`.

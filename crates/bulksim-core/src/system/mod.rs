@@ -19,6 +19,10 @@
 //!
 //! Processes share no writable memory (fork is copy-on-write), so the private caches need no
 //! coherence protocol between them; a frame that changes owner is handed over instead.
+//!
+//! A run is bounded by `sim.max_cycles` core cycles: a compute record that alone would end
+//! past it, or a run that reaches it, stops with an error naming the record(s). Long runs
+//! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
 pub mod stats;
@@ -66,6 +70,15 @@ struct Thread {
 const EV_TAG: u8 = 0;
 const EV_OP: u8 = 1;
 
+/// Called during a run with the instructions retired and the simulated time (ns) so far:
+/// at most once per `PROGRESS_PERIOD` of host time, and once at the end.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, f64);
+pub const PROGRESS_PERIOD: std::time::Duration = std::time::Duration::from_millis(500);
+/// Fewest core cycles of pure compute worth jumping over (see `fast_forward_compute`).
+const FAST_FORWARD_MIN_CYCLES: u64 = 64;
+/// Scheduler steps between looks at the host clock for progress.
+const PROGRESS_CHECK_STEPS: u32 = 4096;
+
 pub struct System {
     mechanism: SystemMechanism,
     /// `cpu` copies and initializations allocate whole destination lines without reading them.
@@ -92,6 +105,9 @@ pub struct System {
     window: usize,
     skip_idle: bool,
     record_intervals: bool,
+    /// `sim.max_cycles` in core cycles, and as a time (fs).
+    max_cycles: u64,
+    max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
     now: u64,
@@ -194,11 +210,11 @@ impl System {
                 path.display()
             )));
         }
-        if !config.sim.skip_idle {
-            // Visit every memory cycle from the first.
-            for d in &mut router.devices {
-                d.next_cycle = 0;
-            }
+        // Every device is stepped from its first cycle: with idle skipping, that step plans
+        // the next at the first refresh due, so a device refreshes on time also before its
+        // first request (not in a burst of overdue REFs when it comes); without, every cycle.
+        for d in &mut router.devices {
+            d.next_cycle = 0;
         }
         let core_count = cores.len();
         let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
@@ -221,6 +237,8 @@ impl System {
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
             record_intervals: config.sim.record_intervals,
+            max_cycles: config.sim.max_cycles,
+            max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
             now: 0,
             memcpy_ops: 0,
@@ -237,8 +255,40 @@ impl System {
     /// head). With `sim.skip_idle = false` every core cycle and every memory cycle is visited
     /// instead; both give identical stats (tested).
     pub fn run(&mut self) -> Result<SystemStats> {
+        self.run_with_progress(None, PROGRESS_PERIOD)
+    }
+
+    /// `run`, calling `progress` at most once per `period` of host time and once at the end.
+    pub fn run_with_progress(
+        &mut self,
+        mut progress: Option<Progress>,
+        period: std::time::Duration,
+    ) -> Result<SystemStats> {
         let started = std::time::Instant::now();
+        let mut reported = started;
+        let mut steps_to_check = PROGRESS_CHECK_STEPS;
         loop {
+            if let Some(report) = progress.as_mut() {
+                steps_to_check -= 1;
+                if steps_to_check == 0 {
+                    steps_to_check = PROGRESS_CHECK_STEPS;
+                    if reported.elapsed() >= period {
+                        reported = std::time::Instant::now();
+                        report(self.retired(), self.now as f64 / 1e6);
+                    }
+                }
+            }
+            if self.now > self.max_fs {
+                return Err(self.past_max_cycles());
+            }
+            // Cheap first look (core 0 alone) before the full one.
+            if self.skip_idle
+                && self.events.is_empty()
+                && (self.cores[0].thread.is_none()
+                    || matches!(self.cores[0].pending, Some(Event::Compute(n)) if n > FAST_FORWARD_MIN_CYCLES))
+            {
+                self.fast_forward_compute();
+            }
             self.step_memory();
             self.deliver_events();
             let mut active = false;
@@ -286,8 +336,98 @@ impl System {
             // Next core-cycle boundary after now.
             self.now = next.div_ceil(self.core_fs).max(self.now / self.core_fs + 1) * self.core_fs;
         }
+        if let Some(report) = progress.as_mut() {
+            report(self.retired(), self.now as f64 / 1e6);
+        }
         let wall = started.elapsed().as_secs_f64();
         Ok(self.stats(wall))
+    }
+
+    /// While every core with a thread runs a long stretch of non-memory instructions and
+    /// nothing else can happen (no event, no request in the caches or memory, no device due),
+    /// each core cycle is like the last: jumps over such cycles in closed form, up to the
+    /// next device event and `sim.max_cycles`, as stepping would leave them. Stepping a
+    /// billion-instruction compute record would cost about a hundred host seconds.
+    #[inline(never)]
+    fn fast_forward_compute(&mut self) {
+        let window = self.window;
+        let width = self.width;
+        if width > window {
+            return;
+        }
+        let horizon = FAST_FORWARD_MIN_CYCLES + (window / width) as u64 + 1;
+        let mut any = false;
+        for core in &self.cores {
+            if core.thread.is_none() {
+                if !core.run_queue.is_empty() || !core.window.is_empty() {
+                    return;
+                }
+                continue;
+            }
+            if !core.computing_steadily(width, self.now, horizon) {
+                return;
+            }
+            any = true;
+        }
+        if !any
+            || !self.active_ops.is_empty()
+            || self.mem.responses_pending()
+            || !self.mem.outbox_empty()
+            || !self.mem.router.is_idle()
+        {
+            return;
+        }
+        // Cycles at now, now + core_fs, ...: each before every device's next step and the
+        // limit, and each leaving every core more than a cycle's work.
+        let mut last = self.max_fs;
+        for d in &self.mem.router.devices {
+            last = last.min(d.next_fs().saturating_sub(1));
+        }
+        if last < self.now {
+            return;
+        }
+        let mut cycles = (last - self.now) / self.core_fs + 1;
+        for core in &self.cores {
+            if let Some(Event::Compute(left)) = core.pending {
+                cycles = cycles.min((left - 1) / width as u64);
+            }
+        }
+        if cycles < horizon {
+            return;
+        }
+        for c in 0..self.cores.len() {
+            let Some(t) = self.cores[c].thread else {
+                continue;
+            };
+            let retired = self.cores[c].fast_forward_compute(cycles, width, self.now, self.core_fs);
+            self.threads[t].instructions += retired;
+        }
+        self.now += cycles * self.core_fs;
+    }
+
+    /// Instructions retired so far, over all cores.
+    fn retired(&self) -> u64 {
+        self.cores.iter().map(|c| c.retired).sum()
+    }
+
+    /// The run reached `sim.max_cycles`: an error naming where each running thread is.
+    #[cold]
+    fn past_max_cycles(&self) -> Error {
+        let running: Vec<String> = self
+            .threads
+            .iter()
+            .filter(|t| matches!(t.state, ThreadState::Runnable | ThreadState::Waiting))
+            .map(|t| t.reader.location())
+            .collect();
+        let place = if running.is_empty() {
+            "the workload".to_string()
+        } else {
+            running.join(", ")
+        };
+        Error::Trace(format!(
+            "{place}: the run reached sim.max_cycles ({} core cycles) with its threads at these records; raise sim.max_cycles to run longer",
+            self.max_cycles
+        ))
     }
 
     /// Requests wait for memory: step every device at its first cycle not yet stepped from
@@ -399,13 +539,15 @@ impl System {
 
     /// One core cycle for core `c`; whether it made progress.
     fn step_core(&mut self, c: usize) -> Result<bool> {
-        let mut progress = self.cores[c].retire(self.width, self.now) > 0;
+        let retired = self.cores[c].retire(self.width, self.now);
+        let mut progress = retired > 0;
         if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
             self.stalled_since[c] = Some(self.now);
         }
         if let Some(t) = self.cores[c].thread {
-            let n = self.cores[c].retired;
-            self.threads[t].instructions = self.threads[t].instructions.max(n);
+            // A thread leaves its core only with an empty window, so every slot retired
+            // here is the running thread's own.
+            self.threads[t].instructions += retired as u64;
         }
         if self.cores[c].thread.is_none() {
             match self.cores[c].run_queue.pop_front() {
@@ -499,6 +641,16 @@ impl System {
         let next_cycle = self.now + self.core_fs;
         match ev {
             Event::Compute(n) => {
+                let cycles = n.div_ceil(self.width as u64);
+                if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
+                    return Err(self.err(
+                        t,
+                        format!(
+                            "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
+                            self.width, self.max_cycles
+                        ),
+                    ));
+                }
                 let room = self.window - self.cores[c].window.len();
                 let k = n.min(*budget as u64).min(room as u64);
                 for _ in 0..k {
@@ -631,7 +783,6 @@ impl System {
                         }
                     }
                 }
-                self.threads[t].instructions = self.cores[c].retired;
                 if ev == Event::Exit {
                     self.cores[c].last_exit_fs = self.now;
                 }
@@ -1219,6 +1370,16 @@ pub fn run_workload_logged(
     path: &Path,
     command_log: Option<&Path>,
 ) -> Result<(SystemStats, System)> {
+    run_workload_with_progress(config, path, command_log, None)
+}
+
+/// `run_workload_logged`, reporting progress (see `Progress`) when given.
+pub fn run_workload_with_progress(
+    config: &Config,
+    path: &Path,
+    command_log: Option<&Path>,
+    progress: Option<Progress>,
+) -> Result<(SystemStats, System)> {
     let mut system = System::new(config, path)?;
     if let Some(log) = command_log {
         let several = system.mem.router.devices.len() > 1;
@@ -1232,7 +1393,7 @@ pub fn run_workload_logged(
             d.channels.log_commands_to(&path)?;
         }
     }
-    let stats = system.run()?;
+    let stats = system.run_with_progress(progress, PROGRESS_PERIOD)?;
     system.mem.router.finish_logs()?;
     Ok((stats, system))
 }

@@ -25,7 +25,7 @@ stat_struct! {
     /// One thread's instructions, lifetime and waits on memory.
     pub struct ThreadStats {
         pub file: String = keep("path", "the thread's trace file"),
-        pub instructions: u64 = sum("instructions", "instructions the thread retired"),
+        pub instructions: u64 = sum("instructions", "instructions the thread itself retired (not those of threads that ran on its core before or after it)"),
         pub start_ns: f64 = keep("ns", "when the thread last started running on its core"),
         pub end_ns: f64 = max("ns", "when the thread exited"),
         pub memory_stalls: u64 = sum("stalls", "times the window head waited for a line from memory"),
@@ -124,7 +124,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)"),
         ("ipc", "instructions per cycle", "instructions / core_cycles"),
         ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)"),
-        ("threads", "list", "per thread: trace file, instructions, start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns"),
+        ("threads", "list", "per thread: trace file, instructions (its own, also when threads share a core), start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns"),
         ("traffic_bytes", "bytes", "sum of the traffic split: requests at the memory controllers x 64 (`memory.reads` + `memory.writes`, forwarded and merged ones included), plus RowClone seed-row writes"),
         ("fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)"),
         ("bytes_per_instruction", "bytes per instruction", "traffic_bytes / instructions (memory bandwidth per instruction)"),
