@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import _core, api
+from bulksim.results import run_key
 
 EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
 GENERATED_KEYS = {"name", "pattern", "requests", "interval", "write_fraction", "footprint", "seed"}
@@ -87,10 +88,7 @@ class Point:
         if "trace" in workload:
             workload["trace_sha256"] = _file_sha256(Path(workload["trace"]))
             workload.pop("trace")
-        blob = json.dumps(
-            {"config": resolved, "workload": workload, "version": _core.__version__}, sort_keys=True
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+        return run_key(resolved, workload, _core.__version__)
 
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in self.params] + [f"workload={self.workload_name}"]
@@ -213,7 +211,8 @@ class _Checker:
     def choice(self, where: str, value: Any, valid: list[str]) -> str:
         value = self.string(where, value)
         if value not in valid:
-            raise self.fail(where, f"unknown value '{value}'{_did_you_mean(value, valid)}; valid: {', '.join(valid)}")
+            hint = _did_you_mean(value, valid)
+            raise self.fail(where, f"unknown value '{value}'{hint}; valid: {', '.join(valid)}")
         return value
 
     def integer(self, where: str, value: Any, minimum: int, maximum: int = U64_MAX) -> int:
