@@ -280,16 +280,13 @@ class ResultsStore:
         with self._write("releasing claims"):
             self.db.execute("DELETE FROM claims WHERE owner = ?", (owner.token,))
 
-    def rows(self, status: str | None = None) -> Iterator[sqlite3.Row]:
-        query = (
-            "SELECT rowid, * FROM runs"
-            + (" WHERE status = ?" if status else "")
-            + " ORDER BY experiment, key"
-        )
+    def rows(self, status: str | None = None) -> list[sqlite3.Row]:
+        """The runs (with their rowid), all or those with `status`, in a stable order."""
+        query = "SELECT rowid, * FROM runs" + (" WHERE status = ?" if status else "")
         with self._errors("reading"):
             cursor = self.db.cursor()
             cursor.row_factory = sqlite3.Row
-            yield from cursor.execute(query, (status,) if status else ())
+            return cursor.execute(query + " ORDER BY experiment, key", (status,) if status else ()).fetchall()
 
     def close(self) -> None:
         self.db.close()

@@ -175,19 +175,24 @@ def _restore_signals(previous: dict[int, Any]) -> None:
         signal.signal(sig, handler)
 
 
-def _worker_init(parent_pid: int) -> None:
-    """Runs first in every pool worker. The worker dies with the sweep: SIGKILL when its parent
-    dies (Linux PR_SET_PDEATHSIG, which a parent's SIGKILL cannot prevent), and it ignores SIGINT,
-    so a Ctrl-C reaches the sweep, which stops the workers itself."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def die_with_parent(parent_pid: int) -> None:
+    """Pool worker initializer: the worker gets SIGKILL when its parent dies (Linux
+    PR_SET_PDEATHSIG, which even a SIGKILL of the parent triggers), so no worker outlives a
+    killed sweep. Elsewhere the worker only checks that its parent is still there."""
     if sys.platform.startswith("linux"):
         import ctypes
 
-        libc = ctypes.CDLL(None, use_errno=True)
         pr_set_pdeathsig = 1
-        libc.prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != parent_pid:  # the parent died before the line above took effect
         os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every sweep worker: it dies with the sweep, and it ignores SIGINT, so a
+    Ctrl-C reaches the sweep, which stops the workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
 
 
 def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
