@@ -459,3 +459,11 @@ def test_api_integers_are_range_checked_with_the_argument_named(tmp_path):
         api.generate_forkbench(tmp_path / "f", array_bytes=1 << 20, pages_updated=1, child_thread=2**32)
     with pytest.raises(api.ArgumentError, match=r"^requests: expected an integer, got float"):
         api.generate_trace(tmp_path / "t", "stream", 5.0)
+
+
+def test_paths_that_cannot_be_written_are_one_line(finished_db, tmp_path):
+    r = bulksim("results", finished_db, "--csv", tmp_path / "no" / "x.csv")
+    assert r.returncode == 1 and "non-existent directory" in one_error_line(r)
+    r = bulksim("reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json")
+    assert r.returncode == 1
+    assert r.stderr.strip() == f"error: {tmp_path / 'no' / 'x.json'}: No such file or directory"

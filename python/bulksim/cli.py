@@ -38,7 +38,14 @@ def _guard(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except (bulksim.ConfigError, bulksim.TraceError, OSError) as e:
-        raise UserError(str(e)) from e
+        raise UserError(_message(e)) from e
+
+
+def _message(error: BaseException) -> str:
+    """One line for an error; an OSError names its file first."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return " ".join(str(error).split())
 
 
 def _input_errors() -> tuple[type[BaseException], ...]:
@@ -91,8 +98,8 @@ class Cli(click.Group):
             raise
         except click.UsageError as e:
             raise OneLineUsageError(e) from e
-        except _input_errors() as e:
-            raise UserError(str(e)) from e
+        except (*_input_errors(), OSError) as e:  # OSError: a path given that cannot be used
+            raise UserError(_message(e)) from e
 
 
 def _progress():
