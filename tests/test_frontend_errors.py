@@ -442,6 +442,11 @@ def test_usage_errors_are_one_line(tmp_path):
     ]:
         r = bulksim(*args, cwd=tmp_path)
         assert r.returncode == 2 and fragment in one_error_line(r), args
+    (tmp_path / "e.toml").write_text(WORKLOAD)
+    r = bulksim("sweep", tmp_path / "e.toml", "--scheduler", "nonsense")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith("error: --scheduler nonsense: cannot connect to a Dask scheduler (")
     r = bulksim("results", tmp_path / "missing.db")
     assert r.returncode == 1 and "missing.db: no such results file" in one_error_line(r)
 

@@ -53,6 +53,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     keep their traceback)."""
     from bulksim.experiment import ExperimentError
     from bulksim.results import ResultsError
+    from bulksim.sweep import SchedulerError
 
     classes: list[type[BaseException]] = [
         bulksim.ConfigError,
@@ -60,6 +61,7 @@ def _input_errors() -> tuple[type[BaseException], ...]:
         api.ArgumentError,
         ExperimentError,
         ResultsError,
+        SchedulerError,
     ]
     engine_base = getattr(_core, "BulksimError", None)
     if isinstance(engine_base, type) and issubclass(engine_base, BaseException):

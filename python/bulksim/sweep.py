@@ -89,6 +89,10 @@ def _error_row(point: Point, key: str, error: BaseException) -> dict[str, Any]:
     return row
 
 
+class SchedulerError(ValueError):
+    """The Dask scheduler given cannot be reached; the message names its address."""
+
+
 class Interrupted(KeyboardInterrupt):
     """The sweep was stopped by a signal (SIGINT or SIGTERM); finished rows are kept. A
     KeyboardInterrupt, so that no ``except Exception`` on the way swallows it."""
@@ -255,7 +259,11 @@ def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record,
         return
     from distributed import Client, as_completed
 
-    with Client(scheduler, timeout="20s") as client:
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (ValueError, OSError, TimeoutError) as e:  # a bad address, nothing listening, a timeout
+        raise SchedulerError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler ({e})") from e
+    with client:
         futures = {
             client.submit(run_point, p, cache, pure=False, key=f"bulksim-{k}"): (k, p) for k, p in todo
         }
