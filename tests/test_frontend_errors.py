@@ -103,6 +103,10 @@ def one_error_line(r: subprocess.CompletedProcess) -> str:
         ),
         (WORKLOAD + '[[figures]]\nmetric = "bandwidth_gbps"\n', "figures[0]: needs 'x'"),
         (
+            WORKLOAD + '[[figures]]\nmetric = "bandwidth_gbps"\nx = "workload"\nhue = "cache.level"\n',
+            "figures[0].hue: unknown column 'cache.level'",
+        ),
+        (
             WORKLOAD + '[[figures]]\nmetric = "bandwidth_gbps"\nx = "workload"\nreference = 5\n',
             "figures[0].reference: expected a table, got an integer (5)",
         ),
@@ -310,6 +314,15 @@ def test_claims_keep_two_sweeps_from_running_a_point_twice(tmp_path):
     c = results.Owner("c", b.host, dead.pid)
     assert store.claim(["k4"], c) == (["k4"], 0, 0)
     assert store.claim(["k4"], b) == (["k4"], 0, 0)
+    # A live process id is not enough: it must be the same process (ids are reused).
+    me = results.Owner.current()
+    assert me.started, "Linux gives the start time"
+    impostor = results.Owner("d", me.host, me.pid, str(int(me.started) - 1))
+    neighbour = results.Owner("e", me.host, me.pid, me.started)
+    assert store.claim(["k5"], impostor) == (["k5"], 0, 0)
+    assert store.claim(["k5"], neighbour) == (["k5"], 0, 0)
+    assert store.claim(["k6"], me) == (["k6"], 0, 0)
+    assert store.claim(["k6"], neighbour) == ([], 0, 1), "the claim of a live sweep stands"
     store.close()
 
 

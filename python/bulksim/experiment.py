@@ -253,12 +253,16 @@ def _did_you_mean(value: str, valid: list[str]) -> str:
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
-def _stat_kinds() -> tuple[list[str], list[str]]:
-    """(every documented stat, the numeric ones a figure can plot)."""
+def _stat_kinds() -> tuple[list[str], list[str], list[str]]:
+    """(every documented stat, the numeric ones a figure can plot, those with one value per
+    run: not a list such as energy.by_rank_nj, unit "nJ per rank")."""
     docs = api.stat_docs()
     names = [d["name"] for d in docs]
-    numeric = [d["name"] for d in docs if d["unit"] not in NON_NUMERIC_UNITS and " per " not in d["unit"]]
-    return names, numeric
+    scalar = [d["name"] for d in docs if " per " not in d["unit"]]
+    numeric = [
+        n for n, d in zip(names, docs, strict=True) if n in scalar and d["unit"] not in NON_NUMERIC_UNITS
+    ]
+    return names, numeric, scalar
 
 
 def _is_stat(metric: str, names: list[str]) -> bool:
@@ -322,12 +326,13 @@ def _grid(check: _Checker, data: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None:
     """Figures and tables name stats and columns that will exist, so a typo fails before the sweep."""
-    names, numeric = _stat_kinds()
+    names, numeric, scalar = _stat_kinds()
     config_columns: dict[str, Any] = {}
     _flatten_columns("", tomllib.loads(resolved_base), config_columns)
     params = sorted({k for p in exp.grid for k in p})
+    # Columns a figure can group by hold one value per run (not `cache.level`, a list).
     columns = ["workload", "experiment", *params]
-    columns += [c for c in sorted(config_columns) if c not in columns]
+    columns += [c for c, v in sorted(config_columns.items()) if c not in columns and not isinstance(v, list)]
     for i, spec in enumerate(exp.figures):
         where = f"figures[{i}]"
         check.keys(where, spec, FIGURE_KEYS)
@@ -344,12 +349,12 @@ def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None
         for key in ("x", "hue", "facet"):
             if key in spec:
                 column = check.string(f"{where}.{key}", spec[key])
-                if column not in columns and not _is_stat(column, names):
+                if column not in columns and not _is_stat(column, scalar):
                     raise check.fail(
                         f"{where}.{key}",
                         f"unknown column '{column}'{_did_you_mean(column, columns)}; valid: workload, "
                         f"experiment, the grid's keys ({', '.join(params) or 'none'}), any config key "
-                        "(`bulksim config show`) or stat (docs/stats.md)",
+                        "(`bulksim config show`) or stat (docs/stats.md) with one value per run",
                     )
         if "title" in spec:
             check.string(f"{where}.title", spec["title"])

@@ -70,6 +70,7 @@ CREATE TABLE IF NOT EXISTS claims (
     owner TEXT NOT NULL,
     host TEXT NOT NULL,
     pid INTEGER NOT NULL,
+    started TEXT NOT NULL,
     heartbeat REAL NOT NULL
 );
 """
@@ -95,28 +96,41 @@ def run_key(config_toml: str, workload: dict[str, Any], version: str) -> str:
 
 @dataclass(frozen=True)
 class Owner:
-    """The sweep that claims points: a unique token, its host and process id."""
+    """The sweep that claims points: a unique token, its host, process id and the process's
+    start time (so that a reused process id is not taken for the sweep)."""
 
     token: str
     host: str
     pid: int
+    started: str = ""
 
     @classmethod
     def current(cls) -> Owner:
-        host = socket.gethostname()
-        return cls(f"{host}:{os.getpid()}:{uuid.uuid4().hex[:12]}", host, os.getpid())
+        host, pid = socket.gethostname(), os.getpid()
+        return cls(f"{host}:{pid}:{uuid.uuid4().hex[:12]}", host, pid, _process_started(pid))
 
 
-def _process_alive(pid: int) -> bool:
+def _process_started(pid: int) -> str:
+    """The start time of process `pid` (Linux: clock ticks after boot), or "" when unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            fields = f.read().rsplit(b")", 1)[1].split()
+        return fields[19].decode()  # field 22, counted after the command name
+    except (OSError, IndexError, ValueError):
+        return ""
+
+
+def _process_alive(pid: int, started: str) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
-    except OverflowError:  # a hand-edited pid
+        pass
+    except (OverflowError, ValueError):  # a hand-edited pid
         return False
-    return True
+    now = _process_started(pid)
+    return not (started and now and now != started)
 
 
 class ResultsStore:
@@ -242,11 +256,11 @@ class ResultsStore:
         keys = list(keys)
         now = time.time()
         with self._write("claiming points"):
-            for other, host, pid, heartbeat in self.db.execute(
-                "SELECT DISTINCT owner, host, pid, max(heartbeat) FROM claims GROUP BY owner"
+            for other, host, pid, started, heartbeat in self.db.execute(
+                "SELECT owner, host, pid, started, max(heartbeat) FROM claims GROUP BY owner"
             ).fetchall():
                 stale = now - heartbeat > CLAIM_TTL_SECONDS or (
-                    host == owner.host and not _process_alive(pid)
+                    host == owner.host and not _process_alive(pid, started)
                 )
                 if stale and other != owner.token:
                     self.db.execute("DELETE FROM claims WHERE owner = ?", (other,))
@@ -265,8 +279,8 @@ class ResultsStore:
                 else:
                     mine.append(key)
             self.db.executemany(
-                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
-                [(k, owner.token, owner.host, owner.pid, now) for k in mine],
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+                [(k, owner.token, owner.host, owner.pid, owner.started, now) for k in mine],
             )
         return mine, n_done, n_busy
 
