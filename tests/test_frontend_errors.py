@@ -485,3 +485,15 @@ def test_paths_that_cannot_be_written_are_one_line(finished_db, tmp_path):
     r = bulksim("reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json")
     assert r.returncode == 1
     assert r.stderr.strip() == f"error: {tmp_path / 'no' / 'x.json'}: No such file or directory"
+
+
+def test_deeply_nested_input_is_an_error_not_a_recursion_crash(finished_db, tmp_path):
+    path = tmp_path / "e.toml"
+    path.write_text("a = " + "[\n" * 50_000 + "]\n" * 50_000)
+    with pytest.raises(experiment.ExperimentError, match=r"e\.toml: arrays or tables nested too deeply"):
+        experiment.load(path)
+    db = _edited(
+        finished_db, tmp_path, "UPDATE runs SET stats_json = '" + "[" * 100_000 + "]" * 100_000 + "'"
+    )
+    with pytest.raises(results.ResultsError, match=r"row \d \(key '\w+'\): a value is nested too deeply"):
+        results.load(db)

@@ -402,6 +402,8 @@ def load(path: str | Path) -> Experiment:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise _err(path, str(e)) from e
+    except RecursionError as e:  # tomllib parses nested arrays and tables recursively
+        raise _err(path, "arrays or tables nested too deeply") from e
     check = _Checker(path)
     check.keys("top level", data, TOP_KEYS)
     base = check.table("base", data.get("base", {}))

@@ -415,7 +415,14 @@ def frame(store: ResultsStore, include_failed: bool = False):
     """Rows of `store` as a DataFrame (see module doc); a malformed row raises ResultsError."""
     import pandas as pd
 
-    records = [_record(store, row, include_failed) for row in store.rows(None if include_failed else "ok")]
+    records = []
+    for row in store.rows(None if include_failed else "ok"):
+        try:
+            records.append(_record(store, row, include_failed))
+        except RecursionError as e:  # JSON or TOML nested deeper than Python's parsers recurse
+            raise ResultsError(
+                f"{store.path}: row {row['rowid']} (key {row['key']!r}): a value is nested too deeply"
+            ) from e
     return pd.DataFrame.from_records(records)
 
 
