@@ -25,7 +25,7 @@ from typing import Any
 
 from bulksim import _core, api
 from bulksim.experiment import Experiment, Point, materialise
-from bulksim.results import HEARTBEAT_SECONDS, Owner, ResultsStore
+from bulksim.results import HEARTBEAT_SECONDS, Owner, ResultsError, ResultsStore
 
 
 @dataclass
@@ -155,7 +155,9 @@ def sweep(
         if bar is not None:
             bar.close()
         try:
-            store.release(owner)
+            # Claims left behind are taken over anyway once this process is gone.
+            with contextlib.suppress(ResultsError):
+                store.release(owner)
         finally:
             store.close()
     summary.seconds = time.time() - started
@@ -247,11 +249,25 @@ def _run_pool(workers: int, keyed: list[tuple[str, Point]], cache: str, claim, r
             heartbeat()
     except BaseException:
         if pool is not None:
-            _stop_workers(pool)
+            with _signals_ignored():  # a second Ctrl-C must not leave workers running
+                _stop_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
         raise
+    if pool is not None:
+        pool.shutdown(wait=True)
+
+
+@contextlib.contextmanager
+def _signals_ignored():
+    """SIGINT and SIGTERM are ignored inside (main thread only), so cleanup runs to the end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
     finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        _restore_signals(previous)
 
 
 def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record, heartbeat) -> None:
