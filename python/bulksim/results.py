@@ -5,6 +5,10 @@ so an interrupted sweep loses nothing finished and a rerun skips what is done.
 
 ``load(path)`` returns a pandas DataFrame, one row per finished run, with the experiment's
 parameters, every resolved config field (dotted names) and every stat (dotted names) as columns.
+A file that is not bulksim's, of another schema version, corrupt or truncated, and a row that
+does not hold together (bad JSON or TOML, a key that does not match, two values for one
+column) raise ResultsError naming the file and the row. A ``claims`` table records the points
+running sweeps have taken (``ResultsStore.claim``).
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@ on an existing Dask cluster (``scheduler="tcp://host:port"``). Each finished run
 the results store as it arrives; a failing point records its error and the sweep goes on;
 points already in the store are skipped unless ``force``. A progress bar shows done/total,
 failures and time left.
+
+Points are claimed in the results file before they run, so two sweeps on one file share the
+points. SIGINT and SIGTERM stop the workers and keep every finished row; pool workers die with
+the sweep even when it is killed with SIGKILL (``die_with_parent``), so nothing is left running.
 """
 
 from __future__ import annotations
