@@ -17,6 +17,28 @@ from bulksim import _core
 
 ConfigLike = str | os.PathLike[str] | Mapping[str, Any] | None
 
+U64_MAX = 2**64 - 1
+U32_MAX = 2**32 - 1
+#: What ``generate_trace`` and experiment workloads accept (docs/traces.md).
+TRACE_PATTERNS = ("stream", "random", "pagecopy")
+TRACE_FORMATS = ("native", "dramsim3", "ramulator")
+MIN_FOOTPRINT = 4096
+
+
+class ArgumentError(ValueError):
+    """An argument the engine cannot take (a negative seed, a count beyond 64 bits); the message
+    names the argument, its value and the range expected."""
+
+
+def _check_int(name: str, value: Any, minimum: int = 0, maximum: int = U64_MAX) -> int:
+    """`value` as an int in [minimum, maximum], or ArgumentError naming `name`: the engine's
+    integers are unsigned, and a value that does not fit must not wrap or raise OverflowError."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentError(f"{name}: expected an integer, got {type(value).__name__} ({value!r})")
+    if not minimum <= value <= maximum:
+        raise ArgumentError(f"{name}: {value} is out of range; expected {minimum} to {maximum}")
+    return value
+
 
 def _toml_literal(value: Any) -> str:
     if isinstance(value, bool):
@@ -170,6 +192,11 @@ def generate_forkbench(
     child_thread: int = 1,
 ) -> Path:
     """Writes forkbench (RowClone section 7.2) as a workload directory and returns its path."""
+    _check_int("array_bytes", array_bytes)
+    _check_int("pages_updated", pages_updated)
+    _check_int("seed", seed)
+    _check_int("parent_thread", parent_thread, maximum=U32_MAX)
+    _check_int("child_thread", child_thread, maximum=U32_MAX)
     _core.generate_forkbench(
         os.fspath(path), array_bytes, pages_updated, seed, binary, parent_thread, child_thread
     )
@@ -188,6 +215,15 @@ def generate_random_access(
     binary: bool = True,
 ) -> Path:
     """Writes a memory-intensive random-access program as thread ``thread`` of a workload dir."""
+    for name, value in (
+        ("region_bytes", region_bytes),
+        ("accesses", accesses),
+        ("write_percent", write_percent),
+        ("work", work),
+        ("seed", seed),
+    ):
+        _check_int(name, value)
+    _check_int("thread", thread, maximum=U32_MAX)
     _core.generate_random_access(
         os.fspath(path), region_bytes, accesses, write_percent, work, seed, thread, binary
     )
@@ -245,5 +281,9 @@ def generate_trace(
     seed: int = 0,
 ) -> Path:
     """Writes a synthetic native-format trace (stream, random or pagecopy) and returns its path."""
+    _check_int("requests", requests)
+    _check_int("interval", interval)
+    _check_int("footprint", footprint)
+    _check_int("seed", seed)
     _core.generate_trace(os.fspath(path), pattern, requests, interval, write_fraction, footprint, seed)
     return Path(path)

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import click
@@ -15,8 +17,11 @@ import click
 import bulksim
 from bulksim import _core, api
 
-TRACE_FORMATS = ["native", "dramsim3", "ramulator"]
-PATTERNS = ["stream", "random", "pagecopy"]
+TRACE_FORMATS = list(api.TRACE_FORMATS)
+PATTERNS = list(api.TRACE_PATTERNS)
+U64 = click.IntRange(0, api.U64_MAX)
+#: More local workers than this is surely a typo (each is a process with its own engine).
+MAX_WORKERS = 1024
 
 
 class UserError(click.ClickException):
@@ -33,7 +38,70 @@ def _guard(fn, *args, **kwargs):
     try:
         return fn(*args, **kwargs)
     except (bulksim.ConfigError, bulksim.TraceError, OSError) as e:
-        raise UserError(str(e)) from e
+        raise UserError(_message(e)) from e
+
+
+def _message(error: BaseException) -> str:
+    """One line for an error; an OSError names its file first."""
+    if isinstance(error, OSError) and error.filename is not None and error.strerror:
+        return f"{error.filename}: {error.strerror}"
+    return " ".join(str(error).split())
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """Exception classes that mean bad input (printed as one line), as opposed to bugs (which
+    keep their traceback)."""
+    from bulksim.experiment import ExperimentError
+    from bulksim.results import ResultsError
+    from bulksim.sweep import SchedulerError
+
+    classes: list[type[BaseException]] = [
+        bulksim.ConfigError,
+        bulksim.TraceError,
+        api.ArgumentError,
+        ExperimentError,
+        ResultsError,
+        SchedulerError,
+    ]
+    engine_base = getattr(_core, "BulksimError", None)
+    if isinstance(engine_base, type) and issubclass(engine_base, BaseException):
+        classes.append(engine_base)
+    return tuple(classes)
+
+
+class OneLineUsageError(click.UsageError):
+    """A bad command line, printed as one ``error:`` line naming the command (exit status 2)."""
+
+    def __init__(self, error: click.UsageError):
+        super().__init__(error.format_message(), error.ctx)
+
+    def show(self, file=None) -> None:
+        where = f"{self.ctx.command_path}: " if self.ctx is not None else ""
+        hint = f" (see {self.ctx.command_path} --help)" if self.ctx is not None else ""
+        message = " ".join(self.format_message().split())  # click may wrap long messages
+        click.echo(f"error: {where}{message}{hint}", err=True)
+
+
+class Cli(click.Group):
+    """The top-level group: every bad-input error of any command becomes one line."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except OneLineUsageError:
+            raise
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from e
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except OneLineUsageError:
+            raise
+        except click.UsageError as e:
+            raise OneLineUsageError(e) from e
+        except (*_input_errors(), OSError) as e:  # OSError: a path given that cannot be used
+            raise UserError(_message(e)) from e
 
 
 def _progress():
@@ -74,7 +142,7 @@ set_option = click.option(
 )
 
 
-@click.group()
+@click.group(cls=Cli)
 @click.version_option(bulksim.__version__, prog_name="bulksim")
 def main() -> None:
     """bulksim: cycle-accurate memory-system simulation."""
@@ -146,12 +214,14 @@ def workload() -> None:
 @workload.command("forkbench")
 @click.argument("out", type=click.Path(file_okay=False))
 @click.option(
-    "--size-mb", type=click.IntRange(min=1), default=64, show_default=True, help="Array size S (MiB)."
+    "--size-mb",
+    type=click.IntRange(1, api.U64_MAX >> 20),
+    default=64,
+    show_default=True,
+    help="Array size S (MiB).",
 )
-@click.option(
-    "--pages", type=click.IntRange(min=0), default=1024, show_default=True, help="Pages N the child updates."
-)
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--pages", type=U64, default=1024, show_default=True, help="Pages N the child updates.")
+@click.option("--seed", type=U64, default=1, show_default=True)
 @click.option(
     "--text", is_flag=True, help="Write text traces (.trace) instead of compressed binary (.btrace)."
 )
@@ -170,7 +240,13 @@ def workload_forkbench(out, size_mb, pages, seed, text) -> None:
 
 
 @main.command()
-@click.option("--requests", default=200_000, show_default=True, help="Requests per demo trace.")
+@click.option(
+    "--requests",
+    type=click.IntRange(1, api.U64_MAX),
+    default=200_000,
+    show_default=True,
+    help="Requests per demo trace.",
+)
 @click.option(
     "--out",
     default="build/demo",
@@ -296,10 +372,8 @@ def trace() -> None:
 @click.option(
     "--pattern", type=click.Choice(PATTERNS), required=True, help="Access pattern (docs/traces.md)."
 )
-@click.option("--requests", type=click.IntRange(min=1), required=True, help="Number of requests.")
-@click.option(
-    "--interval", type=click.IntRange(min=0), default=0, show_default=True, help="Cycles between requests."
-)
+@click.option("--requests", type=click.IntRange(1, api.U64_MAX), required=True, help="Number of requests.")
+@click.option("--interval", type=U64, default=0, show_default=True, help="Cycles between requests.")
 @click.option(
     "--write-fraction",
     type=click.FloatRange(0, 1),
@@ -307,9 +381,15 @@ def trace() -> None:
     show_default=True,
     help="Probability a request is a write.",
 )
-@click.option("--footprint", type=click.IntRange(min=4096), default=1 << 30, show_default=True, help="Bytes.")
 @click.option(
-    "--seed", type=int, default=0, show_default=True, help="Generator seed (same seed, same trace)."
+    "--footprint",
+    type=click.IntRange(api.MIN_FOOTPRINT, api.U64_MAX),
+    default=1 << 30,
+    show_default=True,
+    help="Bytes.",
+)
+@click.option(
+    "--seed", type=U64, default=0, show_default=True, help="Generator seed (same seed, same trace)."
 )
 def trace_gen(out, pattern, requests, interval, write_fraction, footprint, seed) -> None:
     """Write a synthetic trace in the native format."""
@@ -338,22 +418,54 @@ def _run_experiment(exp_path: Path, results, out, scheduler, workers, force) -> 
     points = exp.points()
     where = f"Dask cluster at {scheduler}" if scheduler else f"{workers or os.cpu_count()} local workers"
     click.echo(f"{exp.name}: {len(points)} points on {where}; results in {results}", err=True)
-    summary = _guard_exp(
-        sweep.sweep,
-        exp,
-        results,
-        scheduler=scheduler,
-        workers=workers,
-        force=force,
-        progress=sys.stderr.isatty(),
-    )
-    click.echo(
-        f"{summary.ok} run, {summary.skipped} already done, {summary.failed} failed ({summary.seconds:.1f} s)"
-    )
-    for label, error in summary.failures:
-        click.echo(f"  failed: {label}: {error}", err=True)
+    try:
+        summary = _guard_exp(
+            sweep.sweep,
+            exp,
+            results,
+            scheduler=scheduler,
+            workers=workers,
+            force=force,
+            progress=sys.stderr.isatty(),
+        )
+    except KeyboardInterrupt as e:
+        signum = getattr(e, "signum", signal.SIGINT)
+        click.echo(
+            f"\ninterrupted ({signal.Signals(signum).name}): finished runs are kept in {results}; "
+            "run the same command again to resume",
+            err=True,
+        )
+        raise SystemExit(128 + signum) from None
+    done = f"{summary.ok} run, {summary.skipped} already done, {summary.failed} failed"
+    if summary.elsewhere:
+        done += f", {summary.elsewhere} left to another sweep running on {results}"
+    click.echo(f"{done} ({summary.seconds:.1f} s)")
     report = _guard_exp(plots.write_all, exp, results, out)
     click.echo(f"report: {report}")
+    if summary.failed:
+        _report_failures(summary, results, report)
+
+
+#: Failures listed one by one after a sweep; the rest are counted.
+MAX_LISTED_FAILURES = 10
+
+
+def _report_failures(summary, results: Path, report: Path) -> None:
+    """Lists a sweep's failures; when every point it ran failed, exits with status 1."""
+    where = f"the errors are in {report} and `bulksim results {results} --failed`"
+    if summary.ok == 0:
+        counts = Counter(error for _, error in summary.failures)
+        click.echo(f"error: all {summary.failed} points failed; {where}:", err=True)
+        for error, n in counts.most_common(MAX_LISTED_FAILURES):
+            click.echo(f"  {n} x {error}", err=True)
+        if len(counts) > MAX_LISTED_FAILURES:
+            click.echo(f"  ... and {len(counts) - MAX_LISTED_FAILURES} other errors", err=True)
+        raise SystemExit(1)
+    click.echo(f"{summary.failed} of {summary.failed + summary.ok} points failed; {where}", err=True)
+    for label, error in summary.failures[:MAX_LISTED_FAILURES]:
+        click.echo(f"  failed: {label}: {error}", err=True)
+    if summary.failed > MAX_LISTED_FAILURES:
+        click.echo(f"  ... and {summary.failed - MAX_LISTED_FAILURES} more", err=True)
 
 
 def _guard_exp(fn, *args, **kwargs):
@@ -370,7 +482,9 @@ sweep_options = [
     click.option("--results", type=click.Path(dir_okay=False), help="SQLite results file."),
     click.option("--out", type=click.Path(file_okay=False), help="Directory for report.md and figures."),
     click.option("--scheduler", help="Address of an existing Dask scheduler, e.g. tcp://host:8786."),
-    click.option("--workers", type=click.IntRange(min=1), help="Local worker processes (default: cores)."),
+    click.option(
+        "--workers", type=click.IntRange(1, MAX_WORKERS), help="Local worker processes (default: cores)."
+    ),
     click.option("--force", is_flag=True, help="Rerun points that are already in the results."),
 ]
 
@@ -475,7 +589,9 @@ def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
 
     df = _guard_exp(load, db, include_failed=failed)
     for f in filters:
-        column, _, value = f.partition("=")
+        column, equals, value = f.partition("=")
+        if not equals:
+            raise UserError(f"--where {f}: expected COLUMN=VALUE")
         if column not in df.columns:
             raise UserError(f"--where {f}: no column '{column}'")
         df = df[df[column].astype(str) == value]

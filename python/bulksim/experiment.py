@@ -29,19 +29,37 @@ metrics = ["bandwidth_gbps", "read_latency.mean_ns"]
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
+import math
+import os
+import re
 import tomllib
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bulksim import _core, api
+from bulksim.results import run_key
 
 EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
 GENERATED_KEYS = {"name", "pattern", "requests", "interval", "write_fraction", "footprint", "seed"}
 TRACE_KEYS = {"name", "trace", "format"}
+TOP_KEYS = {"name", "description", "base", "grid", "points", "workloads", "figures", "tables"}
+FIGURE_KEYS = {"metric", "x", "hue", "facet", "title", "reference"}
+TABLE_KEYS = {"metrics", "title"}
+U64_MAX = api.U64_MAX
+#: Limits that keep a hostile file from exhausting memory or time before anything runs.
+MAX_EXPERIMENT_BYTES = 1 << 20
+MAX_LINE_BYTES = 4096
+MAX_POINTS = 10_000
+#: Experiment and workload names become parts of file names.
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
+#: Stat units of values a figure cannot plot.
+NON_NUMERIC_UNITS = {"name", "text"}
 
 
 class ExperimentError(ValueError):
@@ -70,10 +88,7 @@ class Point:
         if "trace" in workload:
             workload["trace_sha256"] = _file_sha256(Path(workload["trace"]))
             workload.pop("trace")
-        blob = json.dumps(
-            {"config": resolved, "workload": workload, "version": _core.__version__}, sort_keys=True
-        )
-        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+        return run_key(resolved, workload, _core.__version__)
 
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in self.params] + [f"workload={self.workload_name}"]
@@ -123,71 +138,322 @@ def _err(path: Path, msg: str) -> ExperimentError:
     return ExperimentError(f"{path}: {msg}")
 
 
-def load(path: str | Path) -> Experiment:
-    """Loads and checks an experiment file (every config point is validated up front)."""
-    path = Path(path)
+def _read_text(path: Path) -> str:
+    """The experiment file's text; refuses huge files, lines over MAX_LINE_BYTES and non-UTF-8."""
     try:
-        data = tomllib.loads(path.read_text())
+        with open(path, "rb") as f:
+            data = f.read(MAX_EXPERIMENT_BYTES + 1)
     except OSError as e:
         raise _err(path, f"cannot read experiment: {e.strerror}") from e
+    if len(data) > MAX_EXPERIMENT_BYTES:
+        raise _err(path, f"experiment file larger than {MAX_EXPERIMENT_BYTES} bytes")
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if len(line) > MAX_LINE_BYTES:
+            raise ExperimentError(f"{path}:{number}: line longer than {MAX_LINE_BYTES} bytes")
+        try:
+            line.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ExperimentError(f"{path}:{number}: not UTF-8 text (byte {e.start + 1})") from e
+    return data.decode("utf-8")
+
+
+def _type_name(value: Any) -> str:
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "an array",
+        dict: "a table",
+    }.get(type(value), type(value).__name__)
+
+
+class _Checker:
+    """Type and value checks of one experiment file's fields; every error names the file and key."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def fail(self, where: str, msg: str) -> ExperimentError:
+        return _err(self.path, f"{where}: {msg}")
+
+    def string(self, where: str, value: Any) -> str:
+        if not isinstance(value, str):
+            raise self.fail(where, f"expected a string, got {_type_name(value)} ({value!r})")
+        return value
+
+    def file_name(self, where: str, value: Any) -> str:
+        """A name that also becomes part of file names (reports, figures, cached traces)."""
+        value = self.string(where, value)
+        if not NAME_PATTERN.fullmatch(value):
+            raise self.fail(
+                where,
+                f"'{value}' is not a usable name; expected 1 to 100 letters, digits, '_', '-', '.' or '+', "
+                "starting with a letter or digit",
+            )
+        return value
+
+    def table(self, where: str, value: Any) -> dict[str, Any]:
+        if not isinstance(value, dict):
+            raise self.fail(where, f"expected a table, got {_type_name(value)} ({value!r})")
+        return value
+
+    def tables(self, where: str, value: Any) -> list[dict[str, Any]]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected an array of tables ([[{where}]]), got {_type_name(value)}")
+        return [self.table(f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+    def keys(self, where: str, value: dict[str, Any], allowed: set[str]) -> None:
+        for key in value:
+            if key not in allowed:
+                raise self.fail(where, f"unknown key '{key}'; valid: {', '.join(sorted(allowed))}")
+
+    def choice(self, where: str, value: Any, valid: list[str]) -> str:
+        value = self.string(where, value)
+        if value not in valid:
+            hint = _did_you_mean(value, valid)
+            raise self.fail(where, f"unknown value '{value}'{hint}; valid: {', '.join(valid)}")
+        return value
+
+    def integer(self, where: str, value: Any, minimum: int, maximum: int = U64_MAX) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(where, f"expected an integer, got {_type_name(value)} ({value!r})")
+        if not minimum <= value <= maximum:
+            raise self.fail(where, f"{value} is out of range; expected {minimum} to {maximum}")
+        return value
+
+    def fraction(self, where: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(where, f"expected a number from 0 to 1, got {_type_name(value)} ({value!r})")
+        if not 0.0 <= value <= 1.0:  # also refuses nan
+            raise self.fail(where, f"{value} is out of range; expected a number from 0 to 1")
+        return float(value) if isinstance(value, float) else value
+
+    def number(self, where: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise self.fail(where, f"expected a finite number, got {_type_name(value)} ({value!r})")
+        return value
+
+    def scalar(self, where: str, value: Any) -> Any:
+        """A config value: a string, integer, number or boolean."""
+        if not isinstance(value, str | int | float | bool):
+            raise self.fail(
+                where, f"expected a string, integer, number or boolean, got {_type_name(value)} ({value!r})"
+            )
+        return value
+
+    def strings(self, where: str, value: Any) -> list[str]:
+        if not isinstance(value, list):
+            raise self.fail(where, f"expected an array of strings, got {_type_name(value)} ({value!r})")
+        return [self.string(f"{where}[{i}]", v) for i, v in enumerate(value)]
+
+
+def _did_you_mean(value: str, valid: list[str]) -> str:
+    close = difflib.get_close_matches(value, valid, n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _stat_kinds() -> tuple[list[str], list[str], list[str]]:
+    """(every documented stat, the numeric ones a figure can plot, those with one value per
+    run: not a list such as energy.by_rank_nj, unit "nJ per rank")."""
+    docs = api.stat_docs()
+    names = [d["name"] for d in docs]
+    scalar = [d["name"] for d in docs if " per " not in d["unit"]]
+    numeric = [
+        n for n, d in zip(names, docs, strict=True) if n in scalar and d["unit"] not in NON_NUMERIC_UNITS
+    ]
+    return names, numeric, scalar
+
+
+def _is_stat(metric: str, names: list[str]) -> bool:
+    # A map-valued stat (commands) is flattened into one column per entry: commands.ACT.
+    return metric in names or any(metric.startswith(n + ".") for n in names)
+
+
+def _check_workload(check: _Checker, i: int, w: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    where = f"workloads[{i}]"
+    if "name" not in w:
+        raise check.fail(where, "needs a name")
+    name = check.file_name(f"{where}.name", w["name"])
+    where = f"workloads[{i}] ({name})"
+    allowed = TRACE_KEYS if "trace" in w else GENERATED_KEYS
+    check.keys(where, w, allowed)
+    w = dict(w)
+    if "trace" in w:
+        trace = base_dir / check.string(f"{where}.trace", w["trace"])
+        if not trace.is_file():
+            raise check.fail(f"{where}.trace", f"no such trace file {trace}")
+        w["trace"] = str(trace.resolve())
+        w["format"] = check.choice(f"{where}.format", w.get("format", "native"), list(api.TRACE_FORMATS))
+        return w
+    if "pattern" not in w or "requests" not in w:
+        raise check.fail(where, "needs pattern and requests, or a trace")
+    check.choice(f"{where}.pattern", w["pattern"], list(api.TRACE_PATTERNS))
+    check.integer(f"{where}.requests", w["requests"], 1)
+    for key, minimum in (("interval", 0), ("footprint", api.MIN_FOOTPRINT), ("seed", 0)):
+        if key in w:
+            check.integer(f"{where}.{key}", w[key], minimum)
+    if "write_fraction" in w:
+        check.fraction(f"{where}.write_fraction", w["write_fraction"])
+    return w
+
+
+def _grid(check: _Checker, data: dict[str, Any]) -> list[dict[str, Any]]:
+    if "grid" in data and "points" in data:
+        raise check.fail("grid", "give either [grid] or [[points]], not both")
+    if "grid" in data:
+        grid = check.table("grid", data["grid"])
+        size = 1
+        for k, values in grid.items():
+            if not isinstance(values, list) or not values:
+                raise check.fail(f"grid.'{k}'", "must be a non-empty list of values")
+            for j, v in enumerate(values):
+                check.scalar(f"grid.'{k}'[{j}]", v)
+            size *= len(values)
+        if size > MAX_POINTS:
+            raise check.fail("grid", f"{size} combinations; at most {MAX_POINTS} points per experiment")
+        return [dict(zip(grid, combo, strict=True)) for combo in itertools.product(*grid.values())]
+    points = check.tables("points", data.get("points", [{}]))
+    if not points:
+        raise check.fail("points", "is empty; give at least one [[points]] table (it may be empty)")
+    if len(points) > MAX_POINTS:
+        raise check.fail("points", f"{len(points)} points; at most {MAX_POINTS} per experiment")
+    for i, p in enumerate(points):
+        for k, v in p.items():
+            check.scalar(f"points[{i}].'{k}'", v)
+    return [dict(p) for p in points]
+
+
+def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None:
+    """Figures and tables name stats and columns that will exist, so a typo fails before the sweep."""
+    names, numeric, scalar = _stat_kinds()
+    config_columns: dict[str, Any] = {}
+    _flatten_columns("", tomllib.loads(resolved_base), config_columns)
+    params = sorted({k for p in exp.grid for k in p})
+    # Columns a figure can group by hold one value per run (not `cache.level`, a list).
+    columns = ["workload", "experiment", *params]
+    columns += [c for c, v in sorted(config_columns.items()) if c not in columns and not isinstance(v, list)]
+    for i, spec in enumerate(exp.figures):
+        where = f"figures[{i}]"
+        check.keys(where, spec, FIGURE_KEYS)
+        for key in ("metric", "x"):
+            if key not in spec:
+                raise check.fail(where, f"needs '{key}'")
+        metric = check.string(f"{where}.metric", spec["metric"])
+        if not _is_stat(metric, numeric):
+            raise check.fail(
+                f"{where}.metric",
+                f"unknown or non-numeric metric '{metric}'{_did_you_mean(metric, numeric)}; "
+                f"valid: {', '.join(numeric)}",
+            )
+        for key in ("x", "hue", "facet"):
+            if key in spec:
+                column = check.string(f"{where}.{key}", spec[key])
+                if column not in columns and not _is_stat(column, scalar):
+                    raise check.fail(
+                        f"{where}.{key}",
+                        f"unknown column '{column}'{_did_you_mean(column, columns)}; valid: workload, "
+                        f"experiment, the grid's keys ({', '.join(params) or 'none'}), any config key "
+                        "(`bulksim config show`) or stat (docs/stats.md) with one value per run",
+                    )
+        if "title" in spec:
+            check.string(f"{where}.title", spec["title"])
+        if "reference" in spec:
+            ref = check.table(f"{where}.reference", spec["reference"])
+            check.keys(f"{where}.reference", ref, {"value", "label"})
+            if "value" not in ref:
+                raise check.fail(f"{where}.reference", "needs 'value'")
+            check.number(f"{where}.reference.value", ref["value"])
+            if "label" in ref:
+                check.string(f"{where}.reference.label", ref["label"])
+    for i, spec in enumerate(exp.tables):
+        where = f"tables[{i}]"
+        check.keys(where, spec, TABLE_KEYS)
+        if "metrics" not in spec:
+            raise check.fail(where, "needs 'metrics'")
+        metrics = check.strings(f"{where}.metrics", spec["metrics"])
+        if not metrics:
+            raise check.fail(f"{where}.metrics", "is empty")
+        for j, metric in enumerate(metrics):
+            if not _is_stat(metric, names):
+                raise check.fail(
+                    f"{where}.metrics[{j}]",
+                    f"unknown metric '{metric}'{_did_you_mean(metric, names)}; valid: {', '.join(names)}",
+                )
+        if "title" in spec:
+            check.string(f"{where}.title", spec["title"])
+
+
+def _flatten_columns(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _flatten_columns(f"{prefix}.{k}" if prefix else k, v, out)
+    else:
+        out[prefix] = value
+
+
+def load(path: str | Path) -> Experiment:
+    """Loads and checks an experiment file: the type of every field, the names of patterns,
+    formats, presets, metrics and figure columns, and every point's config, so that a mistake
+    fails before anything runs."""
+    path = Path(path)
+    text = _read_text(path)
+    try:
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise _err(path, str(e)) from e
-    known = {"name", "description", "base", "grid", "points", "workloads", "figures", "tables"}
-    for key in data:
-        if key not in known:
-            raise _err(path, f"unknown key '{key}'; valid: {', '.join(sorted(known))}")
-    base = data.get("base", {})
-    for key in base:
-        if key not in {"config", "preset", "set"}:
-            raise _err(path, f"unknown key 'base.{key}'; valid: base.config, base.preset, base.set")
-    config_path = str((path.parent / base["config"]).resolve()) if "config" in base else None
+    except RecursionError as e:  # tomllib parses nested arrays and tables recursively
+        raise _err(path, "arrays or tables nested too deeply") from e
+    check = _Checker(path)
+    check.keys("top level", data, TOP_KEYS)
+    base = check.table("base", data.get("base", {}))
+    check.keys("base", base, {"config", "preset", "set"})
+    config_path = None
+    if "config" in base:
+        config = path.parent / check.string("base.config", base["config"])
+        if not config.is_file():
+            raise check.fail("base.config", f"no such config file {config}")
+        config_path = str(config.resolve())
+    preset = None
+    if "preset" in base:
+        preset = check.choice("base.preset", base["preset"], api.presets())
     exp = Experiment(
-        name=data.get("name", path.stem),
+        name=check.file_name("name", data.get("name", path.stem)),
         path=path,
-        description=data.get("description", ""),
+        description=check.string("description", data.get("description", "")),
         config_path=config_path,
-        preset=base.get("preset"),
-        base_sets=list(base.get("set", [])),
-        figures=list(data.get("figures", [])),
-        tables=list(data.get("tables", [])),
+        preset=preset,
+        base_sets=check.strings("base.set", base.get("set", [])),
+        figures=check.tables("figures", data.get("figures", [])),
+        tables=check.tables("tables", data.get("tables", [])),
     )
-    if "grid" in data and "points" in data:
-        raise _err(path, "give either [grid] or [[points]], not both")
-    if "grid" in data:
-        keys = list(data["grid"])
-        for k in keys:
-            if not isinstance(data["grid"][k], list) or not data["grid"][k]:
-                raise _err(path, f"grid.'{k}' must be a non-empty list of values")
-        exp.grid = [
-            dict(zip(keys, combo, strict=True)) for combo in itertools.product(*data["grid"].values())
-        ]
-    else:
-        exp.grid = [dict(p) for p in data.get("points", [{}])]
-    for i, w in enumerate(data.get("workloads", [])):
-        if "name" not in w:
-            raise _err(path, f"workloads[{i}] needs a name")
-        allowed = TRACE_KEYS if "trace" in w else GENERATED_KEYS
-        for key in w:
-            if key not in allowed:
-                raise _err(
-                    path,
-                    f"workloads[{i}] ({w['name']}): unknown key '{key}'; valid: {', '.join(sorted(allowed))}",
-                )
-        w = dict(w)
-        if "trace" in w:
-            w["trace"] = str((path.parent / w["trace"]).resolve())
-            w.setdefault("format", "native")
-        elif "pattern" not in w or "requests" not in w:
-            raise _err(path, f"workloads[{i}] ({w['name']}): needs pattern and requests, or a trace")
+    exp.grid = _grid(check, data)
+    names: set[str] = set()
+    for i, w in enumerate(check.tables("workloads", data.get("workloads", []))):
+        w = _check_workload(check, i, w, path.parent)
+        if w["name"] in names:
+            raise check.fail(f"workloads[{i}].name", f"'{w['name']}' names two workloads")
+        names.add(w["name"])
         exp.workloads.append(w)
     if not exp.workloads:
         raise _err(path, "no [[workloads]]")
+    if len(exp.grid) * len(exp.workloads) > MAX_POINTS:
+        raise _err(
+            path,
+            f"{len(exp.grid)} points x {len(exp.workloads)} workloads = "
+            f"{len(exp.grid) * len(exp.workloads)} runs; at most {MAX_POINTS} per experiment",
+        )
+    try:
+        resolved_base = api.resolve_config(exp.config_path, preset=exp.preset, overrides=exp.base_sets)
+    except _core.ConfigError as e:
+        raise _err(path, f"base: {e}") from e
     for params in exp.grid:
-        sets = exp.base_sets + [f"{k}={api._toml_literal(v)}" for k, v in params.items()]
         try:
+            sets = exp.base_sets + [f"{k}={api._toml_literal(v)}" for k, v in params.items()]
             api.resolve_config(exp.config_path, preset=exp.preset, overrides=sets)
         except _core.ConfigError as e:
             raise _err(path, f"point {params}: {e}") from e
+    _check_outputs(check, exp, resolved_base)
     return exp
 
 
@@ -215,7 +481,7 @@ def materialise(workload: dict[str, Any], cache: Path) -> tuple[Path, str]:
     path = cache / f"{workload['name']}-{digest}.trace"
     if not path.exists():
         cache.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{id(params)}")
+        tmp = path.with_suffix(f".tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
         api.generate_trace(
             tmp,
             workload["pattern"],

@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bulksim import api
+from bulksim.sweep import die_with_parent
 
 SYSTEM = [
     "dram.preset=DDR3_2Gb_x8_1066",
@@ -88,7 +89,9 @@ def run(quick: bool = False, workers: int | None = None, progress=None) -> list[
                 api.generate_forkbench(Path(tmp) / f"fb-{s_mb}-{n}", array_bytes=s_mb << 20, pages_updated=n)
         points = [(s, n, m, tmp) for s in grid["S_mb"] for n in grid["N"] for m in MECHANISMS]
         rows = []
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             for row in pool.map(_run, points):
                 rows.append(row)
                 if progress:

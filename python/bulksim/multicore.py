@@ -24,6 +24,7 @@ from pathlib import Path
 
 from bulksim import api, metrics
 from bulksim.forkbench import SYSTEM
+from bulksim.sweep import die_with_parent
 
 MECHANISMS = {
     "baseline": ["system.bulk_mechanism=cpu", "os.allocator=scatter"],
@@ -110,7 +111,9 @@ def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[
             for mech, overrides in MECHANISMS.items():
                 jobs.append((str(d), [*SYSTEM, *overrides]))
                 keys.append(("mix", cores, m, mech))
-        with ProcessPoolExecutor(max_workers=workers or os.cpu_count()) as pool:
+        with ProcessPoolExecutor(
+            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
             results = dict(zip(keys, pool.map(_run, jobs), strict=True))
     alone = {p: results[("alone", p)]["cores"][0]["ipc"] for p in distinct}
     rows = []

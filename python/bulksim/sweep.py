@@ -3,16 +3,24 @@ on an existing Dask cluster (``scheduler="tcp://host:port"``). Each finished run
 the results store as it arrives; a failing point records its error and the sweep goes on;
 points already in the store are skipped unless ``force``. A progress bar shows done/total,
 failures and time left.
+
+Points are claimed in the results file before they run, so two sweeps on one file share the
+points. SIGINT and SIGTERM stop the workers and keep every finished row; pool workers die with
+the sweep even when it is killed with SIGKILL (``die_with_parent``), so nothing is left running.
 """
 
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import multiprocessing
 import os
+import signal
 import socket
+import sys
 import tempfile
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -21,7 +29,7 @@ from typing import Any
 
 from bulksim import _core, api
 from bulksim.experiment import Experiment, Point, materialise
-from bulksim.results import ResultsStore
+from bulksim.results import HEARTBEAT_SECONDS, Owner, ResultsError, ResultsStore
 
 
 @dataclass
@@ -32,6 +40,7 @@ class SweepSummary:
     failed: int
     failures: list[tuple[str, str]]
     seconds: float
+    elsewhere: int = 0  # points another sweep on the same results file was running
 
 
 def _row(point: Point, key: str) -> dict[str, Any]:
@@ -84,6 +93,19 @@ def _error_row(point: Point, key: str, error: BaseException) -> dict[str, Any]:
     return row
 
 
+class SchedulerError(ValueError):
+    """The Dask scheduler given cannot be reached; the message names its address."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """The sweep was stopped by a signal (SIGINT or SIGTERM); finished rows are kept. A
+    KeyboardInterrupt, so that no ``except Exception`` on the way swallows it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
 def sweep(
     experiment: Experiment,
     results: str | Path,
@@ -93,18 +115,28 @@ def sweep(
     force: bool = False,
     progress: bool = True,
 ) -> SweepSummary:
-    """Runs every point of `experiment` not yet in `results`; see the module doc."""
+    """Runs every point of `experiment` not yet in `results`; see the module doc. Points another
+    sweep on the same results file is running are skipped (``SweepSummary.elsewhere``). SIGINT and
+    SIGTERM stop the workers and raise Interrupted (a KeyboardInterrupt)."""
     started = time.time()
     store = ResultsStore(results)
+    owner = Owner.current()
     keyed = [(p.key(), p) for p in experiment.points()]
-    done = set() if force else store.done_keys()
-    todo = [(k, p) for k, p in keyed if k not in done]
     cache = str(Path(results).resolve().parent / "traces")
-    summary = SweepSummary(len(keyed), len(keyed) - len(todo), 0, 0, [], 0.0)
-    bar = _progress_bar(len(keyed), summary.skipped, experiment.name, progress)
+    summary = SweepSummary(len(keyed), 0, 0, 0, [], 0.0)
+    bar = _progress_bar(len(keyed), experiment.name, progress)
+
+    def claim(batch: list[tuple[str, Point]]) -> list[tuple[str, Point]]:
+        mine, done, busy = store.claim([k for k, _ in batch], owner, force)
+        summary.skipped += done
+        summary.elsewhere += busy
+        if bar is not None and done + busy:
+            bar.update(done + busy)
+        claimed = set(mine)
+        return [(k, p) for k, p in batch if k in claimed]
 
     def record(row: dict[str, Any], point: Point) -> None:
-        store.put(row)
+        store.put(row, owner)
         if row["status"] == "ok":
             summary.ok += 1
         else:
@@ -114,42 +146,144 @@ def sweep(
             bar.update(1)
             bar.set_postfix(failed=summary.failed)
 
+    previous = _stop_on_signals()
     try:
-        if not todo:
-            pass
-        elif scheduler:
-            _run_dask(scheduler, todo, cache, record)
+        if scheduler:
+            _run_dask(scheduler, claim(keyed), cache, record, lambda: store.heartbeat(owner))
         else:
-            _run_pool(workers or os.cpu_count() or 1, todo, cache, record)
+            _run_pool(
+                workers or os.cpu_count() or 1, keyed, cache, claim, record, lambda: store.heartbeat(owner)
+            )
     finally:
+        _restore_signals(previous)
         if bar is not None:
             bar.close()
-        store.close()
+        try:
+            # Claims left behind are taken over anyway once this process is gone.
+            with contextlib.suppress(ResultsError):
+                store.release(owner)
+        finally:
+            store.close()
     summary.seconds = time.time() - started
     return summary
 
 
-def _run_pool(workers: int, todo: list[tuple[str, Point]], cache: str, record) -> None:
-    context = multiprocessing.get_context("spawn")  # no fork of a process holding threads
-    with cf.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(run_point, p, cache): (k, p) for k, p in todo}
-        try:
-            for fut in cf.as_completed(futures):
-                key, point = futures[fut]
+def _stop_on_signals() -> dict[int, Any]:
+    """SIGINT and SIGTERM raise Interrupted in the main thread, so that the workers are stopped
+    and the claims released; returns the previous handlers."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum, frame):
+        raise Interrupted(signum)
+
+    return {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Pool worker initializer: the worker gets SIGKILL when its parent dies (Linux
+    PR_SET_PDEATHSIG, which even a SIGKILL of the parent triggers), so no worker outlives a
+    killed sweep. Elsewhere the worker only checks that its parent is still there."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent_pid:  # the parent died before the line above took effect
+        os._exit(1)
+
+
+def _worker_init(parent_pid: int) -> None:
+    """Runs first in every sweep worker: it dies with the sweep, and it ignores SIGINT, so a
+    Ctrl-C reaches the sweep, which stops the workers itself."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent(parent_pid)
+
+
+def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
+    """Terminates the pool's worker processes now (running points are abandoned, not recorded)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.terminate()
+    deadline = time.monotonic() + 5
+    for process in processes:
+        with contextlib.suppress(Exception):
+            process.join(max(deadline - time.monotonic(), 0))
+            if process.is_alive():
+                process.kill()
+                process.join(1)
+
+
+def _run_pool(workers: int, keyed: list[tuple[str, Point]], cache: str, claim, record, heartbeat) -> None:
+    """Runs the points on a local process pool, claiming a few at a time as workers free up, so
+    that two sweeps on one results file share the points instead of both running them."""
+    queue = list(reversed(keyed))
+    in_flight: dict[cf.Future, tuple[str, Point]] = {}
+    slots = 2 * workers  # a point waiting for each worker keeps the workers busy
+    pool: cf.ProcessPoolExecutor | None = None
+    try:
+        while queue or in_flight:
+            while queue and len(in_flight) < slots:
+                batch = [queue.pop() for _ in range(min(slots - len(in_flight), len(queue)))]
+                for key, point in claim(batch):
+                    if pool is None:
+                        pool = cf.ProcessPoolExecutor(
+                            max_workers=min(workers, len(keyed)),
+                            mp_context=multiprocessing.get_context("spawn"),  # no fork of a threaded process
+                            initializer=_worker_init,
+                            initargs=(os.getpid(),),
+                        )
+                    in_flight[pool.submit(run_point, point, cache)] = (key, point)
+            if not in_flight:
+                continue
+            finished, _ = cf.wait(in_flight, timeout=HEARTBEAT_SECONDS, return_when=cf.FIRST_COMPLETED)
+            for fut in finished:
+                key, point = in_flight.pop(fut)
                 try:
                     row = fut.result()
                 except Exception as e:  # the worker process died
                     row = _error_row(point, key, e)
                 record(row, point)
-        except KeyboardInterrupt:
-            pool.shutdown(wait=False, cancel_futures=True)
-            raise
+            heartbeat()
+    except BaseException:
+        if pool is not None:
+            with _signals_ignored():  # a second Ctrl-C must not leave workers running
+                _stop_workers(pool)
+                pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    if pool is not None:
+        pool.shutdown(wait=True)
 
 
-def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record) -> None:
+@contextlib.contextmanager
+def _signals_ignored():
+    """SIGINT and SIGTERM are ignored inside (main thread only), so cleanup runs to the end."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        _restore_signals(previous)
+
+
+def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record, heartbeat) -> None:
+    if not todo:
+        return
     from distributed import Client, as_completed
 
-    with Client(scheduler, timeout="20s") as client:
+    try:
+        client = Client(scheduler, timeout="20s")
+    except (ValueError, OSError, TimeoutError) as e:  # a bad address, nothing listening, a timeout
+        raise SchedulerError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler ({e})") from e
+    with client:
         futures = {
             client.submit(run_point, p, cache, pure=False, key=f"bulksim-{k}"): (k, p) for k, p in todo
         }
@@ -160,11 +294,12 @@ def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record)
             except Exception as e:
                 row = _error_row(point, key, e)
             record(row, point)
+            heartbeat()
 
 
-def _progress_bar(total: int, already: int, name: str, enabled: bool):
+def _progress_bar(total: int, name: str, enabled: bool):
     if not enabled:
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, initial=already, desc=name, unit="run", dynamic_ncols=True)
+    return tqdm(total=total, desc=name, unit="run", dynamic_ncols=True)
