@@ -1,15 +1,16 @@
-"""`python -m tests.fuzz [--cases N] [--seed S] [--kinds a,b] [--case I] [--keep]`: run a fuzz
+"""`python -m tests.fuzz [--cases N] [--seed S] [--kinds a,b] [--case I]`: run a fuzz
 campaign against the installed CLI, print the table and the failure signatures, write failing
 inputs (with a repro.sh) under --failures-dir, and exit 1 if any case failed."""
 
 from __future__ import annotations
 
 import argparse
+import shutil
 import sys
 from pathlib import Path
 
-from .campaign import run_campaign
 from . import kinds as kinds_module
+from .campaign import run_campaign
 from .kinds import KINDS
 from .runner import FAILURES, MESSY_ERROR, Limits
 
@@ -24,14 +25,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per command before it is a hang")
     p.add_argument("--memory-mb", type=int, default=4096, help="address-space limit per command (MiB)")
     p.add_argument("--failures-dir", type=Path, default=Path("target/fuzz-failures"))
-    p.add_argument("--keep", action="store_true", help="keep failing inputs (always on unless --no-keep)")
     p.add_argument("--no-keep", action="store_true", help="do not write failing inputs")
     p.add_argument("--show-messy", action="store_true", help="also list messy-error signatures")
-    p.add_argument("--valid-only", action="store_true", help="only unmutated valid inputs (checks the oracle)")
+    p.add_argument(
+        "--valid-only", action="store_true", help="only unmutated valid inputs (checks the oracle)"
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="print every case's outcome")
     args = p.parse_args(argv)
     kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
     keep = None if args.no_keep else args.failures_dir
+    if keep is not None and args.case is None:
+        _clear_old_failures(keep, kinds)
     if args.valid_only:
         kinds_module.VALID_SHARE = 1.0
 
@@ -64,6 +68,15 @@ def main(argv: list[str] | None = None) -> int:
         print("\nmessy errors (not one `error:` line):")
         print(campaign.signatures({MESSY_ERROR}))
     return 1 if campaign.failures else 0
+
+
+def _clear_old_failures(directory: Path, kinds: list[str]) -> None:
+    """Removes failing inputs an earlier campaign of these kinds left (only case directories)."""
+    if not directory.is_dir():
+        return
+    for entry in directory.iterdir():
+        if entry.is_dir() and any(entry.name.startswith(f"{k}-s") for k in kinds):
+            shutil.rmtree(entry)
 
 
 if __name__ == "__main__":

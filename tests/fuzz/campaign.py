@@ -57,7 +57,7 @@ class Campaign:
 
 def reproduce_line(o: Outcome) -> str:
     kinds = o.case.kind
-    return f".venv/bin/python -m tests.fuzz --kinds {kinds} --seed {o.case.seed} --case {o.case.index} --keep"
+    return f".venv/bin/python -m tests.fuzz --kinds {kinds} --seed {o.case.seed} --case {o.case.index}"
 
 
 def run_campaign(

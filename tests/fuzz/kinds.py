@@ -13,13 +13,14 @@ import json
 import random
 import sqlite3
 import tempfile
+import threading
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from . import mutate, oracle, tomlgen
-from .runner import Case, CaseContext, Limits, run_cli
+from .runner import TRACEBACK, Case, CaseContext, Limits, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = ["DDR4_8Gb_x8_2400", "DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600"]
@@ -60,8 +61,17 @@ def config_keys() -> list[str]:
     return keys
 
 
-@functools.cache
+#: Held while a cached seed (capacity, results database) is made, so threads make it once.
+_SEED_LOCK = threading.Lock()
+
+
 def capacity_bytes(preset: str) -> int:
+    with _SEED_LOCK:
+        return _capacity_bytes(preset)
+
+
+@functools.cache
+def _capacity_bytes(preset: str) -> int:
     """A preset's capacity with one channel and rank, from `bulksim spec show --json` (the
     organisation, not the simulator's own capacity figure)."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,7 +147,8 @@ def _check_request_trace(
             if s["reads"] < work.reads:
                 problem = f"reads = {s['reads']}, fewer than the trace's {work.reads} reads"
         elif s["reads"] < work.reads or s["writes"] < work.writes:
-            problem = f"reads, writes = {s['reads']}, {s['writes']}: fewer than the trace's {work.reads}, {work.writes}"
+            got = f"reads, writes = {s['reads']}, {s['writes']}"
+            problem = f"{got}: fewer than the trace's {work.reads}, {work.writes}"
         if problem:
             return problem
         if s["mem_cycles"] < work.max_cycle:
@@ -367,7 +378,8 @@ def _gen_workload(binary: bool, rng: random.Random, seed: int, index: int) -> Ca
     mutated = rng.random() > VALID_SHARE
     files, target, blobs = _workload_files(rng, binary, mutated)
     kind = "workload_binary" if binary else "workload_text"
-    what = f"{'mutated' if mutated else 'valid'} {'binary' if binary else 'text'} workload ({len(blobs)} threads)"
+    form = "binary" if binary else "text"
+    what = f"{'mutated' if mutated else 'valid'} {form} workload ({len(blobs)} threads)"
     argv = ["run", "--workload", target, "--json", "out.json", "--quiet"]
     if rng.random() < 0.3:
         argv += ["--set", f"system.bulk_mechanism={rng.choice(['mc_dma', 'rowclone', 'rowclone_zi'])}"]
@@ -393,7 +405,9 @@ def gen_workload_binary(rng, seed, index):
 # --- configs and overrides -----------------------------------------------------------------
 
 #: A fixed small trace for config cases: 6 reads, 3 writes.
-CONFIG_TRACE = b"0,R,0x0\n0,W,0x40\n5,R,0x1000\n9,R,0x2000\n9,W,0x2040\n20,R,0x40\n30,R,0x100000\n31,W,0x8\n40,R,0x0\n"
+CONFIG_TRACE = (
+    b"0,R,0x0\n0,W,0x40\n5,R,0x1000\n9,R,0x2000\n9,W,0x2040\n20,R,0x40\n30,R,0x100000\n31,W,0x8\n40,R,0x0\n"
+)
 CONFIG_TRACE_WORK = oracle.read_request_trace(CONFIG_TRACE, "native")
 
 
@@ -428,8 +442,14 @@ def _resolved_mismatch(resolved: dict[str, Any], expected: list[tuple[tuple, Any
                 return f"{'.'.join(map(str, path))} = nan was accepted"
             if abs(got - value) > 1e-9 * max(1.0, abs(value)):
                 return f"{'.'.join(map(str, path))} = {got} in the resolved config, but the input set {value}"
-        elif got != value or type(got) is not type(value) and not (
-            isinstance(got, int | float) and isinstance(value, int | float) and not isinstance(value, bool)
+        elif (
+            got != value
+            or type(got) is not type(value)
+            and not (
+                isinstance(got, int | float)
+                and isinstance(value, int | float)
+                and not isinstance(value, bool)
+            )
         ):
             return f"{'.'.join(map(str, path))} = {got!r} in the resolved config, but the input set {value!r}"
     return None
@@ -441,7 +461,10 @@ def _check_config_run(
     def check(ctx: CaseContext) -> str | None:
         s = _stats(ctx)
         problem = _compare(
-            [("reads", s["reads"], CONFIG_TRACE_WORK.reads), ("writes", s["writes"], CONFIG_TRACE_WORK.writes)]
+            [
+                ("reads", s["reads"], CONFIG_TRACE_WORK.reads),
+                ("writes", s["writes"], CONFIG_TRACE_WORK.writes),
+            ]
         )
         if problem:
             return problem
@@ -497,7 +520,7 @@ def gen_config_toml(rng: random.Random, seed: int, index: int) -> Case:
     return case
 
 
-SET_VALUES = ["", "=", "1=2", "[1,", "{", "'unterminated", "\"x\"", "yes", "1e999", "0b101", "0o7", "-0x10"]
+SET_VALUES = ["", "=", "1=2", "[1,", "{", "'unterminated", '"x"', "yes", "1e999", "0b101", "0o7", "-0x10"]
 
 
 def _set_value(rng: random.Random, default: Any) -> str:
@@ -534,7 +557,9 @@ def gen_set_override(rng: random.Random, seed: int, index: int) -> Case:
             continue
         form = rng.random()
         if form < 0.1:
-            dotted = rng.choice([dotted.upper(), dotted + "x", "bogus." + dotted, dotted.replace(".", "..", 1)])
+            dotted = rng.choice(
+                [dotted.upper(), dotted + "x", "bogus." + dotted, dotted.replace(".", "..", 1)]
+            )
         elif form < 0.15:
             sets.append(rng.choice([dotted, "=" + _set_value(rng, default), "", "dram.timing.nCL"]))
             continue
@@ -596,7 +621,7 @@ def _valid_experiment(rng: random.Random) -> dict[str, Any]:
     return doc
 
 
-def _check_sweep(ctx: CaseContext) -> str | None:
+def _check_sweep(ctx: CaseContext) -> str | tuple[str, str] | None:
     db = ctx.dir / "r.db"
     if not db.exists():
         return "sweep finished but wrote no results file"
@@ -621,13 +646,15 @@ def _check_sweep(ctx: CaseContext) -> str | None:
         if status != "ok":
             first = (error or "").splitlines()[0] if error else ""
             if not first.startswith(("ConfigError", "TraceError", "OSError")):
-                return f"a point failed with {first[:160]!r} (not a config or trace error)"
+                # A Python exception the sweep caught and stored: a traceback in disguise.
+                return (TRACEBACK, f"sweep point failed with {first[:160]} (stored in the results row)")
             continue
         stats = json.loads(stats_json)
         if "trace" in workload:
             got = (stats["reads"], stats["writes"])
-            if got != (CONFIG_TRACE_WORK.reads, CONFIG_TRACE_WORK.writes):
-                return f"workload {workload['name']}: reads, writes = {got}, the trace has {CONFIG_TRACE_WORK.reads}, {CONFIG_TRACE_WORK.writes}"
+            expected = (CONFIG_TRACE_WORK.reads, CONFIG_TRACE_WORK.writes)
+            if got != expected:
+                return f"workload {workload['name']}: reads, writes = {got}, the trace has {expected}"
         elif stats["reads"] + stats["writes"] != workload["requests"]:
             return (
                 f"workload {workload['name']}: {stats['reads'] + stats['writes']} requests simulated, "
@@ -639,8 +666,18 @@ def _check_sweep(ctx: CaseContext) -> str | None:
 def gen_experiment_toml(rng: random.Random, seed: int, index: int) -> Case:
     doc = _valid_experiment(rng)
     mutated = rng.random() > VALID_SHARE
-    keys = ["name", "base.preset", "base.set", "grid", "workloads[].requests", "workloads[].pattern",
-            "workloads[].trace", "workloads[].format", "figures[].metric", "tables[].metrics"]  # fmt: skip
+    keys = [
+        "name",
+        "base.preset",
+        "base.set",
+        "grid",
+        "workloads[].requests",
+        "workloads[].pattern",
+        "workloads[].trace",
+        "workloads[].format",
+        "figures[].metric",
+        "tables[].metrics",
+    ]
     if mutated:
         doc = tomlgen.mutate_doc(doc, rng, keys)
     text = tomlgen.dumps(doc).encode()
@@ -648,23 +685,32 @@ def gen_experiment_toml(rng: random.Random, seed: int, index: int) -> Case:
         text = mutate.mutate_text(text, rng, "=", ["[grid]", "[[workloads]]", "[[points]]"])
     files = {"e.toml": text, "t.trace": CONFIG_TRACE}
     argv = ["sweep", "e.toml", "--results", "r.db", "--out", "report", "--workers", "1"]
-    case = Case("experiment_toml", seed, index, files, argv, f"{'mutated' if mutated else 'valid'} experiment")
+    case = Case(
+        "experiment_toml", seed, index, files, argv, f"{'mutated' if mutated else 'valid'} experiment"
+    )
     if not mutated:
         case.check = _check_sweep
     else:
         # Accepted mutants are checked too when they are still a well-formed experiment.
         try:
             parsed = tomllib.loads(text.decode())
-            if all(isinstance(w, dict) and isinstance(w.get("requests", 1), int) for w in parsed["workloads"]):
+            if all(
+                isinstance(w, dict) and isinstance(w.get("requests", 1), int) for w in parsed["workloads"]
+            ):
                 case.check = _check_sweep
         except (UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
             pass
     return case
 
 
-@functools.cache
 def seed_results_db() -> bytes:
     """A results database written by a real sweep of a two-point experiment."""
+    with _SEED_LOCK:
+        return _seed_results_db()
+
+
+@functools.cache
+def _seed_results_db() -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         (d / "t.trace").write_bytes(CONFIG_TRACE)
@@ -674,7 +720,9 @@ def seed_results_db() -> bytes:
             "workloads": [{"name": "file", "trace": "t.trace"}],
         }
         (d / "e.toml").write_text(tomlgen.dumps(exp))
-        r = run_cli(["sweep", "e.toml", "--results", "r.db", "--out", "rep", "--workers", "1"], d, Limits(120))
+        r = run_cli(
+            ["sweep", "e.toml", "--results", "r.db", "--out", "rep", "--workers", "1"], d, Limits(120)
+        )
         if r.returncode != 0:
             raise RuntimeError(f"cannot make the seed results database: {r.stderr}")
         con = sqlite3.connect(d / "r.db")
@@ -688,7 +736,7 @@ ROW_EDITS = [
     "UPDATE runs SET stats_json = 'not json'",
     "UPDATE runs SET stats_json = '[]'",
     "UPDATE runs SET stats_json = 'null'",
-    "UPDATE runs SET stats_json = '{\"reads\": \"many\", \"mem_cycles\": -1}'",
+    'UPDATE runs SET stats_json = \'{"reads": "many", "mem_cycles": -1}\'',
     "UPDATE runs SET stats_json = '" + "[" * 5000 + "]" * 5000 + "'",
     "UPDATE runs SET config_toml = 'garbage = = ='",
     "UPDATE runs SET config_toml = '[dram]\nchannels = \"x\"'",
@@ -772,7 +820,9 @@ def _check_results(failed: bool, csv_out: bool) -> Callable[[CaseContext], str |
                 stats = json.loads(stats_json) if stats_json else {}
                 if isinstance(stats, dict) and "mem_cycles" in stats:
                     if float(by_key[key]["mem_cycles"]) != float(stats["mem_cycles"]):
-                        return f"run {key}: CSV mem_cycles {by_key[key]['mem_cycles']} != {stats['mem_cycles']}"
+                        return (
+                            f"run {key}: CSV mem_cycles {by_key[key]['mem_cycles']} != {stats['mem_cycles']}"
+                        )
         return None
 
     return check
@@ -797,10 +847,18 @@ def gen_results_db(rng: random.Random, seed: int, index: int) -> Case:
         argv += ["--columns", rng.choice(["mem_cycles,reads", "nosuch", ",", ""])]
     elif rng.random() < 0.1:
         argv = ["plot", "e.toml", "--results", "r.db", "--out", "rep"]
-    files = {"r.db": data, "e.toml": tomlgen.dumps(
-        {"name": "seeddb", "grid": {"controller.scheduler": ["fcfs", "frfcfs"]},
-         "workloads": [{"name": "file", "trace": "t.trace"}], "figures": [{"metric": "reads", "x": "controller.scheduler"}]}
-    ).encode(), "t.trace": CONFIG_TRACE}  # fmt: skip
+    files = {
+        "r.db": data,
+        "e.toml": tomlgen.dumps(
+            {
+                "name": "seeddb",
+                "grid": {"controller.scheduler": ["fcfs", "frfcfs"]},
+                "workloads": [{"name": "file", "trace": "t.trace"}],
+                "figures": [{"metric": "reads", "x": "controller.scheduler"}],
+            }
+        ).encode(),
+        "t.trace": CONFIG_TRACE,
+    }
     case = Case("results_db", seed, index, files, argv, what)
     if argv[0] == "results" and "--where" not in argv and "--columns" not in argv:
         case.check = _check_results(failed, csv_out)
@@ -809,7 +867,16 @@ def gen_results_db(rng: random.Random, seed: int, index: int) -> Case:
 
 # --- CLI arguments -------------------------------------------------------------------------
 
-HUGE = ["18446744073709551616", "18446744073709551615", "-1", "0", "1e3", "abc", "", "99999999999999999999999"]
+HUGE = [
+    "18446744073709551616",
+    "18446744073709551615",
+    "-1",
+    "0",
+    "1e3",
+    "abc",
+    "",
+    "99999999999999999999999",
+]
 
 
 def _arg(rng: random.Random, valid: list[str]) -> str:
@@ -841,8 +908,23 @@ def gen_cli_args(rng: random.Random, seed: int, index: int) -> Case:
         interval = _arg(rng, ["0", "1", "7"])
         footprint = _arg(rng, ["4096", "65536", "1000000", "1073741824"])
         wf = _arg(rng, ["0", "0.5", "1", "1.5", "nan", "-0.1"])
-        argv = ["trace", "gen", "g.trace", "--pattern", pattern, "--requests", requests, "--interval", interval,
-                "--footprint", footprint, "--write-fraction", wf, "--seed", _arg(rng, ["0", "7"])]  # fmt: skip
+        argv = [
+            "trace",
+            "gen",
+            "g.trace",
+            "--pattern",
+            pattern,
+            "--requests",
+            requests,
+            "--interval",
+            interval,
+            "--footprint",
+            footprint,
+            "--write-fraction",
+            wf,
+            "--seed",
+            _arg(rng, ["0", "7"]),
+        ]
         try:
             if int(requests) > 10**6 and int(requests) < 2**64:
                 argv[argv.index("--requests") + 1] = "100"  # keep files small: huge-but-legal is not fuzzing
@@ -858,8 +940,17 @@ def gen_cli_args(rng: random.Random, seed: int, index: int) -> Case:
                 size = "18446744073709551616"  # overflow only: a legal huge size writes gigabytes
         except ValueError:
             pass
-        argv = ["workload", "forkbench", "fb", "--size-mb", size, "--pages", _arg(rng, ["0", "16", "256", "257"]),
-                "--seed", _arg(rng, ["1", "2"])]  # fmt: skip
+        argv = [
+            "workload",
+            "forkbench",
+            "fb",
+            "--size-mb",
+            size,
+            "--pages",
+            _arg(rng, ["0", "16", "256", "257"]),
+            "--seed",
+            _arg(rng, ["1", "2"]),
+        ]
         if rng.random() < 0.5:
             argv.append("--text")
     elif form == "spec":
@@ -870,21 +961,60 @@ def gen_cli_args(rng: random.Random, seed: int, index: int) -> Case:
             argv += ["--set", _arg(rng, ["dram.columns=512", "dram.timing.nCL=20", "dram.channels=2"])]
     elif form == "config":
         argv = ["config", rng.choice(["show", "check", "bogus"])]
-        argv += rng.choice([["--preset", _arg(rng, PRESETS)], ["nosuch.toml"], ["t.trace"], ["--config", "t.trace"], []])
+        argv += rng.choice(
+            [["--preset", _arg(rng, PRESETS)], ["nosuch.toml"], ["t.trace"], ["--config", "t.trace"], []]
+        )
     elif form == "run":
         argv = ["run"]
-        argv += rng.choice([["--trace", "t.trace"], ["--trace", "nosuch"], ["--trace", "."], ["--workload", "t.trace"],
-                            ["--trace", "t.trace", "--workload", "."], [], ["--trace", "/dev/null"]])  # fmt: skip
-        argv += rng.choice([[], ["--json", "."], ["--json", "nodir/x.json"], ["--command-log", "nodir/c.csv"],
-                            ["--preset", _arg(rng, PRESETS)], ["--trace-format", _arg(rng, ["native", "csv"])],
-                            ["--json", "/dev/full"]])  # fmt: skip
+        argv += rng.choice(
+            [
+                ["--trace", "t.trace"],
+                ["--trace", "nosuch"],
+                ["--trace", "."],
+                ["--workload", "t.trace"],
+                ["--trace", "t.trace", "--workload", "."],
+                [],
+                ["--trace", "/dev/null"],
+            ]
+        )
+        argv += rng.choice(
+            [
+                [],
+                ["--json", "."],
+                ["--json", "nodir/x.json"],
+                ["--command-log", "nodir/c.csv"],
+                ["--preset", _arg(rng, PRESETS)],
+                ["--trace-format", _arg(rng, ["native", "csv"])],
+                ["--json", "/dev/full"],
+            ]
+        )
     elif form == "reproduce":
-        argv = ["reproduce"] + rng.choice([["--list"], ["nosuch"], ["ddr4_policies", "--json", "x.json"],
-                                           ["rowclone-4kb", "--json", "nodir/x.json"], ["--workers", "0"]])  # fmt: skip
+        argv = ["reproduce"] + rng.choice(
+            [
+                ["--list"],
+                ["nosuch"],
+                ["ddr4_policies", "--json", "x.json"],
+                ["rowclone-4kb", "--json", "nodir/x.json"],
+                ["--workers", "0"],
+            ]
+        )
     else:
-        argv = rng.choice([["--version"], ["--help"], ["nosuch"], ["results"], ["results", "nosuch.db"],
-                           ["plot", "nosuch"], ["sweep", "nosuch.toml"], ["sweep", "t.trace"], ["docs", "--check"],
-                           ["trace"], ["results", "t.trace"], ["\x00"]])  # fmt: skip
+        argv = rng.choice(
+            [
+                ["--version"],
+                ["--help"],
+                ["nosuch"],
+                ["results"],
+                ["results", "nosuch.db"],
+                ["plot", "nosuch"],
+                ["sweep", "nosuch.toml"],
+                ["sweep", "t.trace"],
+                ["docs", "--check"],
+                ["trace"],
+                ["results", "t.trace"],
+                ["\x00"],
+            ]
+        )
     argv = [a.replace("\x00", "") for a in argv]  # argv cannot carry NUL bytes
     return Case("cli_args", seed, index, files, argv, "bulksim " + " ".join(argv)[:200], check=check)
 
@@ -908,4 +1038,3 @@ def make_case(kind: str, seed: int, index: int) -> Case:
     """The case `index` of `kind` under `seed`: the same on every machine and in every run."""
     rng = random.Random(f"{seed}:{kind}:{index}")
     return GENERATORS[kind](rng, seed, index)
-

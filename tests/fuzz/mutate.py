@@ -76,9 +76,25 @@ def mutate_lines(text: str, rng: random.Random, field_sep: str | None, keywords:
     lines = text.split("\n")
     body = [i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
     op = rng.choice(
-        ["number", "number", "number", "keyword", "drop_field", "add_field", "drop_line", "dup_line",
-         "swap", "long_line", "crlf", "bom", "blank_fields", "case", "comment", "many_lines"]
-    )  # fmt: skip
+        [
+            "number",
+            "number",
+            "number",
+            "keyword",
+            "drop_field",
+            "add_field",
+            "drop_line",
+            "dup_line",
+            "swap",
+            "long_line",
+            "crlf",
+            "bom",
+            "blank_fields",
+            "case",
+            "comment",
+            "many_lines",
+        ]
+    )
     if not body:
         op = rng.choice(["long_line", "bom", "comment"])
     i = rng.choice(body) if body else 0

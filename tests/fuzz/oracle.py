@@ -81,6 +81,8 @@ def _read_request_line(line: str, fmt: str, work: TraceWork) -> None:
         if fields[1] == "C":
             src, dst, size = (parse_number(f) for f in fields[2:])
             _check_bulk_size(size)
+            _check_range(src, size)
+            _check_range(dst, size)
             if src < dst + size and dst < src + size:
                 raise Malformed("copy source and destination overlap")
             work.copies += 1
@@ -89,6 +91,7 @@ def _read_request_line(line: str, fmt: str, work: TraceWork) -> None:
         else:
             dst, size, value = (parse_number(f) for f in fields[2:])
             _check_bulk_size(size)
+            _check_range(dst, size)
             if value > 255:
                 raise Malformed("init value above 255")
             work.inits += 1
@@ -119,6 +122,11 @@ def _read_request_line(line: str, fmt: str, work: TraceWork) -> None:
         raise Malformed(f"bad request type {kind!r}")
     work.max_cycle = max(work.max_cycle, cycle)
     work.addresses.append(addr)
+
+
+def _check_range(start: int, size: int) -> None:
+    if start + size > 1 << 64:
+        raise Malformed("range runs past the end of the 64-bit address space")
 
 
 def _check_bulk_size(size: int) -> None:
@@ -163,9 +171,15 @@ def _check_event(letter: str, ops: tuple[int, ...]) -> None:
 
 
 def read_workload_text(data: bytes) -> Thread:
-    lines = data.decode("utf-8", errors="strict").split("\n") if _is_utf8(data) else None
-    if lines is None:
-        raise Malformed("not UTF-8 text")
+    raw_lines = data.split(b"\n")
+    lines = []
+    for raw in raw_lines:
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append(None)  # an error only if reached before the thread's exit
+    if lines[0] is None:
+        raise Malformed("line 1: not UTF-8 text")
     header = lines[0].strip()
     if header == HEADER:
         child = False
@@ -175,6 +189,8 @@ def read_workload_text(data: bytes) -> Thread:
         raise Malformed(f"line 1: bad header {header!r}")
     events = []
     for no, line in enumerate(lines[1:], start=2):
+        if line is None:
+            raise Malformed(f"line {no}: not UTF-8 text")
         words = line.split()
         if not words or words[0].startswith("#"):
             continue
@@ -189,20 +205,16 @@ def read_workload_text(data: bytes) -> Thread:
         except Malformed as e:
             raise Malformed(f"line {no}: {e}") from None
         events.append((letter, ops))
+        if letter == "X":
+            break  # the thread ends here: what follows is never read
     return Thread(child, events)
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def read_workload_binary(data: bytes) -> Thread:
     """`.btrace`: gzip of `BSWL`, version 1, a child flag, then per event its letter and LEB128
-    operands. A corrupt gzip stream (bad CRC, cut short, trailing garbage) is malformed."""
+    operands. A corrupt gzip stream (bad CRC, cut short, trailing garbage) is malformed even
+    after an `X`: the file is damaged, and nothing tells intact bytes from damaged ones. Several
+    concatenated gzip members are one stream (RFC 1952), as `gzip -d` reads them."""
     try:
         raw = gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as e:
@@ -239,6 +251,8 @@ def read_workload_binary(data: bytes) -> Thread:
         except Malformed as e:
             raise Malformed(f"record {record}: {e}") from None
         events.append((letter, tuple(ops)))
+        if letter == "X":
+            break  # the thread ends here: later records are never read
     return Thread(child, events)
 
 

@@ -60,7 +60,8 @@ class Result:
 class Case:
     """One generated input: files (relative path -> bytes), the CLI arguments after `bulksim`,
     and an oracle `check(ctx)` called when the command succeeds, returning None when the run
-    agrees with the independent reading of the input, else what differs."""
+    agrees with the independent reading of the input, else what differs (or a (category,
+    message) pair when the problem is of another category, e.g. a stored traceback)."""
 
     kind: str
     seed: int
@@ -68,7 +69,7 @@ class Case:
     files: dict[str, bytes]
     argv: list[str]
     what: str
-    check: Callable[[CaseContext], str | None] | None = None
+    check: Callable[[CaseContext], str | tuple[str, str] | None] | None = None
     #: Set when the independent reader finds the input malformed (why): accepting it is wrong.
     malformed: str | None = None
     dirs: list[str] = field(default_factory=list)
@@ -199,18 +200,15 @@ def classify(r: Result, limits: Limits) -> tuple[str, str]:
     if r.returncode == 0:
         return OK, ""
     lines = [line for line in err.splitlines() if line.strip()]
-    if lines and _is_error_line(lines[-1]) and all(_acceptable(line) for line in lines):
-        return CLEAN_ERROR, _scrub(lines[-1])
-    return MESSY_ERROR, _scrub(" | ".join(lines[-2:]) or f"exit {r.returncode} with nothing on stderr")
+    # One error: its first line says `error: ...` (click: `Usage: ...` then `Error: ...`);
+    # further lines may show the offending TOML line, or list further problems.
+    if lines and (_is_error_line(lines[0]) or lines[0].startswith("Usage: ")):
+        return CLEAN_ERROR, _scrub(lines[0] if _is_error_line(lines[0]) else lines[-1])
+    return MESSY_ERROR, _scrub(" | ".join(lines[:2]) or f"exit {r.returncode} with nothing on stderr")
 
 
 def _is_error_line(line: str) -> bool:
     return line.startswith(("error: ", "Error: "))
-
-
-def _acceptable(line: str) -> bool:
-    """Lines of a clean error: `error: ...` lines, or click's usage preamble."""
-    return _is_error_line(line) or line.startswith(("Usage: ", "Try '"))
 
 
 def _last_line(text: str) -> str:
@@ -250,7 +248,10 @@ def execute(case: Case, limits: Limits, keep_dir: Path | None = None) -> Outcome
                     category, signature = e.result.category, e.result.signature
                     detail = f"follow-up `bulksim {' '.join(e.result.argv)}`"
                 else:
-                    if problem:
+                    if isinstance(problem, tuple):
+                        category, detail = problem
+                        signature = _scrub(detail)
+                    elif problem:
                         category, signature, detail = WRONG, _scrub(problem), problem
         outcome = Outcome(case, category, signature, detail, ctx.results)
         if keep_dir is not None and category in FAILURES:
