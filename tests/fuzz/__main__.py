@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--case", type=int, help="run only this case index (reproduce one failure)")
     p.add_argument("--jobs", type=int, default=2, help="cases run at once (default 2)")
     p.add_argument("--timeout", type=float, default=20.0, help="seconds per command before it is a hang")
-    p.add_argument("--memory-mb", type=int, default=4096, help="address-space limit per command (MiB)")
+    p.add_argument("--memory-mb", type=int, default=2048, help="address-space limit per command (MiB)")
     p.add_argument("--failures-dir", type=Path, default=Path("target/fuzz-failures"))
     p.add_argument("--no-keep", action="store_true", help="do not write failing inputs")
     p.add_argument("--show-messy", action="store_true", help="also list messy-error signatures")

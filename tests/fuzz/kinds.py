@@ -455,24 +455,54 @@ def _resolved_mismatch(resolved: dict[str, Any], expected: list[tuple[tuple, Any
     return None
 
 
+#: A fixed small workload for config cases run as a full system.
+CONFIG_WORKLOAD = (
+    b"bulksim-workload 1\nA 0x10000000 65536\nC 10\nL 0x10000000\nS 0x10000040\n"
+    b"M 0x10000000 0x10008000 4096\nI 0x10004000 100 7\nL 0x10008000\nC 3\nX\n"
+)
+CONFIG_WORKLOAD_WORK = oracle.workload_work({0: oracle.read_workload_text(CONFIG_WORKLOAD)})
+
+
+def _config_run_argv(rng: random.Random, config_args: list[str]) -> tuple[list[str], bool]:
+    """`run` with the fixed trace, or (sometimes) the fixed workload so the full-system keys
+    (core, cache, os, system, memory devices) are read too; and whether it is the workload."""
+    if rng.random() < 0.35:
+        return ["run", "--workload", "w.trace", *config_args, "--json", "out.json", "--quiet"], True
+    return ["run", "--trace", "t.trace", *config_args, "--json", "out.json", "--quiet"], False
+
+
 def _check_config_run(
-    show_argv: list[str], expected: list[tuple[tuple, Any]]
+    show_argv: list[str], expected: list[tuple[tuple, Any]], workload: bool
 ) -> Callable[[CaseContext], str | None]:
     def check(ctx: CaseContext) -> str | None:
         s = _stats(ctx)
-        problem = _compare(
-            [
-                ("reads", s["reads"], CONFIG_TRACE_WORK.reads),
-                ("writes", s["writes"], CONFIG_TRACE_WORK.writes),
-            ]
-        )
+        if workload:
+            kernel = s["os"]["fault_instructions"]
+            problem = _compare(
+                [
+                    ("instructions", s["instructions"] - kernel, CONFIG_WORKLOAD_WORK.instructions),
+                    ("os.processes", s["os"]["processes"], 1),
+                ]
+            )
+        else:
+            problem = _compare(
+                [
+                    ("reads", s["reads"], CONFIG_TRACE_WORK.reads),
+                    ("writes", s["writes"], CONFIG_TRACE_WORK.writes),
+                ]
+            )
         if problem:
             return problem
         shown = ctx.run(show_argv)
         if shown.returncode != 0:
             return f"run accepted the config but `config show` refused it: {shown.stderr.strip()[:200]}"
         resolved = tomllib.loads(shown.stdout)
-        if s["preset"] != tomlgen.get(resolved, ("dram", "preset")):
+        if workload:
+            per_fault = tomlgen.get(resolved, ("os", "fault_instructions"))
+            faults, kernel = s["os"]["page_faults"], s["os"]["fault_instructions"]
+            if kernel != per_fault * faults:
+                return f"os.fault_instructions = {kernel}, not {faults} faults x {per_fault}"
+        elif s["preset"] != tomlgen.get(resolved, ("dram", "preset")):
             return f"stats preset {s['preset']} differs from the resolved dram.preset"
         return _resolved_mismatch(resolved, expected)
 
@@ -481,8 +511,9 @@ def _check_config_run(
 
 def gen_config_toml(rng: random.Random, seed: int, index: int) -> Case:
     mutated = rng.random() > VALID_SHARE
-    doc = _valid_config(rng, devices=mutated)
-    files: dict[str, bytes] = {"t.trace": CONFIG_TRACE}
+    argv, workload = _config_run_argv(rng, ["--config", "c.toml"])
+    doc = _valid_config(rng, devices=mutated or workload)
+    files: dict[str, bytes] = {"t.trace": CONFIG_TRACE, "w.trace": CONFIG_WORKLOAD}
     include = None
     if rng.random() < 0.2:
         bad = ["missing.toml", "c.toml", "../c.toml"] if mutated else []
@@ -505,18 +536,17 @@ def gen_config_toml(rng: random.Random, seed: int, index: int) -> Case:
         argv = ["config", "check", "c.toml"]
     elif form < 0.25:
         argv = ["config", "show", "--config", "c.toml"]
-    else:
-        argv = ["run", "--config", "c.toml", "--trace", "t.trace", "--json", "out.json", "--quiet"]
     case = Case("config_toml", seed, index, files, argv, what)
     if argv[0] == "run":
         try:
-            parsed = tomllib.loads(text.decode("utf-8"))
+            # A leading BOM is tolerated (tomllib alone refuses it).
+            parsed = tomllib.loads(text.decode("utf-8").removeprefix("\ufeff"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
             case.malformed = f"not TOML: {e}"
         else:
             expected = [(p, tomlgen.get(parsed, p)) for p in tomlgen.leaves(parsed) if p != ("include",)]
             expected = [(p, v) for p, v in expected if not isinstance(v, list | dict)]
-            case.check = _check_config_run(["config", "show", "--config", "c.toml"], expected)
+            case.check = _check_config_run(["config", "show", "--config", "c.toml"], expected, workload)
     return case
 
 
@@ -541,12 +571,11 @@ def gen_set_override(rng: random.Random, seed: int, index: int) -> Case:
         key = rng.choice(keys)
         index_ = rng.choice([0, 0, 1, 2, 5, 1000, 2**64])
         dotted = key.replace("[]", f".{index_}")
+        # The documented default of the key (of a list's first entry), for same-type edits.
+        parts = tuple(int(p) if p.isdigit() else p for p in key.replace("[]", ".0").split("."))
         try:
-            default = tomlgen.get(defaults, tuple(key.replace("[]", ".0").split(".")))
-            default = tomlgen.get(defaults, tuple(key.split("."))) if "[]" not in key else default
+            default = tomlgen.get(defaults, parts)
         except (KeyError, IndexError, TypeError):
-            default = None
-        if isinstance(defaults.get(key.split(".")[0], {}).get("level"), list):
             default = None
         if not mutated:
             if default is None or isinstance(default, dict | list) or "[]" in key:
@@ -566,10 +595,9 @@ def gen_set_override(rng: random.Random, seed: int, index: int) -> Case:
         elif form < 0.25:
             dotted = "dram.timing." + rng.choice(["nCL", "nRCD", "nFAW", "nREFI", "nRFC", "bogus", "ncl"])
         sets.append(f"{dotted}={_set_value(rng, default)}")
-    argv = ["run", "--trace", "t.trace", "--json", "out.json", "--quiet"]
-    for s in sets:
-        argv += ["--set", s]
-    case = Case("set_override", seed, index, {"t.trace": CONFIG_TRACE}, argv, f"--set {' '.join(sets)}")
+    argv, workload = _config_run_argv(rng, [a for s in sets for a in ("--set", s)])
+    files = {"t.trace": CONFIG_TRACE, "w.trace": CONFIG_WORKLOAD}
+    case = Case("set_override", seed, index, files, argv, f"--set {' '.join(sets)}")
     expected = []
     for s in sets:
         key, eq, value = s.partition("=")
@@ -584,7 +612,7 @@ def gen_set_override(rng: random.Random, seed: int, index: int) -> Case:
             continue
         expected = [(p, v) for p, v in expected if p != path] + [(path, parsed)]
     show = ["config", "show"] + [a for s in sets for a in ("--set", s)]
-    case.check = _check_config_run(show, expected)
+    case.check = _check_config_run(show, expected, workload)
     return case
 
 

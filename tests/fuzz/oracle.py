@@ -200,7 +200,8 @@ def read_workload_text(data: bytes) -> Thread:
         if len(words) - 1 != OPERANDS[letter]:
             raise Malformed(f"line {no}: {letter} takes {OPERANDS[letter]} operands")
         try:
-            ops = tuple(parse_number(w) for w in words[1:])
+            # A leading `+` on a decimal is tolerated: it cannot change the value.
+            ops = tuple(parse_number(w[1:] if w[:1] == "+" and w[1:2].isdigit() else w) for w in words[1:])
             _check_event(letter, ops)
         except Malformed as e:
             raise Malformed(f"line {no}: {e}") from None

@@ -39,10 +39,13 @@ def bulksim_command() -> list[str]:
     return [sys.executable, "-m", "bulksim.cli"]
 
 
+FILE_SIZE_LIMIT_MB = 512
+
+
 @dataclass
 class Limits:
     timeout_s: float = 20.0
-    memory_mb: int = 4096
+    memory_mb: int = 2048
 
 
 @dataclass
@@ -116,6 +119,9 @@ def _limit_memory(memory_mb: int) -> Callable[[], None]:
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # A case writes kilobytes; a runaway writer stops at this size (SIGXFSZ: an abort).
+        size = FILE_SIZE_LIMIT_MB << 20
+        resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
 
     return apply
 
@@ -196,7 +202,7 @@ def classify(r: Result, limits: Limits) -> tuple[str, str]:
         if not where and frames:
             path, line, fn = frames[-1]
             where = f"{Path(path).name}:{line} in {fn}"
-        return TRACEBACK, f"{_scrub(_last_line(err))} at {where}"
+        return TRACEBACK, f"{_scrub(_exception_line(err))} at {where}"
     if r.returncode == 0:
         return OK, ""
     lines = [line for line in err.splitlines() if line.strip()]
@@ -209,6 +215,17 @@ def classify(r: Result, limits: Limits) -> tuple[str, str]:
 
 def _is_error_line(line: str) -> bool:
     return line.startswith(("error: ", "Error: "))
+
+
+_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
+
+
+def _exception_line(text: str) -> str:
+    """The `SomeError: message` line of a traceback (a message may span several lines)."""
+    for line in reversed(text.splitlines()):
+        if _EXCEPTION.match(line):
+            return line
+    return _last_line(text)
 
 
 def _last_line(text: str) -> str:
