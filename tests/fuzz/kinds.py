@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from . import mutate, oracle, tomlgen
-from .runner import TRACEBACK, Case, CaseContext, Limits, run_cli
+from .runner import HANG, RUNAWAY, TRACEBACK, Case, CaseContext, Limits, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = ["DDR4_8Gb_x8_2400", "DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600"]
@@ -673,6 +673,8 @@ def _check_sweep(ctx: CaseContext) -> str | tuple[str, str] | None:
         workload = json.loads(workload_json)
         if status != "ok":
             first = (error or "").splitlines()[0] if error else ""
+            if RUNAWAY in first:
+                return (HANG, f"runaway output: a sweep point reached the file-size limit ({first[:100]})")
             if not first.startswith(("ConfigError", "TraceError", "OSError")):
                 # A Python exception the sweep caught and stored: a traceback in disguise.
                 return (TRACEBACK, f"sweep point failed with {first[:160]} (stored in the results row)")

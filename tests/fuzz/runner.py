@@ -40,6 +40,9 @@ def bulksim_command() -> list[str]:
 
 
 FILE_SIZE_LIMIT_MB = 512
+#: The error a write past RLIMIT_FSIZE gives (Python ignores SIGXFSZ): a run that would have
+#: written without end, counted as a hang.
+RUNAWAY = "File too large"
 
 
 @dataclass
@@ -184,6 +187,11 @@ def classify(r: Result, limits: Limits) -> tuple[str, str]:
     err = r.stderr
     if r.returncode is None:
         return HANG, f"no exit within {limits.timeout_s:g} s: bulksim {_command_word(r.argv)}"
+    if RUNAWAY in err:
+        return (
+            HANG,
+            f"runaway output: a file reached {FILE_SIZE_LIMIT_MB} MiB: bulksim {_command_word(r.argv)}",
+        )
     panic = _PANIC.search(err)
     if panic:
         return PANIC, f"panicked at {panic.group(1)}: {_scrub(panic.group(2))}"
@@ -264,6 +272,11 @@ def execute(case: Case, limits: Limits, keep_dir: Path | None = None) -> Outcome
                 except FollowUpFailed as e:
                     category, signature = e.result.category, e.result.signature
                     detail = f"follow-up `bulksim {' '.join(e.result.argv)}`"
+                except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+                    # Exit 0 but no readable results (missing or broken JSON, a stat missing).
+                    category = WRONG
+                    signature = f"accepted, but its results are unreadable: {type(e).__name__}"
+                    detail = f"{type(e).__name__}: {e}"
                 else:
                     if isinstance(problem, tuple):
                         category, detail = problem
