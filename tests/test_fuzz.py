@@ -118,5 +118,6 @@ def test_classification_of_outcomes():
     assert category(-6, "") == "abort"
     assert category(134, "memory allocation of 99999 bytes failed\n") == "abort"
     assert category(None, "") == "hang"
+    assert category(0, "  failed: point: OSError: [Errno 27] File too large\n") == "hang"
     assert category(1, "") == "messy-error"
     assert FAILURES == {"traceback", "panic", "abort", "hang", "wrong"}
