@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 DEPS := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all setup build demo test test-rust test-python lint bench docs clean
+.PHONY: all setup build demo test test-rust test-python lint bench docs fuzz clean
 
 all: build
 
@@ -47,6 +47,16 @@ bench: build
 
 docs: build
 	$(BIN)/bulksim docs
+
+# Seeded fuzzing of every input kind through the CLI (docs/fuzzing.md): FUZZ_CASES per kind,
+# failing inputs with a repro.sh in target/fuzz-failures/, non-zero exit on any failure.
+FUZZ_CASES ?= 300
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= 2
+FUZZ_KINDS ?= all
+fuzz: build
+	$(BIN)/python -m tests.fuzz --cases $(FUZZ_CASES) --seed $(FUZZ_SEED) --jobs $(FUZZ_JOBS) \
+		$(if $(filter-out all,$(FUZZ_KINDS)),--kinds $(FUZZ_KINDS)) --failures-dir target/fuzz-failures
 
 clean:
 	rm -rf target $(VENV) build
