@@ -497,3 +497,34 @@ def test_deeply_nested_input_is_an_error_not_a_recursion_crash(finished_db, tmp_
     )
     with pytest.raises(results.ResultsError, match=r"row \d \(key '\w+'\): a value is nested too deeply"):
         results.load(db)
+
+
+def test_a_trace_too_large_for_the_disk_is_refused_before_writing(tmp_path):
+    """A request count whose shortest possible trace (8 bytes a record) exceeds the free space
+    is an error naming the count and the room, and nothing is written (it used to write until
+    the disk filled)."""
+    out = tmp_path / "huge.trace"
+    r = bulksim("trace", "gen", str(out), "--pattern", "stream", "--requests", str(2**63 - 1))
+    line = one_error_line(r)
+    assert f"requests: {2**63 - 1} requests need at least {(2**63 - 1) * 8} bytes" in line
+    assert "free on the file system" in line
+    assert not out.exists()
+
+
+def test_a_trace_beyond_the_file_size_limit_is_refused(tmp_path):
+    """The process's file-size limit counts as room too: 1,000 requests need 8,000 bytes."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+
+    code = (
+        "from bulksim import api\n"
+        "try:\n"
+        f"    api.generate_trace({str(tmp_path / 't.trace')!r}, 'stream', 1000)\n"
+        "except api.ArgumentError as e:\n"
+        "    print(e)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit)
+    assert "1000 requests need at least 8000 bytes" in r.stdout, r.stdout + r.stderr
+    assert "file-size limit" in r.stdout

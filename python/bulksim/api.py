@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import resource
+import shutil
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -38,6 +40,30 @@ def _check_int(name: str, value: Any, minimum: int = 0, maximum: int = U64_MAX) 
     if not minimum <= value <= maximum:
         raise ArgumentError(f"{name}: {value} is out of range; expected {minimum} to {maximum}")
     return value
+
+
+# The shortest native trace record, "0,R,0x0\n": a trace of n requests takes at least n times this.
+MIN_TRACE_RECORD_BYTES = 8
+
+
+def _check_room_for_trace(path: Path, requests: int) -> None:
+    """ArgumentError when `requests` records cannot fit where the trace goes (free space on its
+    file system, or the process's file-size limit): a huge count is refused before writing
+    rather than filling the disk."""
+    needed = requests * MIN_TRACE_RECORD_BYTES
+    folder = path.parent if str(path.parent) else Path(".")
+    try:
+        room, where = shutil.disk_usage(folder).free, f"free on the file system of {folder}"
+    except OSError:
+        return  # the folder is missing: writing the file reports it
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if soft != resource.RLIM_INFINITY and soft < room:
+        room, where = soft, "the process's file-size limit (ulimit -f)"
+    if needed > room:
+        raise ArgumentError(
+            f"requests: {requests} requests need at least {needed} bytes of trace in {path}, "
+            f"more than the {room} bytes {where}"
+        )
 
 
 def _toml_literal(value: Any) -> str:
@@ -285,5 +311,6 @@ def generate_trace(
     _check_int("interval", interval)
     _check_int("footprint", footprint)
     _check_int("seed", seed)
+    _check_room_for_trace(Path(path), requests)
     _core.generate_trace(os.fspath(path), pattern, requests, interval, write_fraction, footprint, seed)
     return Path(path)

@@ -675,7 +675,9 @@ def _check_sweep(ctx: CaseContext) -> str | tuple[str, str] | None:
             first = (error or "").splitlines()[0] if error else ""
             if RUNAWAY in first:
                 return (HANG, f"runaway output: a sweep point reached the file-size limit ({first[:100]})")
-            if not first.startswith(("ConfigError", "TraceError", "OSError")):
+            # bulksim's input errors (api.ArgumentError: an argument out of range for the
+            # engine or for the disk) are clean; any other exception class is not.
+            if not first.startswith(("ConfigError", "TraceError", "OSError", "ArgumentError")):
                 # A Python exception the sweep caught and stored: a traceback in disguise.
                 return (TRACEBACK, f"sweep point failed with {first[:160]} (stored in the results row)")
             continue
