@@ -76,8 +76,16 @@ def test_long_idle_gap_replays_fast_with_every_refresh(tmp_path):
 def test_corrupt_compute_count_is_one_error_line(tmp_path):
     d = tmp_path / "w"
     d.mkdir()
+    # Above 2^32 the reader refuses the count itself; below it, a count whose cycles pass a
+    # lowered sim.max_cycles stops the run naming the record and the key.
     (d / "thread-0.trace").write_text("bulksim-workload 1\nC 1000000000000000\nX\n")
     r = bulksim_cli("run", "--workload", d)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert "thread-0.trace:2:" in lines[0] and "at most 2^32" in lines[0]
+    (d / "thread-0.trace").write_text("bulksim-workload 1\nC 4000000000\nX\n")
+    r = bulksim_cli("run", "--workload", d, "--set", "sim.max_cycles=1000000")
     assert r.returncode == 1
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1, r.stderr
