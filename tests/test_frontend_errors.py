@@ -220,6 +220,10 @@ def _edited(finished_db: Path, tmp_path: Path, sql: str) -> Path:
             r"row 1 \(key '\w+'\): stats_json is not a JSON object",
         ),
         (
+            """UPDATE runs SET stats_json = json_set(stats_json, '$.reads', 'many') WHERE rowid = 1""",
+            r"row 1 .*stat 'reads' is 'many'; expected a number \(requests\)",
+        ),
+        (
             "UPDATE runs SET stats_json = NULL WHERE rowid = 1",
             r"row 1 .*stats_json is NoneType, expected JSON text",
         ),

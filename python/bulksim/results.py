@@ -14,6 +14,7 @@ running sweeps have taken (``ResultsStore.claim``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import math
@@ -350,6 +351,20 @@ def _same(a: Any, b: Any) -> bool:
     )
 
 
+def _is_number_or_numbers(value: Any) -> bool:
+    """A number, or a list of numbers (per-rank stats)."""
+    values = value if isinstance(value, list) else [value]
+    return all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
+
+
+@functools.cache
+def _numeric_stats() -> dict[str, str]:
+    """Documented stats that hold numbers, with their units (names and text excluded)."""
+    from bulksim import api
+
+    return {d["name"]: d["unit"] for d in api.stat_docs() if d["unit"] not in ("name", "text")}
+
+
 def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict[str, Any]:
     """One checked row as a flat record; a row that does not hold together is an error naming it."""
     where = f"row {row['rowid']} (key {row['key']!r})"
@@ -404,7 +419,13 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
     if row["status"] == "ok" or row["stats_json"] is not None:
         stats: dict[str, Any] = {}
         _flatten("", _json_object(store, where, "stats_json", row["stats_json"]), stats)
+        numeric = _numeric_stats()
         for column, value in stats.items():
+            if column in numeric and not _is_number_or_numbers(value):
+                raise ResultsError(
+                    f"{store.path}: {where}: stat {column!r} is {value!r}; expected a number "
+                    f"({numeric[column]}) (edited by hand?)"
+                )
             _set(store, where, rec, column, value, "stats_json")
     if include_failed:
         if row["error"] is not None and not isinstance(row["error"], str):
