@@ -29,18 +29,27 @@ const DENSE_CYCLES: u64 = 1 << 16;
 impl LatencyHistogram {
     #[inline]
     pub fn record(&mut self, cycles: u64) {
-        if cycles >= DENSE_CYCLES {
-            *self.sparse.entry(cycles).or_insert(0) += 1;
-        } else {
-            let i = cycles as usize;
-            if i >= self.counts.len() {
-                self.counts.resize((i + 1).next_power_of_two(), 0);
-            }
-            self.counts[i] += 1;
+        match self.counts.get_mut(cycles as usize) {
+            Some(count) => *count += 1,
+            None => self.record_beyond(cycles),
         }
         self.n += 1;
         self.sum += cycles;
         self.max = self.max.max(cycles);
+    }
+
+    /// A latency past the dense counters so far: grow them, or count it sparsely from
+    /// `DENSE_CYCLES` up. Out of line, so that the common case stays one bounds check.
+    #[cold]
+    #[inline(never)]
+    fn record_beyond(&mut self, cycles: u64) {
+        if cycles >= DENSE_CYCLES {
+            *self.sparse.entry(cycles).or_insert(0) += 1;
+        } else {
+            let i = cycles as usize;
+            self.counts.resize((i + 1).next_power_of_two(), 0);
+            self.counts[i] += 1;
+        }
     }
 
     pub fn merge(&mut self, other: &LatencyHistogram) {
