@@ -1268,14 +1268,19 @@ fn key_at_line(lines: &[String], index: usize) -> Option<String> {
     })
 }
 
+/// `key` under the dotted `prefix` (none at the top).
+fn dotted(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_string()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
 /// Removes every key `check_key` rejects (and tables left with no known key).
 fn drop_unknown(table: &mut toml::Table, prefix: &str) {
     table.retain(|k, v| {
-        let key = if prefix.is_empty() {
-            k.to_string()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        let key = dotted(prefix, k);
         match v {
             toml::Value::Table(t) if key == "dram.timing" => {
                 t.retain(|name, _| check_key(&format!("dram.timing.{name}")).is_ok());
@@ -1316,11 +1321,7 @@ fn merge(base: &mut toml::Table, over: toml::Table) {
 fn flat_keys(table: &toml::Table, prefix: &str) -> Vec<String> {
     let mut keys = Vec::new();
     for (k, v) in table {
-        let key = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}.{k}")
-        };
+        let key = dotted(prefix, k);
         match v {
             toml::Value::Table(t) if key == "dram.timing" => {
                 keys.extend(t.keys().map(|name| format!("{key}.{name}")));

@@ -69,3 +69,29 @@ pub struct Request {
     /// The hardware thread (core) that caused it.
     pub thread: u32,
 }
+
+impl Request {
+    /// A fill of `line` (in `line_bytes` lines) for `thread`: a read, or a read for ownership
+    /// when the line is about to be written.
+    pub fn fill(
+        id: Option<RequestId>,
+        line: u64,
+        line_bytes: u64,
+        write: bool,
+        origin: Origin,
+        thread: u32,
+    ) -> Request {
+        Request {
+            id,
+            addr: line * line_bytes,
+            bytes: line_bytes as u32,
+            kind: if write {
+                RequestKind::ReadForOwnership
+            } else {
+                RequestKind::Read
+            },
+            origin,
+            thread,
+        }
+    }
+}

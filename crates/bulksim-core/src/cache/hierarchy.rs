@@ -166,18 +166,7 @@ impl Hierarchy {
     /// MSHRs are busy or the write-back buffer is full.
     pub fn request_fill(&mut self, core: usize, line: u64, origin: Origin, write: bool) -> bool {
         let line_bytes = self.levels[0].line_bytes;
-        let req = Request {
-            id: None,
-            addr: line * line_bytes,
-            bytes: line_bytes as u32,
-            kind: if write {
-                RequestKind::ReadForOwnership
-            } else {
-                RequestKind::Read
-            },
-            origin,
-            thread: core as u32,
-        };
+        let req = Request::fill(None, line, line_bytes, write, origin, core as u32);
         let mut port = self.port(0);
         if !port.can_accept(&req) {
             return false;
@@ -217,18 +206,7 @@ impl Hierarchy {
             waiters: waiter.into_iter().collect(),
             dead: false,
         });
-        let req = Request {
-            id: Some(id),
-            addr: line * line_bytes,
-            bytes: line_bytes as u32,
-            kind: if write {
-                RequestKind::ReadForOwnership
-            } else {
-                RequestKind::Read
-            },
-            origin,
-            thread: core as u32,
-        };
+        let req = Request::fill(Some(id), line, line_bytes, write, origin, core as u32);
         l.out_fills.push_back(Outgoing { req, buffer: None });
         l.below.read_bytes.count(origin, line_bytes);
         if level == self.last() {
