@@ -532,3 +532,27 @@ def test_a_trace_beyond_the_file_size_limit_is_refused(tmp_path):
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, preexec_fn=limit)
     assert "1000 requests need at least 8000 bytes" in r.stdout, r.stdout + r.stderr
     assert "file-size limit" in r.stdout
+
+
+def _open_new_store(path: str, start: float) -> str:
+    while time.time() < start:
+        pass
+    try:
+        results.ResultsStore(path).close()
+        return "ok"
+    except results.ResultsError as e:
+        return str(e)
+
+
+def test_sweeps_starting_on_one_new_file_at_once_all_open_it(tmp_path):
+    """Several sweeps may create one results file at the same moment: each must find a good
+    database, none a half-created one or a 'table already exists' error."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(6) as pool:
+        for attempt in range(5):
+            path = str(tmp_path / f"new-{attempt}.db")
+            start = time.time() + 1.0
+            outcomes = pool.starmap(_open_new_store, [(path, start)] * 6)
+            assert outcomes == ["ok"] * 6, outcomes

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import _core, api
-from bulksim.results import run_key
+from bulksim.results import flatten_columns, run_key
 
 EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
 GENERATED_KEYS = {"name", "pattern", "requests", "interval", "write_fraction", "footprint", "seed"}
@@ -328,7 +328,7 @@ def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None
     """Figures and tables name stats and columns that will exist, so a typo fails before the sweep."""
     names, numeric, scalar = _stat_kinds()
     config_columns: dict[str, Any] = {}
-    _flatten_columns("", tomllib.loads(resolved_base), config_columns)
+    flatten_columns("", tomllib.loads(resolved_base), config_columns)
     params = sorted({k for p in exp.grid for k in p})
     # Columns a figure can group by hold one value per run (not `cache.level`, a list).
     columns = ["workload", "experiment", *params]
@@ -382,14 +382,6 @@ def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None
                 )
         if "title" in spec:
             check.string(f"{where}.title", spec["title"])
-
-
-def _flatten_columns(prefix: str, value: Any, out: dict[str, Any]) -> None:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            _flatten_columns(f"{prefix}.{k}" if prefix else k, v, out)
-    else:
-        out[prefix] = value
 
 
 def load(path: str | Path) -> Experiment:

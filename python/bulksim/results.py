@@ -138,6 +138,10 @@ def _process_alive(pid: int, started: str) -> bool:
     return not (started and now and now != started)
 
 
+# How long opening waits for another sweep creating the same file.
+OPEN_WAIT_SECONDS = 30
+
+
 class ResultsStore:
     """One results file. ``create=False`` opens an existing file for reading and never writes."""
 
@@ -168,12 +172,26 @@ class ResultsStore:
             raise ResultsError(f"{self.path}: cannot open: {e}") from e
         try:
             with self._errors("opening"):
-                if create:
-                    self.db.execute("PRAGMA journal_mode=WAL")
-                self._check_or_init(create)
+                self._open(create)
         except BaseException:
             self.db.close()
             raise
+
+    def _open(self, create: bool) -> None:
+        """Switches a new file to WAL and checks (or creates) the schema. Switching the journal
+        mode answers "database is locked" at once, without SQLite's busy wait, while another
+        sweep is creating the same file: that is retried for up to OPEN_WAIT_SECONDS."""
+        deadline = time.monotonic() + OPEN_WAIT_SECONDS
+        while True:
+            try:
+                if create:
+                    self.db.execute("PRAGMA journal_mode=WAL")
+                self._check_or_init(create)
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
 
     @contextlib.contextmanager
     def _errors(self, doing: str) -> Iterator[None]:
@@ -194,20 +212,28 @@ class ResultsStore:
                 raise
             self.db.execute("COMMIT")
 
+    def _tables(self) -> set[str]:
+        return {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
     def _check_or_init(self, create: bool) -> None:
-        tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = self._tables()
         if not tables:
             if not create:
                 raise ResultsError(f"{self.path}: not a bulksim results database (it has no tables)")
             with self._write("creating"):
-                for statement in (SCHEMA + CLAIMS_SCHEMA).split(";"):
-                    if statement.strip():
-                        self.db.execute(statement)
-                self.db.executemany(
-                    "INSERT OR IGNORE INTO meta VALUES (?, ?)",
-                    [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
-                )
-            return
+                # Looked at again inside the write lock: two sweeps starting on one new file
+                # at once must not both create it (the second would find the tables there).
+                tables = self._tables()
+                if not tables:
+                    for statement in (SCHEMA + CLAIMS_SCHEMA).split(";"):
+                        if statement.strip():
+                            self.db.execute(statement)
+                    self.db.executemany(
+                        "INSERT OR IGNORE INTO meta VALUES (?, ?)",
+                        [("format", FORMAT), ("schema_version", str(SCHEMA_VERSION))],
+                    )
+            if not tables:
+                return
         if "meta" not in tables or "runs" not in tables:
             raise ResultsError(
                 f"{self.path}: not a bulksim results database (it has tables {', '.join(sorted(tables))})"
@@ -311,10 +337,11 @@ class ResultsStore:
         self.db.close()
 
 
-def _flatten(prefix: str, value: Any, out: dict[str, Any]) -> None:
+def flatten_columns(prefix: str, value: Any, out: dict[str, Any]) -> None:
+    """Nested tables as dotted column names (`controller.scheduler`) in `out`."""
     if isinstance(value, dict):
         for k, v in value.items():
-            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+            flatten_columns(f"{prefix}.{k}" if prefix else k, v, out)
     else:
         out[prefix] = value
 
@@ -411,14 +438,14 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
             "(edited by hand?)"
         )
     config: dict[str, Any] = {}
-    _flatten("", config_tree, config)
+    flatten_columns("", config_tree, config)
     for column, value in config.items():
         _set(store, where, rec, column, value, "config_toml")
     for column, value in _json_object(store, where, "params_json", row["params_json"]).items():
         _set(store, where, rec, column, value, "params_json")
     if row["status"] == "ok" or row["stats_json"] is not None:
         stats: dict[str, Any] = {}
-        _flatten("", _json_object(store, where, "stats_json", row["stats_json"]), stats)
+        flatten_columns("", _json_object(store, where, "stats_json", row["stats_json"]), stats)
         numeric = _numeric_stats()
         for column, value in stats.items():
             if column in numeric and not _is_number_or_numbers(value):
