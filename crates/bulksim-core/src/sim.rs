@@ -10,7 +10,9 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::memory::MemoryRouter;
+use crate::memory::router::MovedBytes;
+use crate::memory::{MemoryRouter, MemorySystem};
+use crate::request::RequestKind;
 use crate::stats::Stats;
 use crate::workload::trace::{RequestSource, TraceOp, TraceRecord};
 use std::path::Path;
@@ -85,6 +87,24 @@ pub fn run_keeping_memory<S: RequestSource>(
             }
             head = within_max_cycles(source.next_request()?, source, max_cycles)?;
         }
+        if blocked {
+            if let Some(TraceRecord {
+                op: TraceOp::Access { kind, addr },
+                ..
+            }) = head
+            {
+                now = wait_for_room(
+                    &mut mem,
+                    &mut moved,
+                    kind,
+                    addr,
+                    now,
+                    skip_idle,
+                    &mut stall_cycles,
+                )?;
+                continue;
+            }
+        }
         let mut next = mem.tick(now);
         if mem.has_moves() {
             moved.apply(&mut mem);
@@ -106,9 +126,7 @@ pub fn run_keeping_memory<S: RequestSource>(
             now + 1
         };
         if target == u64::MAX {
-            return Err(Error::Io(format!(
-                "internal error: simulation stalled at cycle {now} with work pending"
-            )));
+            return Err(stalled(now));
         }
         if blocked {
             stall_cycles += target - now;
@@ -149,5 +167,44 @@ fn beyond_max_cycles<S: RequestSource>(source: &S, rec: TraceRecord, max_cycles:
         "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
         source.location(),
         rec.cycle
+    ))
+}
+
+/// Steps the memory system while the head request, an access, waits for room in its channel's
+/// queue, exactly as the main loop would (front end blocked: stall cycles counted, no skip to
+/// the next record), until a tick makes room. Returns the cycle at which there is room. A loop
+/// of its own so that the common wait keeps few values live.
+#[inline(always)]
+fn wait_for_room(
+    mem: &mut MemorySystem,
+    moved: &mut MovedBytes,
+    kind: RequestKind,
+    addr: u64,
+    mut now: u64,
+    skip_idle: bool,
+    stall_cycles: &mut u64,
+) -> Result<u64> {
+    loop {
+        let next = mem.tick(now);
+        if mem.has_moves() {
+            moved.apply(mem);
+        }
+        let target = if skip_idle { next.max(now + 1) } else { now + 1 };
+        if target == u64::MAX {
+            return Err(stalled(now));
+        }
+        *stall_cycles += target - now;
+        now = target;
+        if mem.can_accept(kind, addr) {
+            return Ok(now);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn stalled(now: u64) -> Error {
+    Error::Io(format!(
+        "internal error: simulation stalled at cycle {now} with work pending"
     ))
 }

@@ -251,6 +251,13 @@ impl MemorySystem {
         true
     }
 
+    /// Whether the channel holding `addr` has room for a `kind` request now. Only a tick can
+    /// change the answer.
+    #[inline]
+    pub fn can_accept(&self, kind: RequestKind, addr: u64) -> bool {
+        self.controllers[self.mapper.channel_of(addr) as usize].can_accept(kind)
+    }
+
     /// Steps every channel at `now`; returns the earliest cycle anything can change next.
     #[inline]
     pub fn tick(&mut self, now: u64) -> u64 {
