@@ -184,6 +184,8 @@ fn wait_for_room(
     skip_idle: bool,
     stall_cycles: &mut u64,
 ) -> Result<u64> {
+    let channel = mem.channel_of(addr);
+    let blocked_at = now;
     loop {
         let next = mem.tick(now);
         if mem.has_moves() {
@@ -193,9 +195,9 @@ fn wait_for_room(
         if target == u64::MAX {
             return Err(stalled(now));
         }
-        *stall_cycles += target - now;
         now = target;
-        if mem.can_accept(kind, addr) {
+        if mem.can_accept(channel, kind) {
+            *stall_cycles += now - blocked_at;
             return Ok(now);
         }
     }

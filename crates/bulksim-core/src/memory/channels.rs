@@ -251,15 +251,21 @@ impl MemorySystem {
         true
     }
 
-    /// Whether the channel holding `addr` has room for a `kind` request now. Only a tick can
-    /// change the answer.
+    /// The channel holding `addr`.
     #[inline]
-    pub fn can_accept(&self, kind: RequestKind, addr: u64) -> bool {
-        self.controllers[self.mapper.channel_of(addr) as usize].can_accept(kind)
+    pub fn channel_of(&self, addr: u64) -> usize {
+        self.mapper.channel_of(addr) as usize
+    }
+
+    /// Whether `channel`'s queue has room for a `kind` request now. Only a tick can change
+    /// the answer.
+    #[inline]
+    pub fn can_accept(&self, channel: usize, kind: RequestKind) -> bool {
+        self.controllers[channel].can_accept(kind)
     }
 
     /// Steps every channel at `now`; returns the earliest cycle anything can change next.
-    #[inline]
+    #[inline(always)]
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
         let bulk = self.bulk_work;
