@@ -8,13 +8,14 @@
 //! owe in it are booked in closed form (`MemorySystem::skip_idle_refreshes`). A record whose
 //! cycle lies beyond `sim.max_cycles` (a corrupt cycle) stops the run with an error naming it.
 
+use crate::bulk::BulkOp;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::memory::router::MovedBytes;
 use crate::memory::{MemoryRouter, MemorySystem};
 use crate::request::RequestKind;
 use crate::stats::Stats;
-use crate::workload::trace::{RequestSource, TraceOp, TraceRecord};
+use crate::workload::trace::{RequestSource, TraceOp};
 use std::path::Path;
 use std::time::Instant;
 
@@ -54,7 +55,9 @@ pub fn run_keeping_memory<S: RequestSource>(
     let skip_idle = config.sim.skip_idle;
     let max_cycles = config.sim.max_cycles;
     let mut now = 0u64;
-    let mut head = within_max_cycles(source.next_request()?, source, max_cycles)?;
+    // A bulk head's operation; `head` holds only its cycle.
+    let mut bulk = None;
+    let mut head = next_head(source, max_cycles, &mut bulk)?;
     let mut offered = 0u64;
     let mut stall_cycles = 0u64;
     // One device: the replay loop owns its channels while it runs (a local the compiler
@@ -68,12 +71,9 @@ pub fn run_keeping_memory<S: RequestSource>(
             if rec.cycle > now {
                 break;
             }
-            let accepted = match rec.op {
-                TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
-                TraceOp::Bulk(op) => mem
-                    .try_enqueue_bulk(op, now)
-                    .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
-                    .is_some(),
+            let accepted = match rec.access {
+                Some((kind, addr)) => mem.try_enqueue(kind, addr, now),
+                None => offer_bulk(&mut mem, bulk.expect("a bulk head's operation"), source, now)?,
             };
             if !accepted {
                 blocked = true;
@@ -85,11 +85,11 @@ pub fn run_keeping_memory<S: RequestSource>(
                     p(offered);
                 }
             }
-            head = within_max_cycles(source.next_request()?, source, max_cycles)?;
+            head = next_head(source, max_cycles, &mut bulk)?;
         }
         if blocked {
-            if let Some(TraceRecord {
-                op: TraceOp::Access { kind, addr },
+            if let Some(Head {
+                access: Some((kind, addr)),
                 ..
             }) = head
             {
@@ -147,26 +147,64 @@ pub fn run_keeping_memory<S: RequestSource>(
     Ok((stats, router))
 }
 
-/// The record read, unless its cycle lies beyond `sim.max_cycles`: then an error naming it.
+/// The record the front end offers next, small enough to stay in registers: its cycle and,
+/// for an access (nearly every record), kind and address. A bulk record's operation waits
+/// beside it (`access` is None).
+#[derive(Clone, Copy)]
+struct Head {
+    cycle: u64,
+    access: Option<(RequestKind, u64)>,
+}
+
+/// Reads the next record (a bulk one's operation into `bulk`), unless its cycle lies beyond
+/// `sim.max_cycles`: then an error naming it.
 #[inline(always)]
-fn within_max_cycles<S: RequestSource>(
-    record: Option<TraceRecord>,
-    source: &S,
+fn next_head<S: RequestSource>(
+    source: &mut S,
     max_cycles: u64,
-) -> Result<Option<TraceRecord>> {
-    match record {
-        Some(rec) if rec.cycle > max_cycles => Err(beyond_max_cycles(source, rec, max_cycles)),
-        other => Ok(other),
+    bulk: &mut Option<BulkOp>,
+) -> Result<Option<Head>> {
+    let Some(rec) = source.next_request()? else {
+        return Ok(None);
+    };
+    if rec.cycle > max_cycles {
+        return Err(beyond_max_cycles(source, rec.cycle, max_cycles));
     }
+    let access = match rec.op {
+        TraceOp::Access { kind, addr } => Some((kind, addr)),
+        TraceOp::Bulk(op) => {
+            *bulk = Some(op);
+            None
+        }
+    };
+    Ok(Some(Head {
+        cycle: rec.cycle,
+        access,
+    }))
+}
+
+/// Offers a bulk operation; whether it was accepted. Err names the record when the operation
+/// itself is wrong.
+#[cold]
+#[inline(never)]
+fn offer_bulk<S: RequestSource>(
+    mem: &mut MemorySystem,
+    op: BulkOp,
+    source: &S,
+    now: u64,
+) -> Result<bool> {
+    Ok(mem
+        .try_enqueue_bulk(op, now)
+        .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
+        .is_some())
 }
 
 #[cold]
 #[inline(never)]
-fn beyond_max_cycles<S: RequestSource>(source: &S, rec: TraceRecord, max_cycles: u64) -> Error {
+fn beyond_max_cycles<S: RequestSource>(source: &S, cycle: u64, max_cycles: u64) -> Error {
     Error::Trace(format!(
-        "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
+        "{}: cycle {cycle} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
         source.location(),
-        rec.cycle
     ))
 }
 
