@@ -71,13 +71,28 @@ pub fn run_keeping_memory<S: RequestSource>(
             if rec.cycle > now {
                 break;
             }
-            let accepted = match rec.access {
-                Some((kind, addr)) => mem.try_enqueue(kind, addr, now),
-                None => offer_bulk(&mut mem, bulk.expect("a bulk head's operation"), source, now)?,
-            };
-            if !accepted {
-                blocked = true;
-                break;
+            match rec.access {
+                Some((kind, addr)) => {
+                    if !mem.try_enqueue(kind, addr, now) {
+                        // Only ticks can make room: step them in a loop of their own.
+                        now = enqueue_when_room(
+                            &mut mem,
+                            &mut moved,
+                            kind,
+                            addr,
+                            now,
+                            skip_idle,
+                            &mut stall_cycles,
+                        )?;
+                    }
+                }
+                None => {
+                    let op = bulk.expect("a bulk head's operation");
+                    if !offer_bulk(&mut mem, op, source, now)? {
+                        blocked = true;
+                        break;
+                    }
+                }
             }
             offered += 1;
             if offered % PROGRESS_EVERY == 0 {
@@ -86,24 +101,6 @@ pub fn run_keeping_memory<S: RequestSource>(
                 }
             }
             head = next_head(source, max_cycles, &mut bulk)?;
-        }
-        if blocked {
-            if let Some(Head {
-                access: Some((kind, addr)),
-                ..
-            }) = head
-            {
-                now = wait_for_room(
-                    &mut mem,
-                    &mut moved,
-                    kind,
-                    addr,
-                    now,
-                    skip_idle,
-                    &mut stall_cycles,
-                )?;
-                continue;
-            }
         }
         let mut next = mem.tick(now);
         if mem.has_moves() {
@@ -210,10 +207,10 @@ fn beyond_max_cycles<S: RequestSource>(source: &S, cycle: u64, max_cycles: u64) 
 
 /// Steps the memory system while the head request, an access, waits for room in its channel's
 /// queue, exactly as the main loop would (front end blocked: stall cycles counted, no skip to
-/// the next record), until a tick makes room. Returns the cycle at which there is room. A loop
-/// of its own so that the common wait keeps few values live.
+/// the next record), until a tick makes room; then enqueues it. Returns that cycle. A loop of
+/// its own so that the common wait keeps few values live.
 #[inline(always)]
-fn wait_for_room(
+fn enqueue_when_room(
     mem: &mut MemorySystem,
     moved: &mut MovedBytes,
     kind: RequestKind,
@@ -236,6 +233,7 @@ fn wait_for_room(
         now = target;
         if mem.can_accept(channel, kind) {
             *stall_cycles += now - blocked_at;
+            mem.enqueue(channel, kind, addr, now);
             return Ok(now);
         }
     }

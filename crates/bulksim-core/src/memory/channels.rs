@@ -239,16 +239,23 @@ impl MemorySystem {
     #[inline]
     pub fn try_enqueue(&mut self, kind: RequestKind, addr: u64, now: u64) -> bool {
         // A blocked front end retries every cycle it runs, so check space before decoding.
-        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
-        if !ctrl.can_accept(kind) {
+        let channel = self.channel_of(addr);
+        if !self.can_accept(channel, kind) {
             return false;
         }
+        self.enqueue(channel, kind, addr, now);
+        true
+    }
+
+    /// Takes a request that `channel`, the one holding `addr`, has room for (`can_accept`).
+    #[inline]
+    pub fn enqueue(&mut self, channel: usize, kind: RequestKind, addr: u64, now: u64) {
         let dram = self.mapper.decode(addr);
         if addr >= self.mapper.capacity() {
             self.out_of_range += 1;
         }
-        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now, NO_TAG);
-        true
+        let line = addr / self.mapper.line_bytes();
+        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG);
     }
 
     /// The channel holding `addr`.
