@@ -248,7 +248,7 @@ impl MemorySystem {
     }
 
     /// Takes a request that `channel`, the one holding `addr`, has room for (`can_accept`).
-    #[inline]
+    #[inline(always)]
     pub fn enqueue(&mut self, channel: usize, kind: RequestKind, addr: u64, now: u64) {
         let dram = self.mapper.decode(addr);
         if addr >= self.mapper.capacity() {
