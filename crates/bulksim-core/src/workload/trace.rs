@@ -264,6 +264,7 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         if self.sep == b' ' {
             self.rest = self.rest.trim_ascii_start();
