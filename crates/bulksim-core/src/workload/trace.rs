@@ -332,6 +332,7 @@ impl<R: BufRead> RequestSource for TraceReader<R> {
 }
 
 /// Decimal, or hexadecimal with a 0x prefix; None on any other byte or on overflow.
+#[inline(always)]
 fn number(s: &[u8]) -> Option<u64> {
     let (digits, radix) = match s {
         [b'0', b'x' | b'X', hex @ ..] => (hex, 16),
