@@ -226,7 +226,11 @@ fn enqueue_when_room(
         if mem.has_moves() {
             moved.apply(mem);
         }
-        let target = if skip_idle { next.max(now + 1) } else { now + 1 };
+        let target = if skip_idle {
+            next.max(now + 1)
+        } else {
+            now + 1
+        };
         if target == u64::MAX {
             return Err(stalled(now));
         }

@@ -393,7 +393,18 @@ mod tests {
         assert_eq!(number(b"18446744073709551616"), None);
         assert_eq!(number(b"0x9aF"), Some(0x9af));
         assert_eq!(number(b"0042"), Some(42));
-        for bad in [&b""[..], b"0x", b"0xg", b"12a", b"1/", b"1:", b"0x@", b"0x`", b"-1", b" 1"] {
+        for bad in [
+            &b""[..],
+            b"0x",
+            b"0xg",
+            b"12a",
+            b"1/",
+            b"1:",
+            b"0x@",
+            b"0x`",
+            b"-1",
+            b" 1",
+        ] {
             assert_eq!(number(bad), None, "{:?}", String::from_utf8_lossy(bad));
         }
     }
