@@ -8,11 +8,14 @@
 //! owe in it are booked in closed form (`MemorySystem::skip_idle_refreshes`). A record whose
 //! cycle lies beyond `sim.max_cycles` (a corrupt cycle) stops the run with an error naming it.
 
+use crate::bulk::BulkOp;
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::memory::MemoryRouter;
+use crate::memory::router::MovedBytes;
+use crate::memory::{MemoryRouter, MemorySystem};
+use crate::request::RequestKind;
 use crate::stats::Stats;
-use crate::workload::trace::{RequestSource, TraceOp, TraceRecord};
+use crate::workload::trace::{RequestSource, TraceOp};
 use std::path::Path;
 use std::time::Instant;
 
@@ -52,7 +55,9 @@ pub fn run_keeping_memory<S: RequestSource>(
     let skip_idle = config.sim.skip_idle;
     let max_cycles = config.sim.max_cycles;
     let mut now = 0u64;
-    let mut head = within_max_cycles(source.next_request()?, source, max_cycles)?;
+    // A bulk head's operation; `head` holds only its cycle.
+    let mut bulk = None;
+    let mut head = next_head(source, max_cycles, &mut bulk)?;
     let mut offered = 0u64;
     let mut stall_cycles = 0u64;
     // One device: the replay loop owns its channels while it runs (a local the compiler
@@ -66,16 +71,28 @@ pub fn run_keeping_memory<S: RequestSource>(
             if rec.cycle > now {
                 break;
             }
-            let accepted = match rec.op {
-                TraceOp::Access { kind, addr } => mem.try_enqueue(kind, addr, now),
-                TraceOp::Bulk(op) => mem
-                    .try_enqueue_bulk(op, now)
-                    .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
-                    .is_some(),
-            };
-            if !accepted {
-                blocked = true;
-                break;
+            match rec.access {
+                Some((kind, addr)) => {
+                    if !mem.try_enqueue(kind, addr, now) {
+                        // Only ticks can make room: step them in a loop of their own.
+                        now = enqueue_when_room(
+                            &mut mem,
+                            &mut moved,
+                            kind,
+                            addr,
+                            now,
+                            skip_idle,
+                            &mut stall_cycles,
+                        )?;
+                    }
+                }
+                None => {
+                    let op = bulk.expect("a bulk head's operation");
+                    if !offer_bulk(&mut mem, op, source, now)? {
+                        blocked = true;
+                        break;
+                    }
+                }
             }
             offered += 1;
             if offered % PROGRESS_EVERY == 0 {
@@ -83,7 +100,7 @@ pub fn run_keeping_memory<S: RequestSource>(
                     p(offered);
                 }
             }
-            head = within_max_cycles(source.next_request()?, source, max_cycles)?;
+            head = next_head(source, max_cycles, &mut bulk)?;
         }
         let mut next = mem.tick(now);
         if mem.has_moves() {
@@ -106,9 +123,7 @@ pub fn run_keeping_memory<S: RequestSource>(
             now + 1
         };
         if target == u64::MAX {
-            return Err(Error::Io(format!(
-                "internal error: simulation stalled at cycle {now} with work pending"
-            )));
+            return Err(stalled(now));
         }
         if blocked {
             stall_cycles += target - now;
@@ -129,25 +144,109 @@ pub fn run_keeping_memory<S: RequestSource>(
     Ok((stats, router))
 }
 
-/// The record read, unless its cycle lies beyond `sim.max_cycles`: then an error naming it.
+/// The record the front end offers next, small enough to stay in registers: its cycle and,
+/// for an access (nearly every record), kind and address. A bulk record's operation waits
+/// beside it (`access` is None).
+#[derive(Clone, Copy)]
+struct Head {
+    cycle: u64,
+    access: Option<(RequestKind, u64)>,
+}
+
+/// Reads the next record (a bulk one's operation into `bulk`), unless its cycle lies beyond
+/// `sim.max_cycles`: then an error naming it.
 #[inline(always)]
-fn within_max_cycles<S: RequestSource>(
-    record: Option<TraceRecord>,
-    source: &S,
+fn next_head<S: RequestSource>(
+    source: &mut S,
     max_cycles: u64,
-) -> Result<Option<TraceRecord>> {
-    match record {
-        Some(rec) if rec.cycle > max_cycles => Err(beyond_max_cycles(source, rec, max_cycles)),
-        other => Ok(other),
+    bulk: &mut Option<BulkOp>,
+) -> Result<Option<Head>> {
+    let Some(rec) = source.next_request()? else {
+        return Ok(None);
+    };
+    if rec.cycle > max_cycles {
+        return Err(beyond_max_cycles(source, rec.cycle, max_cycles));
+    }
+    let access = match rec.op {
+        TraceOp::Access { kind, addr } => Some((kind, addr)),
+        TraceOp::Bulk(op) => {
+            *bulk = Some(op);
+            None
+        }
+    };
+    Ok(Some(Head {
+        cycle: rec.cycle,
+        access,
+    }))
+}
+
+/// Offers a bulk operation; whether it was accepted. Err names the record when the operation
+/// itself is wrong.
+#[cold]
+#[inline(never)]
+fn offer_bulk<S: RequestSource>(
+    mem: &mut MemorySystem,
+    op: BulkOp,
+    source: &S,
+    now: u64,
+) -> Result<bool> {
+    Ok(mem
+        .try_enqueue_bulk(op, now)
+        .map_err(|e| Error::Trace(format!("{}: {e}", source.location())))?
+        .is_some())
+}
+
+#[cold]
+#[inline(never)]
+fn beyond_max_cycles<S: RequestSource>(source: &S, cycle: u64, max_cycles: u64) -> Error {
+    Error::Trace(format!(
+        "{}: cycle {cycle} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
+        source.location(),
+    ))
+}
+
+/// Steps the memory system while the head request, an access, waits for room in its channel's
+/// queue, exactly as the main loop would (front end blocked: stall cycles counted, no skip to
+/// the next record), until a tick makes room; then enqueues it. Returns that cycle. A loop of
+/// its own so that the common wait keeps few values live.
+#[inline(always)]
+fn enqueue_when_room(
+    mem: &mut MemorySystem,
+    moved: &mut MovedBytes,
+    kind: RequestKind,
+    addr: u64,
+    mut now: u64,
+    skip_idle: bool,
+    stall_cycles: &mut u64,
+) -> Result<u64> {
+    let channel = mem.channel_of(addr);
+    let blocked_at = now;
+    loop {
+        let next = mem.tick(now);
+        if mem.has_moves() {
+            moved.apply(mem);
+        }
+        let target = if skip_idle {
+            next.max(now + 1)
+        } else {
+            now + 1
+        };
+        if target == u64::MAX {
+            return Err(stalled(now));
+        }
+        now = target;
+        if mem.can_accept(channel, kind) {
+            *stall_cycles += now - blocked_at;
+            mem.enqueue(channel, kind, addr, now);
+            return Ok(now);
+        }
     }
 }
 
 #[cold]
 #[inline(never)]
-fn beyond_max_cycles<S: RequestSource>(source: &S, rec: TraceRecord, max_cycles: u64) -> Error {
-    Error::Trace(format!(
-        "{}: cycle {} lies beyond sim.max_cycles ({max_cycles} memory cycles); a corrupt cycle? raise sim.max_cycles to replay it",
-        source.location(),
-        rec.cycle
+fn stalled(now: u64) -> Error {
+    Error::Io(format!(
+        "internal error: simulation stalled at cycle {now} with work pending"
     ))
 }

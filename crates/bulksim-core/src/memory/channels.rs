@@ -239,20 +239,40 @@ impl MemorySystem {
     #[inline]
     pub fn try_enqueue(&mut self, kind: RequestKind, addr: u64, now: u64) -> bool {
         // A blocked front end retries every cycle it runs, so check space before decoding.
-        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
-        if !ctrl.can_accept(kind) {
+        let channel = self.channel_of(addr);
+        if !self.can_accept(channel, kind) {
             return false;
         }
+        self.enqueue(channel, kind, addr, now);
+        true
+    }
+
+    /// Takes a request that `channel`, the one holding `addr`, has room for (`can_accept`).
+    #[inline(always)]
+    pub fn enqueue(&mut self, channel: usize, kind: RequestKind, addr: u64, now: u64) {
         let dram = self.mapper.decode(addr);
         if addr >= self.mapper.capacity() {
             self.out_of_range += 1;
         }
-        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now, NO_TAG);
-        true
+        let line = addr / self.mapper.line_bytes();
+        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG);
+    }
+
+    /// The channel holding `addr`.
+    #[inline]
+    pub fn channel_of(&self, addr: u64) -> usize {
+        self.mapper.channel_of(addr) as usize
+    }
+
+    /// Whether `channel`'s queue has room for a `kind` request now. Only a tick can change
+    /// the answer.
+    #[inline]
+    pub fn can_accept(&self, channel: usize, kind: RequestKind) -> bool {
+        self.controllers[channel].can_accept(kind)
     }
 
     /// Steps every channel at `now`; returns the earliest cycle anything can change next.
-    #[inline]
+    #[inline(always)]
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
         let bulk = self.bulk_work;

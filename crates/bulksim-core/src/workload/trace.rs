@@ -264,6 +264,7 @@ struct Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         if self.sep == b' ' {
             self.rest = self.rest.trim_ascii_start();
@@ -331,6 +332,7 @@ impl<R: BufRead> RequestSource for TraceReader<R> {
 }
 
 /// Decimal, or hexadecimal with a 0x prefix; None on any other byte or on overflow.
+#[inline(always)]
 fn number(s: &[u8]) -> Option<u64> {
     let (digits, radix) = match s {
         [b'0', b'x' | b'X', hex @ ..] => (hex, 16),
@@ -340,9 +342,28 @@ fn number(s: &[u8]) -> Option<u64> {
         return None;
     }
     let mut value: u64 = 0;
-    for &b in digits {
-        let d = (b as char).to_digit(radix)? as u64;
-        value = value.checked_mul(radix as u64)?.checked_add(d)?;
+    if radix == 16 {
+        // A hex digit is 4 bits: overflow is a value with its top 4 bits in use.
+        for &b in digits {
+            let d = match b {
+                b'0'..=b'9' => b - b'0',
+                b'a'..=b'f' => b - b'a' + 10,
+                b'A'..=b'F' => b - b'A' + 10,
+                _ => return None,
+            };
+            if value >> 60 != 0 {
+                return None;
+            }
+            value = value << 4 | d as u64;
+        }
+    } else {
+        for &b in digits {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                return None;
+            }
+            value = value.checked_mul(10)?.checked_add(d as u64)?;
+        }
     }
     Some(value)
 }
@@ -358,6 +379,34 @@ mod tests {
             out.push(rec);
         }
         Ok(out)
+    }
+
+    #[test]
+    fn numbers_parse_up_to_u64_max_and_reject_overflow_and_stray_bytes() {
+        // u64::MAX = 0xffffffffffffffff = 18446744073709551615: the last value of each radix.
+        assert_eq!(number(b"0xffffffffffffffff"), Some(u64::MAX));
+        assert_eq!(number(b"0XFfFfFFFFffffFFFF"), Some(u64::MAX));
+        assert_eq!(number(b"0x1_0000000000000000"), None);
+        assert_eq!(number(b"0x10000000000000000"), None);
+        assert_eq!(number(b"0x00000000000000000001"), Some(1)); // leading zeros never overflow
+        assert_eq!(number(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(number(b"18446744073709551616"), None);
+        assert_eq!(number(b"0x9aF"), Some(0x9af));
+        assert_eq!(number(b"0042"), Some(42));
+        for bad in [
+            &b""[..],
+            b"0x",
+            b"0xg",
+            b"12a",
+            b"1/",
+            b"1:",
+            b"0x@",
+            b"0x`",
+            b"-1",
+            b" 1",
+        ] {
+            assert_eq!(number(bad), None, "{:?}", String::from_utf8_lossy(bad));
+        }
     }
 
     #[test]
