@@ -1104,20 +1104,19 @@ fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
     ))
 }
 
+/// The error for `name` included again while `stack` is being read.
+fn include_cycle(name: &str, stack: &[PathBuf]) -> String {
+    let chain: Vec<String> = stack.iter().map(|p| p.display().to_string()).collect();
+    format!("{name}: include cycle ({})", chain.join(" -> "))
+}
+
 /// One file's table merged over its includes; each file is first checked on its own so errors
 /// carry that file's name and line.
 fn load_merged(path: &Path, stack: &mut Vec<PathBuf>) -> Result<toml::Table> {
     let name = path.display().to_string();
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if stack.contains(&canonical) {
-        return Err(config_err(format!(
-            "{name}: include cycle ({})",
-            stack
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" -> ")
-        )));
+        return Err(config_err(include_cycle(&name, stack)));
     }
     let text = crate::workload::lines::read_config_file(path)
         .map_err(|e| config_err(format!("{name}: cannot read config: {e}")))?;
@@ -1145,14 +1144,7 @@ fn check_merged(path: &Path, stack: &mut Vec<PathBuf>, problems: &mut Vec<String
     let name = path.display().to_string();
     let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
     if stack.contains(&canonical) {
-        problems.push(format!(
-            "{name}: include cycle ({})",
-            stack
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" -> ")
-        ));
+        problems.push(include_cycle(&name, stack));
         return toml::Table::new();
     }
     let text = match crate::workload::lines::read_config_file(path) {

@@ -117,11 +117,7 @@ pub fn run_keeping_memory<S: RequestSource>(
             }
             next = next.min(rec.cycle);
         }
-        let target = if skip_idle {
-            next.max(now + 1)
-        } else {
-            now + 1
-        };
+        let target = next_visit(now, next, skip_idle);
         if target == u64::MAX {
             return Err(stalled(now));
         }
@@ -226,11 +222,7 @@ fn enqueue_when_room(
         if mem.has_moves() {
             moved.apply(mem);
         }
-        let target = if skip_idle {
-            next.max(now + 1)
-        } else {
-            now + 1
-        };
+        let target = next_visit(now, next, skip_idle);
         if target == u64::MAX {
             return Err(stalled(now));
         }
@@ -249,4 +241,15 @@ fn stalled(now: u64) -> Error {
     Error::Io(format!(
         "internal error: simulation stalled at cycle {now} with work pending"
     ))
+}
+
+/// The cycle the replay loop visits after `now`: the memory system's next event with idle
+/// skipping, else the next cycle.
+#[inline(always)]
+fn next_visit(now: u64, next: u64, skip_idle: bool) -> u64 {
+    if skip_idle {
+        next.max(now + 1)
+    } else {
+        now + 1
+    }
 }
