@@ -556,3 +556,14 @@ def test_sweeps_starting_on_one_new_file_at_once_all_open_it(tmp_path):
             start = time.time() + 1.0
             outcomes = pool.starmap(_open_new_store, [(path, start)] * 6)
             assert outcomes == ["ok"] * 6, outcomes
+
+
+def test_regenerating_a_trace_counts_the_space_of_the_file_it_replaces(tmp_path, monkeypatch):
+    """The room check adds the size of a trace being overwritten to the free space."""
+    out = tmp_path / "t.trace"
+    out.write_bytes(b"x" * 100_000)
+    free = shutil.disk_usage(tmp_path).free
+    monkeypatch.setattr(api.shutil, "disk_usage", lambda _: shutil._ntuple_diskusage(free, 0, 50_000))
+    api.generate_trace(out, "stream", 10_000)  # needs at least 80,000 bytes: 50,000 free + 100,000
+    with pytest.raises(api.ArgumentError, match="need at least 80000 bytes"):
+        api.generate_trace(tmp_path / "new.trace", "stream", 10_000)

@@ -249,3 +249,30 @@ def test_config_include_and_check_every_problem(tmp_path):
     assert r.returncode == 1 and len(lines) == 2
     assert any("'dram.rank'" in x and "did you mean 'dram.ranks'" in x for x in lines)
     assert any("'controller.schedular'" in x for x in lines)
+
+
+def test_dask_sweep_keeps_its_claims_fresh_while_a_long_point_runs(monkeypatch):
+    """On Dask every point is claimed at once: the sweep must refresh its claims while a point
+    runs longer than the heartbeat period, not only when one finishes, or another sweep would
+    take them over after CLAIM_TTL_SECONDS and run them again."""
+    import time
+
+    from distributed import LocalCluster
+
+    def slow_point(point, cache):
+        time.sleep(1.0)
+        return {"key": point}
+
+    monkeypatch.setattr(sweep, "run_point", slow_point)
+    monkeypatch.setattr(sweep, "HEARTBEAT_SECONDS", 0.1)
+    beats, rows = [], []
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        sweep._run_dask(
+            cluster.scheduler_address,
+            [("k", "p")],
+            "",
+            lambda row, point: rows.append(row),
+            lambda: beats.append(time.monotonic()),
+        )
+    assert rows == [{"key": "p"}]
+    assert len(beats) >= 5, f"{len(beats)} heartbeats during a 1 s point with a 0.1 s period"

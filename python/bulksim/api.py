@@ -54,6 +54,8 @@ def _check_room_for_trace(path: Path, requests: int) -> None:
     folder = path.parent if str(path.parent) else Path(".")
     try:
         room, where = shutil.disk_usage(folder).free, f"free on the file system of {folder}"
+        if path.is_file():
+            room += path.stat().st_size  # overwritten: its space is freed
     except OSError:
         return  # the folder is missing: writing the file reports it
     soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)

@@ -277,7 +277,8 @@ def _signals_ignored():
 def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record, heartbeat) -> None:
     if not todo:
         return
-    from distributed import Client, as_completed
+    from distributed import Client
+    from distributed import wait as dask_wait
 
     try:
         client = Client(scheduler, timeout="20s")
@@ -287,13 +288,22 @@ def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record,
         futures = {
             client.submit(run_point, p, cache, pure=False, key=f"bulksim-{k}"): (k, p) for k, p in todo
         }
-        for fut in as_completed(futures):
-            key, point = futures[fut]
+        # Waits at most HEARTBEAT_SECONDS at a time, so the claims stay fresh while long points
+        # run (all of them are claimed at once here) and another sweep does not take them over.
+        pending = set(futures)
+        while pending:
             try:
-                row = fut.result()
-            except Exception as e:
-                row = _error_row(point, key, e)
-            record(row, point)
+                done, pending = dask_wait(pending, timeout=HEARTBEAT_SECONDS, return_when="FIRST_COMPLETED")
+            except TimeoutError:
+                heartbeat()
+                continue
+            for fut in done:
+                key, point = futures[fut]
+                try:
+                    row = fut.result()
+                except Exception as e:
+                    row = _error_row(point, key, e)
+                record(row, point)
             heartbeat()
 
 
