@@ -79,7 +79,7 @@ def test_a_binary_workload_with_a_bad_crc_is_refused(tmp_path):
     path.write_bytes(good + b"\0")
     assert one_error(bulksim(*run)).endswith("trailing bytes after the gzip stream")
     # Restored, it runs (the body really is a bulksim workload).
-    assert body.startswith(b"BSWL\x01\x00")
+    assert body.startswith(b"BSWL\x02\x00")
     path.write_bytes(good)
     assert bulksim("run", "--workload", path.parent, "--quiet").returncode == 0
 

@@ -21,8 +21,8 @@ PAPER_SYSTEM = [
 
 def test_run_workload_from_the_api_and_the_cli(tmp_path):
     fb = bs.generate_forkbench(tmp_path / "fb", array_bytes=1 << 20, pages_updated=32, binary=False)
-    assert (fb / "thread-0.trace").read_text().startswith("bulksim-workload 1\n")
-    assert (fb / "thread-1.trace").read_text().startswith("bulksim-workload 1 child\n")
+    assert (fb / "thread-0.trace").read_text().startswith("bulksim-workload 2\n")
+    assert (fb / "thread-1.trace").read_text().startswith("bulksim-workload 2 child\n")
     rowclone = [*PAPER_SYSTEM, "system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"]
     stats = bs.run_workload(workload=fb, overrides=rowclone)
     assert stats["os"]["forks"] == 1 and stats["os"]["cow_copies"] == 32

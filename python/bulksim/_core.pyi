@@ -38,7 +38,11 @@ def run_workload(
     workload: str,
     command_log: str | None = None,
     progress: Callable[[int, float], None] | None = None,
+    fmt: str | None = None,
+    copies: int = 1,
 ) -> tuple[str, str]: ...
+def detect_workload_format(path: str) -> str: ...
+def workload_formats() -> list[str]: ...
 def run_workload_read(
     config_path: str | None,
     preset: str | None,

@@ -156,6 +156,16 @@ def run(
     return Stats(json.loads(data), summary)
 
 
+def workload_formats() -> list[str]:
+    """The workload formats ``run_workload`` reads (docs/workloads.md)."""
+    return list(_core.workload_formats())
+
+
+def detect_workload_format(workload: str | os.PathLike[str]) -> str:
+    """The format of the workload at ``workload``, judged from its content."""
+    return _core.detect_workload_format(os.fspath(workload))
+
+
 def run_workload(
     config: ConfigLike = None,
     *,
@@ -164,19 +174,32 @@ def run_workload(
     overrides: Iterable[str] = (),
     command_log: str | os.PathLike[str] | None = None,
     progress: Callable[[int, float], None] | None = None,
+    fmt: str | None = None,
+    copies: int = 1,
 ) -> Stats:
     """Runs a full-system workload (a trace file, or a directory of per-thread traces) and
     returns its stats: ``ipc``, ``fmtc``, ``traffic``, ``os``, ... and ``memory`` (the memory
     system's stats). The mechanism is ``system.bulk_mechanism``, the allocator ``os.allocator``.
-    ``command_log`` names a CSV file to receive every DRAM command the run issues (demand
-    traffic, bulk copies and initializations, refresh), in the format ``run`` writes.
-    ``progress`` is called with the instructions retired and the simulated time (ns) so far,
-    at most twice a second of host time, and once at the end.
+    ``fmt`` is the workload's format (one of ``workload_formats()``; detected from the content
+    when None); ``copies`` runs that many copies of it, each on its own core and in its own
+    address space. ``command_log`` names a CSV file to receive every DRAM command the run
+    issues (demand traffic, bulk copies and initializations, refresh), in the format ``run``
+    writes. ``progress`` is called with the instructions retired and the simulated time (ns)
+    so far, at most twice a second of host time, and once at the end.
     """
+    if fmt is not None and fmt not in workload_formats():
+        raise ArgumentError(f"fmt={fmt!r}: expected one of {', '.join(workload_formats())}")
+    copies = _check_int("copies", copies, minimum=1, maximum=MAX_COPIES)
     path, sets = _config_args(config, overrides)
     log = os.fspath(command_log) if command_log is not None else None
-    data, summary = _core.run_workload(path, preset, sets, os.fspath(workload), log, progress)
+    data, summary = _core.run_workload(
+        path, preset, sets, os.fspath(workload), log, progress, fmt=fmt, copies=copies
+    )
     return Stats(json.loads(data), summary)
+
+
+#: The most copies of a workload one run takes (each needs a core).
+MAX_COPIES = 1024
 
 
 #: The most bytes `run_workload_read` reads back per region.

@@ -163,7 +163,20 @@ def main() -> None:
 @click.option(
     "--workload",
     type=click.Path(exists=True),
-    help="Full-system workload: a trace file or a directory of thread-N.trace/.btrace files.",
+    help="Full-system workload: a trace file or a directory of thread-N.trace/.btrace files "
+    "(bulksim format), or a trace in another --workload-format.",
+)
+@click.option(
+    "--workload-format",
+    type=click.Choice(api.workload_formats()),
+    help="Format of --workload (docs/workloads.md); detected from the content when omitted.",
+)
+@click.option(
+    "--copies",
+    type=click.IntRange(1, api.MAX_COPIES),
+    default=1,
+    show_default=True,
+    help="Run N copies of --workload on N cores, each in its own address space.",
 )
 @click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
 @click.option(
@@ -172,12 +185,23 @@ def main() -> None:
     help="Write every DRAM command (CSV) here (--trace and --workload runs).",
 )
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
-def run(preset, config, overrides, trace, trace_format, workload, json_out, command_log, quiet) -> None:
+def run(
+    preset, config, overrides, trace, trace_format, workload, workload_format, copies, json_out, command_log, quiet
+) -> None:
     """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
     print a summary of the stats."""
     if (trace is None) == (workload is None):
         raise click.UsageError("give exactly one of --trace (request trace) and --workload (full system)")
+    if workload is None and (workload_format is not None or copies != 1):
+        raise click.UsageError("--workload-format and --copies go with --workload")
     if workload is not None:
+        how = "given"
+        if workload_format is None:
+            workload_format = _guard(api.detect_workload_format, workload)
+            how = "detected from the content"
+        if not quiet:
+            plural = "copy" if copies == 1 else "copies"
+            click.echo(f"workload: {workload} (format {workload_format}, {how}; {copies} {plural})")
         stats = _guard(
             api.run_workload,
             config,
@@ -186,6 +210,8 @@ def run(preset, config, overrides, trace, trace_format, workload, json_out, comm
             overrides=overrides,
             command_log=command_log,
             progress=_workload_progress(),
+            fmt=workload_format,
+            copies=copies,
         )
     else:
         stats = _guard(

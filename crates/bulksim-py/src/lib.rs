@@ -8,6 +8,7 @@ use bulksim_core::stats::STAT_DOCS;
 use bulksim_core::system::stats::SYSTEM_STAT_DOCS;
 use bulksim_core::workload::forkbench::{Forkbench, RandomAccess};
 use bulksim_core::workload::generate::{GenOptions, Generator};
+use bulksim_core::workload::source::{Workload, WorkloadFormat};
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Error};
 use pyo3::create_exception;
@@ -111,9 +112,11 @@ fn run_trace(
 
 /// Runs a full-system workload (a trace file or a directory of per-thread traces), writing
 /// every DRAM command the run issues to `command_log` (CSV) if given, and calling `progress`
-/// with (instructions retired, simulated ns) about twice a second and once at the end.
+/// with (instructions retired, simulated ns) about twice a second and once at the end. `fmt`
+/// names the workload's format (detected from the content when None); `copies` runs that
+/// many copies, one core and address space each.
 #[pyfunction]
-#[pyo3(signature = (config_path, preset, sets, workload, command_log=None, progress=None))]
+#[pyo3(signature = (config_path, preset, sets, workload, command_log=None, progress=None, fmt=None, copies=1))]
 #[allow(clippy::too_many_arguments)]
 fn run_workload(
     py: Python<'_>,
@@ -123,8 +126,14 @@ fn run_workload(
     workload: &str,
     command_log: Option<&str>,
     progress: Option<Py<PyAny>>,
+    fmt: Option<&str>,
+    copies: u32,
 ) -> PyResult<(String, String)> {
     let config = resolve(config_path, preset, &sets).map_err(to_py)?;
+    let format = fmt
+        .map(WorkloadFormat::from_name)
+        .transpose()
+        .map_err(to_py)?;
     let stats = py
         .detach(|| {
             let mut report = |instructions: u64, simulated_ns: f64| {
@@ -134,9 +143,12 @@ fn run_workload(
                     });
                 }
             };
-            bulksim_core::system::run_workload_with_progress(
+            let path = Path::new(workload);
+            let opened = Workload::open(path, format, copies)?;
+            bulksim_core::system::run_opened_workload(
                 &config,
-                Path::new(workload),
+                opened,
+                path,
                 command_log.map(Path::new),
                 progress.is_some().then_some(&mut report as _),
             )
@@ -147,6 +159,20 @@ fn run_workload(
         serde_json::to_string(&stats).expect("stats serialize"),
         stats.summary(),
     ))
+}
+
+/// The format of the workload at `path` as judged from its content (its name).
+#[pyfunction]
+fn detect_workload_format(path: &str) -> PyResult<String> {
+    WorkloadFormat::detect(Path::new(path))
+        .map(|f| f.name().to_string())
+        .map_err(to_py)
+}
+
+/// The names of the workload formats there are readers for.
+#[pyfunction]
+fn workload_formats() -> Vec<&'static str> {
+    WorkloadFormat::ALL.iter().map(|f| f.name()).collect()
 }
 
 /// One region read back after a run: its bytes, or None where unmapped.
@@ -333,6 +359,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload_read, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_workload_format, m)?)?;
+    m.add_function(wrap_pyfunction!(workload_formats, m)?)?;
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
     m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;

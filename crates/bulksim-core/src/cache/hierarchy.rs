@@ -55,6 +55,9 @@ pub enum Pending {
     },
     /// A write-back the memory controller asked for on behalf of `core`'s bulk operation.
     Writeback { core: usize },
+    /// A read below the caches for `core` (a post-LLC trace's request); `line` in the first
+    /// level's line size, which is what the core waits on.
+    BelowCaches { core: usize, line: u64 },
 }
 
 /// What completing a request id did for the cores.
@@ -297,6 +300,52 @@ impl Hierarchy {
         way
     }
 
+    /// A read of the memory line holding `addr` for `core`, issued below the caches (a
+    /// post-LLC trace's read: the trace already is what missed the last level). It goes to
+    /// memory after the last level's fills waiting before it; its completion reports the
+    /// first-level line of `addr` to `core` (`Completed::Line`), and nothing is cached.
+    pub fn read_below_caches(&mut self, core: usize, addr: u64) {
+        let first_line = addr / self.levels[0].line_bytes;
+        let bytes = self.last_line_bytes();
+        let id = self.new_id(Pending::BelowCaches {
+            core,
+            line: first_line,
+        });
+        let req = Request::fill(
+            Some(id),
+            addr / bytes,
+            bytes,
+            false,
+            Origin::Program,
+            core as u32,
+        );
+        let last = self.last();
+        self.levels[last]
+            .out_fills
+            .push_back(Outgoing { req, buffer: None });
+        self.traffic.book(Origin::Program, false, bytes);
+    }
+
+    /// A write-back of the memory line holding `addr` for `core`, issued below the caches (a
+    /// post-LLC trace's dirty eviction): posted to memory after the last level's write-backs
+    /// waiting before it. Its data is what memory holds (a trace carries no bytes).
+    pub fn write_below_caches(&mut self, core: usize, addr: u64) {
+        let bytes = self.last_line_bytes();
+        let req = Request {
+            id: None,
+            addr: addr / bytes * bytes,
+            bytes: bytes as u32,
+            kind: RequestKind::Writeback,
+            origin: Origin::Program,
+            thread: core as u32,
+        };
+        let last = self.last();
+        self.levels[last]
+            .out_writebacks
+            .push_back(Outgoing { req, buffer: None });
+        self.traffic.book(Origin::Program, true, bytes);
+    }
+
     /// Puts a line into `core`'s first level.
     pub fn insert(&mut self, core: usize, line: u64, data: &[u8], dirty: bool, origin: Origin) {
         self.insert_at(0, core, line, data, dirty, origin);
@@ -323,6 +372,7 @@ impl Hierarchy {
     pub fn complete(&mut self, id: RequestId, fs: u64) -> Completed {
         match self.take_id(id) {
             Pending::Writeback { core } => Completed::Writeback { core },
+            Pending::BelowCaches { core, line } => Completed::Line { core, line },
             Pending::Fill { level, core, line } => {
                 self.complete_fill(level, core, line, fs);
                 if level == 0 {

@@ -20,8 +20,17 @@ use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
 #[derive(Clone, Debug, Default)]
 struct Process {
     pages: PageTable,
-    /// Mapped virtual page ranges [start, end).
-    regions: Vec<(u64, u64)>,
+    /// Mapped virtual page ranges, the most recent last (it decides where ranges overlap).
+    regions: Vec<Region>,
+}
+
+/// A mapped range of virtual pages [start, end).
+#[derive(Clone, Copy, Debug, Default)]
+struct Region {
+    start: u64,
+    end: u64,
+    /// Pages were touched before the trace began: present on first access, with no fault.
+    resident: bool,
 }
 
 /// Work that must complete before an access proceeds.
@@ -31,6 +40,9 @@ pub enum Work {
     Zero { frame: u32 },
     /// Copy a shared frame into a new one (copy-on-write).
     Copy { src: u32, dst: u32 },
+    /// A page of a resident region seen for the first time: the new frame must read as zero,
+    /// untimed, and there is no fault (no kernel instructions).
+    Resident { frame: u32 },
     /// Make a copy-on-write page no longer shared writable: the fault path alone.
     Reuse,
 }
@@ -50,7 +62,9 @@ stat_struct! {
         pub frames_used: u64 = sum("pages", "most frames in use at once during the run (its peak; an exited process's frames are freed)"),
         pub fault_instructions: u64 = sum("instructions", "kernel instructions of the fault path (os.fault_instructions per page fault), included in `instructions`"),
         /// Pages present from the start (`P` events).
-        pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing"),
+        pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing; and pages of resident mappings (`N` events and foreign traces) at their first access, also without a fault"),
+        pub unmapped_pages: u64 = sum("pages", "present pages removed by unmaps (`U` events) and execs (`E`)"),
+        pub execs: u64 = sum("calls", "exec events (`E`): the process's address space replaced"),
     }
 }
 
@@ -89,8 +103,49 @@ impl Os {
 
     /// Maps [vaddr, vaddr + bytes) (page-rounded); pages appear on first touch.
     pub fn map(&mut self, pid: Pid, vaddr: u64, bytes: u64) {
+        self.add_region(pid, vaddr, bytes, false);
+    }
+
+    /// Maps [vaddr, vaddr + bytes) as touched before the trace began: each page gets a frame
+    /// on its first access, without a fault (`Work::Resident`).
+    pub fn map_resident(&mut self, pid: Pid, vaddr: u64, bytes: u64) {
+        self.add_region(pid, vaddr, bytes, true);
+    }
+
+    fn add_region(&mut self, pid: Pid, vaddr: u64, bytes: u64, resident: bool) {
         let (start, end) = (vaddr / PAGE, (vaddr + bytes).div_ceil(PAGE));
-        self.procs[pid as usize].regions.push((start, end));
+        let regions = &mut self.procs[pid as usize].regions;
+        // A range mapped again replaces what it covers (as mmap with MAP_FIXED does), which
+        // also keeps the list from growing with repeated maps of the same range.
+        cut(regions, start, end);
+        regions.push(Region {
+            start,
+            end,
+            resident,
+        });
+    }
+
+    /// Unmaps [vaddr, vaddr + bytes) (page-rounded): present pages there lose their frame
+    /// (freed when no other process shares it), in ascending order.
+    pub fn unmap(&mut self, pid: Pid, vaddr: u64, bytes: u64) {
+        let (start, end) = (vaddr / PAGE, (vaddr + bytes).div_ceil(PAGE));
+        let (table, frames) = (&mut self.table, &mut self.frames);
+        let proc_ = &mut self.procs[pid as usize];
+        let mut pages = 0;
+        proc_.pages.remove_range(start, end, |_, pte| {
+            pages += 1;
+            if table.release(pte.frame) {
+                frames.free(pte.frame);
+            }
+        });
+        cut(&mut proc_.regions, start, end);
+        self.stats.unmapped_pages += pages;
+    }
+
+    /// `pid` replaces its program: every page and mapping goes.
+    pub fn exec(&mut self, pid: Pid) {
+        self.unmap(pid, 0, VADDR_LIMIT);
+        self.stats.execs += 1;
     }
 
     /// Maps a region whose pages are present from the start (as if touched before the trace
@@ -192,13 +247,24 @@ impl Os {
             self.note_frames_used();
             return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
         }
-        if !proc_.regions.iter().any(|&(s, e)| (s..e).contains(&vpn)) {
+        let Some(region) = proc_
+            .regions
+            .iter()
+            .rev()
+            .find(|r| (r.start..r.end).contains(&vpn))
+        else {
             return Err(format!(
                 "access to unmapped address {vaddr:#x} (map it first with an `A` event)"
             ));
-        }
+        };
         if vaddr >= VADDR_LIMIT {
             return Err(beyond_reach(vaddr));
+        }
+        if region.resident {
+            let frame = self.new_page(pid, thread, vpn, Purpose::Populated)?;
+            self.stats.populated += 1;
+            self.note_frames_used();
+            return Ok((frame as u64 * PAGE + offset, Some(Work::Resident { frame })));
         }
         self.stats.page_faults += 1;
         self.stats.fault_instructions += self.fault_instructions;
@@ -274,6 +340,27 @@ impl Os {
     pub fn frame_table(&self) -> &FrameTable {
         &self.table
     }
+}
+
+/// Removes pages [start, end) from `regions`, splitting a region that straddles the range.
+fn cut(regions: &mut Vec<Region>, start: u64, end: u64) {
+    if !regions.iter().any(|r| r.start < end && start < r.end) {
+        return;
+    }
+    let mut kept = Vec::with_capacity(regions.len() + 1);
+    for r in regions.drain(..) {
+        if r.end <= start || end <= r.start {
+            kept.push(r);
+            continue;
+        }
+        if r.start < start {
+            kept.push(Region { end: start, ..r });
+        }
+        if end < r.end {
+            kept.push(Region { start: end, ..r });
+        }
+    }
+    *regions = kept;
 }
 
 #[cfg(test)]

@@ -158,6 +158,48 @@ impl PageTable {
         }
     }
 
+    /// Removes every present page with `start <= vpn < end`, calling `f(vpn, pte)` for each in
+    /// ascending order. Visits only the nodes that overlap the range, so unmapping a huge,
+    /// sparsely touched range costs what is present in it.
+    pub fn remove_range(&mut self, start: u64, end: u64, mut f: impl FnMut(u64, Pte)) {
+        let end = end.min(1 << VPN_BITS);
+        if start < end {
+            self.remove_in(0, LEVELS - 1, 0, start, end, &mut f);
+        }
+    }
+
+    fn remove_in(
+        &mut self,
+        node: usize,
+        level: u32,
+        base: u64,
+        start: u64,
+        end: u64,
+        f: &mut impl FnMut(u64, Pte),
+    ) {
+        let span = 1u64 << (LEVEL_BITS * level);
+        for i in 0..FANOUT {
+            let child = self.dirs[node][i];
+            let lo = base | (i as u64) << (LEVEL_BITS * level);
+            if child == 0 || lo + span <= start || lo >= end {
+                continue;
+            }
+            if level > 1 {
+                self.remove_in(child as usize - 1, level - 1, lo, start, end, f);
+                continue;
+            }
+            let leaf = &mut self.leaves[child as usize - 1];
+            for (j, pte) in leaf.iter_mut().enumerate() {
+                let vpn = lo | j as u64;
+                if *pte != ABSENT && (start..end).contains(&vpn) {
+                    f(vpn, *pte);
+                    *pte = ABSENT;
+                    self.len -= 1;
+                }
+            }
+        }
+    }
+
     /// Makes every present page read-only (both sides of a fork, for copy-on-write).
     pub fn write_protect_all(&mut self) {
         for leaf in &mut self.leaves {
@@ -171,6 +213,30 @@ impl PageTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remove_range_takes_exactly_the_pages_in_range() {
+        let mut t = PageTable::new();
+        let vpns = [
+            0u64,
+            5,
+            511,
+            512,
+            1 << 20,
+            (1 << 27) + 3,
+            (1 << VPN_BITS) - 1,
+        ];
+        for (i, &v) in vpns.iter().enumerate() {
+            t.insert(v, pte(i as u32)).unwrap();
+        }
+        let mut removed = Vec::new();
+        t.remove_range(5, (1 << 20) + 1, |vpn, p| removed.push((vpn, p.frame)));
+        assert_eq!(removed, vec![(5, 1), (511, 2), (512, 3), (1 << 20, 4)]);
+        assert_eq!(t.len(), 3);
+        assert!(t.get(5).is_none() && t.get(0).is_some() && t.get((1 << 27) + 3).is_some());
+        t.remove_range(0, u64::MAX, |_, _| {});
+        assert!(t.is_empty());
+    }
 
     fn pte(frame: u32) -> Pte {
         Pte {

@@ -37,7 +37,8 @@ use crate::memory::MemoryRouter;
 use crate::os::allocator::{sites_from_mapper, FrameAllocator, PAGE};
 use crate::os::{Os, Pid, Work};
 use crate::port::Port;
-use crate::workload::program::{thread_files, Event, ProgramReader};
+use crate::workload::program::Event;
+use crate::workload::source::{EventSource, Workload};
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -52,12 +53,20 @@ enum ThreadState {
 }
 
 struct Thread {
-    reader: ProgramReader,
+    reader: Box<dyn EventSource>,
+    /// The id of this thread's copy's thread 0 (fork targets are relative to it).
+    copy_base: u32,
+    /// Which copy of the workload the thread belongs to.
+    copy: u32,
+    /// The line accesses left of a ranged access or kernel copy being dispatched.
+    sweep: Option<Sweep>,
     pid: Option<Pid>,
     state: ThreadState,
     parent: Option<usize>,
     live_children: u32,
     stores: u64,
+    /// Bytes the kernel copied to or from this thread's memory (`K`, `G` events).
+    kernel_copy_bytes: u64,
     instructions: u64,
     start_fs: u64,
     end_fs: u64,
@@ -65,6 +74,35 @@ struct Thread {
     stalls: u64,
     stall_fs: u64,
     stall_intervals: Vec<(u64, u64)>,
+}
+
+/// The line-by-line accesses of a ranged event: lines from `next` up to `end` (addresses).
+#[derive(Clone, Copy, Debug)]
+struct Sweep {
+    next: u64,
+    end: u64,
+    write: bool,
+}
+
+impl Sweep {
+    fn new(vaddr: u64, bytes: u64, write: bool, line: u64) -> Sweep {
+        Sweep {
+            next: vaddr - vaddr % line,
+            end: vaddr + bytes,
+            write,
+        }
+    }
+
+    /// The next line's access and the rest of the sweep, if any.
+    fn step(self, line: u64) -> (Event, Option<Sweep>) {
+        let ev = if self.write {
+            Event::Store(self.next)
+        } else {
+            Event::Load(self.next)
+        };
+        let next = self.next + line;
+        (ev, (next < self.end).then_some(Sweep { next, ..self }))
+    }
 }
 
 const EV_TAG: u8 = 0;
@@ -129,8 +167,14 @@ enum Step {
 
 impl System {
     /// Builds the system for `config` and the workload at `path` (a file or a directory of
-    /// per-thread traces).
+    /// per-thread traces in bulksim's format).
     pub fn new(config: &Config, path: &Path) -> Result<System> {
+        let workload = Workload::open(path, None, 1)?;
+        Self::with_workload(config, workload, path)
+    }
+
+    /// Builds the system for `config` and an opened workload (`path` names it in errors).
+    pub fn with_workload(config: &Config, workload: Workload, path: &Path) -> Result<System> {
         let mut config = config.clone();
         config.bulk.mechanism = match config.system.bulk_mechanism {
             SystemMechanism::Cpu => Mechanism::Channel,
@@ -139,7 +183,7 @@ impl System {
         };
         config.validate()?;
         // Before anything sized by the config is allocated; one core per thread at most.
-        let cores = thread_files(path)?.len();
+        let cores = workload.threads.len();
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
         for d in &mut router.devices {
@@ -174,15 +218,19 @@ impl System {
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
-        for file in thread_files(path)? {
-            let reader = ProgramReader::open(&file)?;
+        for thread in workload.threads {
+            let reader = thread.source;
             threads.push(Thread {
-                state: if reader.child {
+                state: if reader.starts_as_child() {
                     ThreadState::NotStarted
                 } else {
                     ThreadState::Runnable
                 },
                 reader,
+                copy_base: thread.base,
+                copy: thread.copy,
+                sweep: None,
+                kernel_copy_bytes: 0,
                 pid: None,
                 parent: None,
                 live_children: 0,
@@ -602,7 +650,7 @@ impl System {
             }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
-                None => self.threads[t].reader.next_event()?.unwrap_or(Event::Exit),
+                None => self.next_event(t)?,
             };
             match self.dispatch(c, t, ev, &mut budget)? {
                 Step::Next => progress = true,
@@ -618,6 +666,41 @@ impl System {
             }
         }
         Ok(progress)
+    }
+
+    /// Thread `t`'s next event to dispatch: the next line of a ranged access in progress, else
+    /// the next from its stream (an exit at its end), ranges turned into line sweeps and fork
+    /// targets made absolute.
+    fn next_event(&mut self, t: usize) -> Result<Event> {
+        let line = self.line;
+        let th = &mut self.threads[t];
+        if let Some(sweep) = th.sweep {
+            let (ev, rest) = sweep.step(line);
+            th.sweep = rest;
+            return Ok(ev);
+        }
+        let ev = th.reader.next_event()?.unwrap_or(Event::Exit);
+        let sweep = match ev {
+            Event::LoadRange { vaddr, bytes } => Sweep::new(vaddr, bytes, false, line),
+            Event::StoreRange { vaddr, bytes } => Sweep::new(vaddr, bytes, true, line),
+            Event::KernelFromUser { vaddr, bytes } => {
+                th.kernel_copy_bytes += bytes;
+                Sweep::new(vaddr, bytes, false, line)
+            }
+            Event::KernelToUser { vaddr, bytes } => {
+                th.kernel_copy_bytes += bytes;
+                Sweep::new(vaddr, bytes, true, line)
+            }
+            Event::Fork(k) => {
+                return u32::try_from(k as u64 + th.copy_base as u64)
+                    .map(Event::Fork)
+                    .map_err(|_| self.err(t, "thread id too large"))
+            }
+            _ => return Ok(ev),
+        };
+        let (first, rest) = sweep.step(line);
+        th.sweep = rest;
+        Ok(first)
     }
 
     fn err(&self, t: usize, e: impl std::fmt::Display) -> Error {
@@ -667,14 +750,9 @@ impl System {
                     return Ok(Step::Retry(ev, false));
                 }
                 let write = matches!(ev, Event::Store(_));
-                let (pa, work) = self
-                    .os
-                    .translate(pid, t as u32, va, write)
-                    .map_err(|e| self.err(t, e))?;
-                if let Some(w) = work {
-                    self.queue_work(c, w);
+                let Some(pa) = self.translate(c, t, pid, va, write)? else {
                     return Ok(Step::Retry(ev, true));
-                }
+                };
                 if self.blocked(pa) {
                     return Ok(Step::Retry(ev, false));
                 }
@@ -734,6 +812,55 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
+            Event::MemRead(va) | Event::MemWrite(va) => {
+                if full {
+                    return Ok(Step::Retry(ev, false));
+                }
+                let Some(pa) = self.translate(c, t, pid, va, false)? else {
+                    return Ok(Step::Retry(ev, true));
+                };
+                if self.blocked(pa) {
+                    return Ok(Step::Retry(ev, false));
+                }
+                if matches!(ev, Event::MemWrite(_)) {
+                    self.mem.write_below_caches(c, pa);
+                    self.push_slot(c, next_cycle, NO_LINE);
+                } else {
+                    self.mem.read_below_caches(c, pa);
+                    self.push_slot(c, u64::MAX, pa / self.line);
+                }
+                *budget -= 1;
+                Ok(Step::Next)
+            }
+            Event::Unmap { vaddr, bytes } | Event::MapResident { vaddr, bytes } => {
+                if !self.cores[c].window.is_empty() {
+                    // In-flight accesses may still translate through the range.
+                    return Ok(Step::Retry(ev, false));
+                }
+                if matches!(ev, Event::Unmap { .. }) {
+                    self.os.unmap(pid, vaddr, bytes);
+                } else {
+                    self.os.map_resident(pid, vaddr, bytes);
+                }
+                self.push_slot(c, next_cycle, NO_LINE);
+                *budget -= 1;
+                Ok(Step::Next)
+            }
+            Event::Exec => {
+                if !self.cores[c].window.is_empty() {
+                    return Ok(Step::Retry(ev, false));
+                }
+                self.os.exec(pid);
+                self.push_slot(c, next_cycle, NO_LINE);
+                *budget -= 1;
+                Ok(Step::Next)
+            }
+            Event::LoadRange { .. }
+            | Event::StoreRange { .. }
+            | Event::KernelToUser { .. }
+            | Event::KernelFromUser { .. } => {
+                unreachable!("next_event turns ranged accesses into line accesses")
+            }
             Event::Fork(child) => {
                 if full {
                     return Ok(Step::Retry(ev, false));
@@ -792,6 +919,35 @@ impl System {
         }
     }
 
+    /// The physical address of thread `t`'s `va`, or None when a fault's work was queued on
+    /// core `c` first (retry the access after it). A resident page seen for the first time
+    /// is made zero at once, untimed, with no fault.
+    fn translate(
+        &mut self,
+        c: usize,
+        t: usize,
+        pid: Pid,
+        va: u64,
+        write: bool,
+    ) -> Result<Option<u64>> {
+        let (pa, work) = self
+            .os
+            .translate(pid, t as u32, va, write)
+            .map_err(|e| self.err(t, e))?;
+        match work {
+            None => Ok(Some(pa)),
+            Some(Work::Resident { frame }) => {
+                self.mem.hand_over(c, frame as u64 * PAGE, PAGE);
+                self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                Ok(Some(pa))
+            }
+            Some(w) => {
+                self.queue_work(c, w);
+                Ok(None)
+            }
+        }
+    }
+
     /// A fault's work as core `c`'s: the kernel's fault-path instructions, then the bulk job
     /// (zero a new frame, copy a shared one), if any.
     fn queue_work(&mut self, c: usize, w: Work) {
@@ -800,10 +956,10 @@ impl System {
             Work::Zero { frame } | Work::Copy { dst: frame, .. } => {
                 self.mem.hand_over(c, frame as u64 * PAGE, PAGE)
             }
-            Work::Reuse => {}
+            Work::Reuse | Work::Resident { .. } => {}
         }
         let (op, origin) = match w {
-            Work::Reuse => return,
+            Work::Reuse | Work::Resident { .. } => return,
             Work::Zero { frame } => (
                 BulkOp {
                     kind: BulkKind::Init { value: 0 },
@@ -1324,6 +1480,8 @@ impl System {
                     end_ns: t.end_fs as f64 / 1e6,
                     memory_stalls: t.stalls,
                     memory_stall_ns: t.stall_fs as f64 / 1e6,
+                    kernel_copy_bytes: t.kernel_copy_bytes,
+                    copy: t.copy as u64,
                     stall_intervals_ns: t
                         .stall_intervals
                         .iter()
@@ -1380,7 +1538,20 @@ pub fn run_workload_with_progress(
     command_log: Option<&Path>,
     progress: Option<Progress>,
 ) -> Result<(SystemStats, System)> {
-    let mut system = System::new(config, path)?;
+    let workload = Workload::open(path, None, 1)?;
+    run_opened_workload(config, workload, path, command_log, progress)
+}
+
+/// Runs an opened workload (any format, any number of copies) under `config`, logging
+/// commands and reporting progress like `run_workload_with_progress`.
+pub fn run_opened_workload(
+    config: &Config,
+    workload: Workload,
+    path: &Path,
+    command_log: Option<&Path>,
+    progress: Option<Progress>,
+) -> Result<(SystemStats, System)> {
+    let mut system = System::with_workload(config, workload, path)?;
     if let Some(log) = command_log {
         let several = system.mem.router.devices.len() > 1;
         for d in &mut system.mem.router.devices {

@@ -30,6 +30,8 @@ stat_struct! {
         pub end_ns: f64 = max("ns", "when the thread exited"),
         pub memory_stalls: u64 = sum("stalls", "times the window head waited for a line from memory"),
         pub memory_stall_ns: f64 = sum("ns", "time the window head waited for lines from memory, summed"),
+        pub kernel_copy_bytes: u64 = sum("bytes", "bytes the kernel copied into or out of the thread's memory for read/write-like system calls (`K`, `G` events), run as line stores and loads on its core"),
+        pub copy: u64 = keep("copy", "which copy of the workload the thread belongs to (`--copies`; 0 for the first)"),
         #[serde(skip_serializing_if = "Vec::is_empty")]
         pub stall_intervals_ns: Vec<(f64, f64)> = merge(extend, "ns", "each such wait as (start, end), when sim.record_intervals is on"),
     }

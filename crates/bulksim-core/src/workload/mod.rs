@@ -6,4 +6,5 @@ pub mod generate;
 pub mod lines;
 pub mod program;
 pub mod rng;
+pub mod source;
 pub mod trace;

@@ -54,11 +54,57 @@ pub enum Event {
     Fork(u32),
     Wait,
     Exit,
+    /// A load of `bytes` bytes at `vaddr`: one access to every line the range touches.
+    LoadRange {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// A store of `bytes` bytes at `vaddr`: one access to every line the range touches.
+    StoreRange {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// The kernel copies `bytes` into user memory at `vaddr` (a read-like system call):
+    /// stores to every line of the range, run on the thread's core.
+    KernelToUser {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// The kernel copies `bytes` out of user memory at `vaddr` (a write-like system call):
+    /// loads of every line of the range.
+    KernelFromUser {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// Unmaps [vaddr, vaddr + bytes) (page-rounded): its pages' frames lose a reference, and
+    /// a later access is an error unless the range is mapped again.
+    Unmap {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// A region whose pages were touched before the trace began, made present on their first
+    /// access with no fault (zero, untimed): what a trace that starts mid-run, or a program's
+    /// initial image, needs.
+    MapResident {
+        vaddr: u64,
+        bytes: u64,
+    },
+    /// The process replaces its program (`execve`): every mapping and page is dropped.
+    Exec,
+    /// A read of the line at `vaddr` issued below the caches (post-LLC traces): the core
+    /// waits for it like a load miss.
+    MemRead(u64),
+    /// A write-back of the line at `vaddr` issued below the caches (post-LLC traces): posted,
+    /// the core does not wait.
+    MemWrite(u64),
 }
 
-pub const TEXT_HEADER: &str = "bulksim-workload 1";
+pub const TEXT_HEADER: &str = "bulksim-workload 2";
+/// Headers of the versions read: version 2 adds ranged accesses, kernel copies, unmap, exec,
+/// resident maps and accesses below the caches to version 1's events.
+const TEXT_HEADERS: [&str; 2] = ["bulksim-workload 1", "bulksim-workload 2"];
 const MAGIC: &[u8; 4] = b"BSWL";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
 
 enum Source {
     Text(Box<dyn BufRead + Send>),
@@ -196,13 +242,13 @@ impl ProgramReader {
             let mut head = [0u8; 6];
             r.read_exact(&mut head)
                 .map_err(|e| trace_err(&name, 0, format!("not a binary workload trace ({e})")))?;
-            if &head[..4] != MAGIC || head[4] != VERSION || head[5] > 1 {
+            if &head[..4] != MAGIC || !(1..=VERSION).contains(&head[4]) || head[5] > 1 {
                 return Err(trace_err(
                     &name,
                     0,
                     format!(
-                        "not a version {VERSION} binary workload trace (magic BSWL, version \
-                         {VERSION}, child flag 0 or 1)"
+                        "not a binary workload trace of version 1 to {VERSION} (magic BSWL, \
+                         version byte, child flag 0 or 1)"
                     ),
                 ));
             }
@@ -222,7 +268,11 @@ impl ProgramReader {
         lines::read_line(&mut r, &mut header).map_err(|e| trace_err(name, 1, read_error(&e)))?;
         let header = String::from_utf8_lossy(&header);
         let header = header.trim();
-        let child = match header.strip_prefix(TEXT_HEADER).map(str::trim) {
+        let rest = TEXT_HEADERS
+            .iter()
+            .find_map(|h| header.strip_prefix(h))
+            .map(str::trim);
+        let child = match rest {
             Some("") => false,
             Some("child") => true,
             _ => {
@@ -337,6 +387,33 @@ impl ProgramReader {
             ),
             b'W' => Event::Wait,
             b'X' => Event::Exit,
+            b'l' => Event::LoadRange {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b's' => Event::StoreRange {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'K' => Event::KernelToUser {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'G' => Event::KernelFromUser {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'U' => Event::Unmap {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'N' => Event::MapResident {
+                vaddr: v()?,
+                bytes: v()?,
+            },
+            b'E' => Event::Exec,
+            b'R' => Event::MemRead(v()?),
+            b'B' => Event::MemWrite(v()?),
             other => {
                 return Err(trace_err(
                     name,
@@ -362,16 +439,47 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr`, `S vaddr`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `F thread`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
     let op = f.next().unwrap_or_default();
+    let sized = f.clone().count() == 2;
     let mut n = || num(f.next()).map_err(|e| format!("{e}; {EXPECTED}"));
+    let range = |n: &mut dyn FnMut() -> std::result::Result<u64, String>| -> std::result::Result<(u64, u64), String> {
+        Ok((n()?, n()?))
+    };
     let event = match op {
         "C" => Event::Compute(n()?),
+        "L" if sized => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::LoadRange { vaddr, bytes }
+        }
+        "S" if sized => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::StoreRange { vaddr, bytes }
+        }
         "L" => Event::Load(n()?),
         "S" => Event::Store(n()?),
+        "N" => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::MapResident { vaddr, bytes }
+        }
+        "U" => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::Unmap { vaddr, bytes }
+        }
+        "K" => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::KernelToUser { vaddr, bytes }
+        }
+        "G" => {
+            let (vaddr, bytes) = range(&mut n)?;
+            Event::KernelFromUser { vaddr, bytes }
+        }
+        "R" => Event::MemRead(n()?),
+        "B" => Event::MemWrite(n()?),
+        "E" => Event::Exec,
         "M" => Event::Memcpy {
             src: n()?,
             dst: n()?,
@@ -440,6 +548,30 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
         | Event::MapPopulated {
             vaddr: start,
             bytes,
+        }
+        | Event::MapResident {
+            vaddr: start,
+            bytes,
+        }
+        | Event::Unmap {
+            vaddr: start,
+            bytes,
+        }
+        | Event::LoadRange {
+            vaddr: start,
+            bytes,
+        }
+        | Event::StoreRange {
+            vaddr: start,
+            bytes,
+        }
+        | Event::KernelToUser {
+            vaddr: start,
+            bytes,
+        }
+        | Event::KernelFromUser {
+            vaddr: start,
+            bytes,
         } if bytes > 0 => reach(start, bytes)?,
         _ => {}
     }
@@ -453,9 +585,14 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
             }
         }
         Event::Meminit { bytes: 0, .. } => return Err("meminit of 0 bytes".into()),
-        Event::Map { bytes: 0, .. } | Event::MapPopulated { bytes: 0, .. } => {
-            return Err("map of 0 bytes".into())
-        }
+        Event::Map { bytes: 0, .. }
+        | Event::MapPopulated { bytes: 0, .. }
+        | Event::MapResident { bytes: 0, .. } => return Err("map of 0 bytes".into()),
+        Event::Unmap { bytes: 0, .. } => return Err("unmap of 0 bytes".into()),
+        Event::LoadRange { bytes: 0, .. }
+        | Event::StoreRange { bytes: 0, .. }
+        | Event::KernelToUser { bytes: 0, .. }
+        | Event::KernelFromUser { bytes: 0, .. } => return Err("access of 0 bytes".into()),
         _ => {}
     }
     Ok(())
@@ -500,6 +637,15 @@ impl ProgramWriter {
                 Event::Fork(t) => (b'F', vec![t as u64]),
                 Event::Wait => (b'W', vec![]),
                 Event::Exit => (b'X', vec![]),
+                Event::LoadRange { vaddr, bytes } => (b'l', vec![vaddr, bytes]),
+                Event::StoreRange { vaddr, bytes } => (b's', vec![vaddr, bytes]),
+                Event::KernelToUser { vaddr, bytes } => (b'K', vec![vaddr, bytes]),
+                Event::KernelFromUser { vaddr, bytes } => (b'G', vec![vaddr, bytes]),
+                Event::Unmap { vaddr, bytes } => (b'U', vec![vaddr, bytes]),
+                Event::MapResident { vaddr, bytes } => (b'N', vec![vaddr, bytes]),
+                Event::Exec => (b'E', vec![]),
+                Event::MemRead(a) => (b'R', vec![a]),
+                Event::MemWrite(a) => (b'B', vec![a]),
             };
             let mut buf = vec![op];
             for mut v in args {
@@ -528,6 +674,15 @@ impl ProgramWriter {
             Event::Fork(t) => writeln!(self.out, "F {t}"),
             Event::Wait => writeln!(self.out, "W"),
             Event::Exit => writeln!(self.out, "X"),
+            Event::LoadRange { vaddr, bytes } => writeln!(self.out, "L {vaddr:#x} {bytes}"),
+            Event::StoreRange { vaddr, bytes } => writeln!(self.out, "S {vaddr:#x} {bytes}"),
+            Event::KernelToUser { vaddr, bytes } => writeln!(self.out, "K {vaddr:#x} {bytes}"),
+            Event::KernelFromUser { vaddr, bytes } => writeln!(self.out, "G {vaddr:#x} {bytes}"),
+            Event::Unmap { vaddr, bytes } => writeln!(self.out, "U {vaddr:#x} {bytes}"),
+            Event::MapResident { vaddr, bytes } => writeln!(self.out, "N {vaddr:#x} {bytes}"),
+            Event::Exec => writeln!(self.out, "E"),
+            Event::MemRead(a) => writeln!(self.out, "R {a:#x}"),
+            Event::MemWrite(a) => writeln!(self.out, "B {a:#x}"),
         }
         .map_err(io)
     }
@@ -628,6 +783,33 @@ mod tests {
                 value: 255,
             },
             Event::Fork(1),
+            Event::LoadRange {
+                vaddr: 0x1003c,
+                bytes: 8,
+            },
+            Event::StoreRange {
+                vaddr: 0x10000,
+                bytes: 200,
+            },
+            Event::KernelToUser {
+                vaddr: 0x10000,
+                bytes: 4096,
+            },
+            Event::KernelFromUser {
+                vaddr: 0x10100,
+                bytes: 10,
+            },
+            Event::MapResident {
+                vaddr: 0x400000,
+                bytes: 1 << 20,
+            },
+            Event::MemRead(0x400040),
+            Event::MemWrite(0x400080),
+            Event::Unmap {
+                vaddr: 0x80000,
+                bytes: 4096,
+            },
+            Event::Exec,
             Event::Wait,
             Event::Exit,
         ]
@@ -675,7 +857,7 @@ mod tests {
         for (i, (body, what)) in cases.into_iter().enumerate() {
             let path = dir.join(format!("t{i}.btrace"));
             let mut gz = GzEncoder::new(File::create(&path).unwrap(), Compression::default());
-            gz.write_all(b"BSWL\x01\x00").unwrap();
+            gz.write_all(b"BSWL\x02\x00").unwrap();
             gz.write_all(body).unwrap();
             gz.finish().unwrap();
             let err = read_all(&path).unwrap_err().to_string();
@@ -724,7 +906,20 @@ mod tests {
             ("bulksim-workload 1\nL\n", ":2:", "missing operand"),
             ("bulksim-workload 1\nM 0 64 128\n", ":2:", "overlap"),
             ("bulksim-workload 1\nI 0 64 300\n", ":2:", "above 255"),
-            ("bulksim-workload 1\nS 0x10 9\n", ":2:", "too many operands"),
+            (
+                "bulksim-workload 1\nS 0x10 9 1\n",
+                ":2:",
+                "too many operands",
+            ),
+            ("bulksim-workload 2\nL 0x10 0\n", ":2:", "access of 0 bytes"),
+            ("bulksim-workload 2\nU 0x10 0\n", ":2:", "unmap of 0 bytes"),
+            (
+                "bulksim-workload 2\nK 0xfffffffffffff000 8192\n",
+                ":2:",
+                "beyond the page table",
+            ),
+            ("bulksim-workload 2\nR\n", ":2:", "missing operand"),
+            ("bulksim-workload 3\n", ":1:", "expected the header"),
             ("workload 2\n", ":1:", "expected the header"),
         ];
         for (text, at, what) in cases {

@@ -1,0 +1,129 @@
+//! What the full system reads a workload through: `EventSource`, one stream of events per
+//! hardware thread, whatever format it came from; `WorkloadFormat`, the formats there are
+//! readers for; and `Workload`, the opened threads of one run, `copies` times over (each copy
+//! its own processes and address spaces, thread ids of copy k offset by k times the
+//! threads per copy).
+
+use crate::error::{Error, Result};
+use crate::workload::program::{thread_files, Event, ProgramReader};
+use std::path::Path;
+
+/// One thread's stream of events.
+pub trait EventSource: Send {
+    /// The next event, None at the end of the stream.
+    fn next_event(&mut self) -> Result<Option<Event>>;
+    /// `file:record` of the last event read, for errors found when it executes.
+    fn location(&self) -> String;
+    /// The thread starts only when another forks it.
+    fn starts_as_child(&self) -> bool;
+}
+
+impl EventSource for ProgramReader {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        ProgramReader::next_event(self)
+    }
+    fn location(&self) -> String {
+        ProgramReader::location(self)
+    }
+    fn starts_as_child(&self) -> bool {
+        self.child
+    }
+}
+
+/// The workload formats the full system reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkloadFormat {
+    /// bulksim's own workload format (`workload::program`): a file or a thread directory.
+    Bulksim,
+}
+
+impl WorkloadFormat {
+    pub const ALL: [WorkloadFormat; 1] = [WorkloadFormat::Bulksim];
+
+    /// The name the CLI and the config use.
+    pub fn name(self) -> &'static str {
+        match self {
+            WorkloadFormat::Bulksim => "bulksim",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Result<WorkloadFormat> {
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Self::ALL.iter().map(|f| f.name()).collect();
+                Error::Trace(format!(
+                    "unknown workload format '{name}'; expected one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
+    /// The format of the workload at `path`, judged from its content.
+    pub fn detect(path: &Path) -> Result<WorkloadFormat> {
+        thread_files(path)?;
+        Ok(WorkloadFormat::Bulksim)
+    }
+
+    /// One copy's thread streams of the workload at `path`.
+    fn open(self, path: &Path) -> Result<Vec<Box<dyn EventSource>>> {
+        match self {
+            WorkloadFormat::Bulksim => thread_files(path)?
+                .iter()
+                .map(|f| Ok(Box::new(ProgramReader::open(f)?) as Box<dyn EventSource>))
+                .collect(),
+        }
+    }
+}
+
+/// One thread of an opened workload.
+pub struct WorkloadThread {
+    pub source: Box<dyn EventSource>,
+    /// Which copy of the workload it belongs to.
+    pub copy: u32,
+    /// The id of its copy's thread 0 among all threads: a fork of thread `k` in this
+    /// copy starts thread `base + k`.
+    pub base: u32,
+}
+
+/// The threads of a run.
+pub struct Workload {
+    pub format: WorkloadFormat,
+    pub threads: Vec<WorkloadThread>,
+}
+
+/// The most copies of a workload one run takes (each needs a core).
+pub const MAX_COPIES: u32 = 1024;
+
+impl Workload {
+    /// Opens the workload at `path` in `format` (detected from the content when `None`),
+    /// `copies` times.
+    pub fn open(path: &Path, format: Option<WorkloadFormat>, copies: u32) -> Result<Workload> {
+        if copies == 0 || copies > MAX_COPIES {
+            return Err(Error::Trace(format!(
+                "copies = {copies}: expected 1 to {MAX_COPIES} copies of the workload"
+            )));
+        }
+        let format = match format {
+            Some(f) => f,
+            None => WorkloadFormat::detect(path)?,
+        };
+        let mut threads = Vec::new();
+        for copy in 0..copies {
+            let base = threads.len() as u32;
+            for source in format.open(path)? {
+                threads.push(WorkloadThread { source, copy, base });
+            }
+        }
+        Ok(Workload { format, threads })
+    }
+
+    /// Threads that start running at once (one core each).
+    pub fn starting_threads(&self) -> usize {
+        self.threads
+            .iter()
+            .filter(|t| !t.source.starts_as_child())
+            .count()
+    }
+}

@@ -1,0 +1,167 @@
+//! The workload events real programs and foreign traces need (format version 2): ranged
+//! loads and stores, kernel copies, resident maps, unmap, exec, accesses below the caches,
+//! and several copies of one workload. Every expected count is derived from the events.
+
+mod common;
+use bulksim_core::system::{run_opened_workload, run_workload};
+use bulksim_core::workload::program::Event;
+use bulksim_core::workload::source::{Workload, WorkloadFormat};
+use common::*;
+
+const PAGE: u64 = 4096;
+
+#[test]
+fn version_two_events_run_with_the_counts_they_imply() {
+    let d = dir("workload-events", "v2");
+    let heap = 0x1000_0000;
+    let events = [
+        Event::MapResident {
+            vaddr: 0x40_0000,
+            bytes: 1 << 20,
+        },
+        Event::Map {
+            vaddr: heap,
+            bytes: 16 * PAGE,
+        },
+        // One line, then a load straddling two lines (the first one cached by now).
+        Event::LoadRange {
+            vaddr: 0x40_0000,
+            bytes: 8,
+        },
+        Event::LoadRange {
+            vaddr: 0x40_003c,
+            bytes: 8,
+        },
+        // 64 line stores (a first-touch zero fill), a kernel copy into two more pages (128
+        // line stores, two zero fills), a kernel copy out of 100 bytes (2 line loads).
+        Event::StoreRange {
+            vaddr: heap,
+            bytes: PAGE,
+        },
+        Event::KernelToUser {
+            vaddr: heap + 2 * PAGE,
+            bytes: 2 * PAGE,
+        },
+        Event::KernelFromUser {
+            vaddr: heap,
+            bytes: 100,
+        },
+        // Below the caches: a read of a cached line's address still goes to memory; a
+        // write-back; a read of a new resident page.
+        Event::MemRead(0x40_0040),
+        Event::MemWrite(0x40_0080),
+        Event::MemRead(0x4f_f000),
+        Event::Unmap {
+            vaddr: heap,
+            bytes: 16 * PAGE,
+        },
+        Event::Exec,
+        Event::MapResident {
+            vaddr: 0x40_0000,
+            bytes: PAGE,
+        },
+        Event::Load(0x40_0000),
+        Event::Exit,
+    ];
+    write_thread(&d, 0, false, &events);
+    let (stats, _) = run_workload(&paper_system(&[]), &d).unwrap();
+    let os = &stats.os;
+    // Resident pages: 0x400000 (and 0x400040 in it), 0x4ff000, 0x400000 again after exec.
+    assert_eq!(os.populated, 3);
+    assert_eq!(os.zero_fills, 3, "heap pages 0, 2 and 3");
+    assert_eq!(os.page_faults, 3, "resident pages take no fault");
+    assert_eq!(
+        os.unmapped_pages,
+        3 + 2,
+        "three heap pages, then two resident ones at exec"
+    );
+    assert_eq!(os.execs, 1);
+    assert_eq!(os.frames_used, 5);
+    let t = &stats.threads[0];
+    assert_eq!(t.kernel_copy_bytes, 2 * PAGE + 100);
+    // 2 maps, 1 + 2 loads, 64 + 128 stores, 2 loads, 3 below the caches, unmap, exec, map,
+    // load.
+    assert_eq!(t.instructions, 2 + 3 + 64 + 128 + 2 + 3 + 3 + 1);
+    let line = 64;
+    // Memory reads for the program: 0x400000 and 0x400040 once each, the two reads below
+    // the caches, the load after exec (a new frame): 5 lines; one write-back below the caches.
+    assert_eq!(stats.traffic.read_bytes, 5 * line);
+    assert_eq!(stats.traffic.write_bytes, line);
+    assert_eq!(stats.traffic.init_bytes, 3 * PAGE);
+}
+
+#[test]
+/// The record number counts the header line of the text trace.
+fn an_access_after_unmap_is_an_error_naming_the_record() {
+    let d = dir("workload-events", "unmapped");
+    write_thread(
+        &d,
+        0,
+        false,
+        &[
+            Event::Map {
+                vaddr: 0x10000,
+                bytes: 2 * PAGE,
+            },
+            Event::Store(0x10000),
+            Event::Unmap {
+                vaddr: 0x11000,
+                bytes: PAGE,
+            },
+            Event::Load(0x10000),
+            Event::Load(0x11000),
+            Event::Exit,
+        ],
+    );
+    let err = run_workload(&paper_system(&[]), &d)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.ends_with(
+            "thread-0.trace:6: access to unmapped address 0x11000 (map it first with an `A` event)"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn copies_run_on_their_own_cores_and_address_spaces_with_forks_kept_within_each_copy() {
+    let d = dir("workload-events", "copies");
+    let parent = [
+        Event::Map {
+            vaddr: 0x10000,
+            bytes: 4 * PAGE,
+        },
+        Event::Store(0x10000),
+        Event::Store(0x11000),
+        Event::Fork(1),
+        Event::Wait,
+        Event::Exit,
+    ];
+    let child = [Event::Store(0x10008), Event::Exit];
+    write_thread(&d, 0, false, &parent);
+    write_thread(&d, 1, true, &child);
+    let config = paper_system(&[]);
+    let one = run_workload(&config, &d).unwrap().0;
+    let workload = Workload::open(&d, Some(WorkloadFormat::Bulksim), 3).unwrap();
+    let three = run_opened_workload(&config, workload, &d, None, None)
+        .unwrap()
+        .0;
+    assert_eq!(three.cores.len(), 3);
+    assert_eq!(three.threads.len(), 6);
+    let copies: Vec<u64> = three.threads.iter().map(|t| t.copy).collect();
+    assert_eq!(copies, [0, 0, 1, 1, 2, 2]);
+    // Each copy: two processes, one fork, two zero fills, one copy-on-write copy; the same
+    // virtual addresses land in different frames per copy, so everything triples.
+    assert_eq!(three.os.processes, 3 * one.os.processes);
+    assert_eq!(three.os.forks, 3);
+    assert_eq!(three.os.zero_fills, 3 * one.os.zero_fills);
+    assert_eq!(three.os.cow_copies, 3 * one.os.cow_copies);
+    assert_eq!(one.os.cow_copies, 1);
+    for (a, b) in three.threads.iter().zip(one.threads.iter().cycle()) {
+        assert_eq!(a.instructions, b.instructions);
+    }
+    let err = Workload::open(&d, None, 0).err().unwrap().to_string();
+    assert!(err.contains("expected 1 to 1024 copies"), "{err}");
+}
