@@ -326,7 +326,9 @@ fn binary_records_that_do_not_fit_their_fields_name_the_record() {
     );
     let err = events_of_binary(&d, "t.btrace", &gzip(b"BSWL\x01\x02X")).unwrap_err();
     assert!(
-        err.starts_with(&format!("{name}:0: not a binary workload trace of version 1 to 2")),
+        err.starts_with(&format!(
+            "{name}:0: not a binary workload trace of version 1 to 2"
+        )),
         "{err}"
     );
 }

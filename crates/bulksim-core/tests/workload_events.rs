@@ -165,3 +165,46 @@ fn copies_run_on_their_own_cores_and_address_spaces_with_forks_kept_within_each_
     let err = Workload::open(&d, None, 0).err().unwrap().to_string();
     assert!(err.contains("expected 1 to 1024 copies"), "{err}");
 }
+
+/// A spawned thread shares its process's memory: its store to a page the parent touched
+/// takes no copy-on-write copy (a forked child's would), and the frames stay in use until
+/// the last thread exits.
+#[test]
+fn a_spawned_thread_shares_the_address_space() {
+    let run = |start: Event| {
+        let d = dir(
+            "workload-events",
+            if matches!(start, Event::Fork(_)) {
+                "fork"
+            } else {
+                "spawn"
+            },
+        );
+        let parent = [
+            Event::Map {
+                vaddr: 0x10000,
+                bytes: 2 * PAGE,
+            },
+            Event::Store(0x10000),
+            start,
+            Event::Wait,
+            Event::Load(0x11000),
+            Event::Exit,
+        ];
+        let child = [Event::Store(0x10008), Event::Store(0x11000), Event::Exit];
+        write_thread(&d, 0, false, &parent);
+        write_thread(&d, 1, true, &child);
+        run_workload(&paper_system(&[]), &d).unwrap().0
+    };
+    let forked = run(Event::Fork(1));
+    let spawned = run(Event::Spawn(1));
+    // Forked: the child's store to page 0 copies it; page 1 is first touched in each
+    // address space apart (two zero fills besides the parent's page 0).
+    assert_eq!((forked.os.cow_copies, forked.os.zero_fills), (1, 3));
+    assert_eq!(forked.os.processes, 2);
+    // Spawned: no copy; the child's first touch of page 1 is a zero fill the parent's later
+    // load finds present (no third fill).
+    assert_eq!((spawned.os.cow_copies, spawned.os.zero_fills), (0, 2));
+    assert_eq!((spawned.os.processes, spawned.os.spawns), (1, 1));
+    assert_eq!(spawned.os.page_faults, 2);
+}

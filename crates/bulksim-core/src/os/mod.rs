@@ -20,6 +20,8 @@ use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
 #[derive(Clone, Debug, Default)]
 struct Process {
     pages: PageTable,
+    /// Threads running in the process beyond its first (`T` events); it ends with its last.
+    extra_threads: u32,
     /// Mapped virtual page ranges, the most recent last (it decides where ranges overlap).
     regions: Vec<Region>,
 }
@@ -64,6 +66,7 @@ stat_struct! {
         /// Pages present from the start (`P` events).
         pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing; and pages of resident mappings (`N` events and foreign traces) at their first access, also without a fault"),
         pub unmapped_pages: u64 = sum("pages", "present pages removed by unmaps (`U` events) and execs (`E`)"),
+        pub spawns: u64 = sum("calls", "thread starts in a running process (`T` events), sharing its memory"),
         pub execs: u64 = sum("calls", "exec events (`E`): the process's address space replaced"),
     }
 }
@@ -175,11 +178,19 @@ impl Os {
         Ok(frames)
     }
 
+    /// A new thread in process `pid`, sharing its memory: `pid` again.
+    pub fn spawn(&mut self, pid: Pid) -> Pid {
+        self.procs[pid as usize].extra_threads += 1;
+        self.stats.spawns += 1;
+        pid
+    }
+
     /// A child with a copy-on-write view of `parent`'s memory.
     pub fn fork(&mut self, parent: Pid) -> Pid {
         let p = &mut self.procs[parent as usize];
         p.pages.write_protect_all();
-        let child = p.clone();
+        let mut child = p.clone();
+        child.extra_threads = 0;
         let table = &mut self.table;
         child.pages.for_each(|_, pte| table.share(pte.frame));
         self.procs.push(child);
@@ -302,9 +313,15 @@ impl Os {
         Ok(frame)
     }
 
-    /// `pid` exits: its frames lose a reference each, in ascending virtual page order;
-    /// unreferenced ones are free again.
+    /// A thread of `pid` exits; with the process's last thread, the process: its frames
+    /// lose a reference each, in ascending virtual page order; unreferenced ones are free
+    /// again.
     pub fn exit(&mut self, pid: Pid) {
+        let threads = &mut self.procs[pid as usize].extra_threads;
+        if *threads > 0 {
+            *threads -= 1;
+            return;
+        }
         let (table, frames) = (&mut self.table, &mut self.frames);
         self.procs[pid as usize].pages.for_each(|_, pte| {
             if table.release(pte.frame) {

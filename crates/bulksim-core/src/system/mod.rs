@@ -691,10 +691,14 @@ impl System {
                 th.kernel_copy_bytes += bytes;
                 Sweep::new(vaddr, bytes, true, line)
             }
-            Event::Fork(k) => {
-                return u32::try_from(k as u64 + th.copy_base as u64)
-                    .map(Event::Fork)
-                    .map_err(|_| self.err(t, "thread id too large"))
+            Event::Fork(k) | Event::Spawn(k) => {
+                let Ok(k) = u32::try_from(k as u64 + th.copy_base as u64) else {
+                    return Err(self.err(t, "thread id too large"));
+                };
+                return Ok(match ev {
+                    Event::Fork(_) => Event::Fork(k),
+                    _ => Event::Spawn(k),
+                });
             }
             _ => return Ok(ev),
         };
@@ -861,7 +865,7 @@ impl System {
             | Event::KernelFromUser { .. } => {
                 unreachable!("next_event turns ranged accesses into line accesses")
             }
-            Event::Fork(child) => {
+            Event::Fork(child) | Event::Spawn(child) => {
                 if full {
                     return Ok(Step::Retry(ev, false));
                 }
@@ -872,11 +876,14 @@ impl System {
                 if !ok {
                     return Err(self.err(
                         t,
-                        format!("fork of thread {child}: there is no such thread marked `child` that has not started"),
+                        format!("{} of thread {child}: there is no such thread marked `child` that has not started", if matches!(ev, Event::Fork(_)) { "fork" } else { "spawn" }),
                     ));
                 }
                 let child = child as usize;
-                let child_pid = self.os.fork(pid);
+                let child_pid = match ev {
+                    Event::Fork(_) => self.os.fork(pid),
+                    _ => self.os.spawn(pid),
+                };
                 let th = &mut self.threads[child];
                 th.pid = Some(child_pid);
                 th.state = ThreadState::Runnable;

@@ -8,7 +8,12 @@
 //!   `I dst bytes value`, `A vaddr bytes` (map; pages appear zeroed on first touch),
 //!   `P vaddr bytes` (map populated: pages present and zero from the start, no faults),
 //!   `F thread` (fork: that thread starts as a child process with a copy-on-write copy of this
-//!   one's memory), `W` (wait for the children to exit), `X` (exit). Numbers are decimal or
+//!   one's memory), `W` (wait for the children to exit), `X` (exit). Version 2 adds
+//!   `L vaddr bytes` / `S vaddr bytes` (every line of the range), `K vaddr bytes` /
+//!   `G vaddr bytes` (the kernel copies into / out of user memory), `N vaddr bytes` (a
+//!   resident map: pages present on first access, no fault), `U vaddr bytes` (unmap), `E`
+//!   (exec), `T thread` (start a thread in this process, sharing its memory), `R vaddr` /
+//!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give). Numbers are decimal or
 //!   0x-hex; `#` starts a comment line.
 //! - binary (`.btrace`): gzip of the magic `BSWL`, a version byte, a child flag byte, then
 //!   per event an opcode byte (the text letter) and its operands as LEB128 varints. About a
@@ -54,6 +59,10 @@ pub enum Event {
     Fork(u32),
     Wait,
     Exit,
+    /// Starts that thread (marked `child`) in this thread's process: it shares the address
+    /// space (pthread_create, clone with CLONE_VM). The process ends when its last thread
+    /// exits.
+    Spawn(u32),
     /// A load of `bytes` bytes at `vaddr`: one access to every line the range touches.
     LoadRange {
         vaddr: u64,
@@ -382,6 +391,9 @@ impl ProgramReader {
                 vaddr: v()?,
                 bytes: v()?,
             },
+            b'T' => Event::Spawn(
+                u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
+            ),
             b'F' => Event::Fork(
                 u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
             ),
@@ -439,7 +451,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `E`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `T thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -502,6 +514,7 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
             bytes: n()?,
         },
         "F" => Event::Fork(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
+        "T" => Event::Spawn(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
         "W" => Event::Wait,
         "X" => Event::Exit,
         _ => return Err(format!("unknown event '{op}'; {EXPECTED}")),
@@ -635,6 +648,7 @@ impl ProgramWriter {
                 Event::Map { vaddr, bytes } => (b'A', vec![vaddr, bytes]),
                 Event::MapPopulated { vaddr, bytes } => (b'P', vec![vaddr, bytes]),
                 Event::Fork(t) => (b'F', vec![t as u64]),
+                Event::Spawn(t) => (b'T', vec![t as u64]),
                 Event::Wait => (b'W', vec![]),
                 Event::Exit => (b'X', vec![]),
                 Event::LoadRange { vaddr, bytes } => (b'l', vec![vaddr, bytes]),
@@ -672,6 +686,7 @@ impl ProgramWriter {
             Event::Map { vaddr, bytes } => writeln!(self.out, "A {vaddr:#x} {bytes}"),
             Event::MapPopulated { vaddr, bytes } => writeln!(self.out, "P {vaddr:#x} {bytes}"),
             Event::Fork(t) => writeln!(self.out, "F {t}"),
+            Event::Spawn(t) => writeln!(self.out, "T {t}"),
             Event::Wait => writeln!(self.out, "W"),
             Event::Exit => writeln!(self.out, "X"),
             Event::LoadRange { vaddr, bytes } => writeln!(self.out, "L {vaddr:#x} {bytes}"),
@@ -783,6 +798,7 @@ mod tests {
                 value: 255,
             },
             Event::Fork(1),
+            Event::Spawn(2),
             Event::LoadRange {
                 vaddr: 0x1003c,
                 bytes: 8,
