@@ -186,7 +186,17 @@ def main() -> None:
 )
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
 def run(
-    preset, config, overrides, trace, trace_format, workload, workload_format, copies, json_out, command_log, quiet
+    preset,
+    config,
+    overrides,
+    trace,
+    trace_format,
+    workload,
+    workload_format,
+    copies,
+    json_out,
+    command_log,
+    quiet,
 ) -> None:
     """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
     print a summary of the stats."""
@@ -537,6 +547,7 @@ TABLES = {
     "rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)",
     "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
     "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
+    "rowclone-apps": "RowClone Figures 10-11, Table 5: captured programs and the forkset trace",
 }
 
 
@@ -549,7 +560,8 @@ TABLES = {
 @click.option(
     "--quick",
     is_flag=True,
-    help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size.",
+    help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
+    "rowclone-apps: the committed small forkbench capture and the forkset trace's first part.",
 )
 @_with(sweep_options)
 def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
@@ -594,6 +606,14 @@ def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, fo
         click.echo(multicore.render(rows))
         if json_out:
             multicore.write_json(rows, json_out)
+        return
+    if name == "rowclone-apps":
+        from bulksim import apps
+
+        rows, missing = _guard(apps.run, quick=quick, workers=workers)
+        click.echo(apps.render(rows, missing))
+        if json_out:
+            apps.write_json(rows, missing, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")

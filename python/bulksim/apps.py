@@ -1,0 +1,256 @@
+"""RowClone section 7.3 (Figures 10-11, Table 5) on real programs: each captured workload of the
+suite under ``workloads/`` (and the forkset trace of ``../shared/traces/rowclone/``) runs on the
+paper's system under the baseline (copies and zeroing by the CPU), RowClone and RowClone-ZI,
+and the report prints, beside the paper's numbers:
+
+- Figure 10: the baseline's channel traffic split into read, write, copy and initialization;
+- Figure 11: IPC of the three mechanisms, and RowClone-ZI's improvement over the baseline;
+- Table 5: DRAM energy and memory bandwidth (bytes over the channel) reduction of RowClone and
+  RowClone-ZI against the baseline.
+
+The paper's programs are its own full-system traces (bootup, compile, forkbench, mcached, mysql,
+shell); bulksim's are captures of the same kinds of programs made on the user's machine
+(``make workloads``), so inputs and magnitudes differ; the quantities are the paper's. Captures
+that are missing are named with the command that makes them. ``--quick`` runs what CI can: the
+small forkbench capture committed as test data and the first part of the forkset trace."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import os
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from bulksim import api
+from bulksim.forkbench import SYSTEM
+from bulksim.multicore import MECHANISMS
+from bulksim.sweep import die_with_parent
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class App:
+    """A workload of the suite: the paper's name, its capture's folder under the captures
+    directory, and the script that makes it."""
+
+    paper_name: str
+    capture: str
+    script: str
+
+
+#: The paper's six programs (Table 4) and the captures that stand for them, then extras.
+APPS = [
+    App("bootup", "bootup", "workloads/bootup/capture.sh"),
+    App("compile", "gcc", "workloads/gcc/capture.sh"),
+    App("forkbench", "forkbench", "workloads/forkbench/capture.sh"),
+    App("mcached", "memcached", "workloads/memcached/capture.sh"),
+    App("mysql", "mariadb", "workloads/mariadb/capture.sh"),
+    App("shell", "shell", "workloads/shell/capture.sh"),
+    App("", "redis", "workloads/redis/capture.sh"),
+    App("", "sqlite", "workloads/sqlite/capture.sh"),
+]
+#: The committed small forkbench capture (test data), used by --quick and when the full
+#: capture is missing.
+SMALL_FORKBENCH = REPO / "tests" / "data" / "captures" / "forkbench-small"
+FORKSET = "rowclone/trace.forkset-rc.gz"
+#: Records of the forkset trace --quick runs (its first part).
+QUICK_FORKSET_RECORDS = 20_000
+
+#: Table 5: DRAM energy and bandwidth reduction (percent) of RowClone and RowClone-ZI.
+PAPER_TABLE5 = {
+    "bootup": (39, 40, 49, 52),
+    "compile": (-2, 32, 2, 47),
+    "forkbench": (69, 69, 60, 60),
+    "mcached": (0, 15, 0, 16),
+    "mysql": (-1, 17, 0, 21),
+    "shell": (68, 67, 81, 81),
+}
+#: Figure 11's values the text gives: RowClone-ZI's IPC improvement over the baseline (%).
+PAPER_ZI_IPC = {"forkbench": 66, "shell": 40}
+PAPER_FIGURE10 = "copy and initialization are 10% to 80% of the memory traffic of the six programs"
+
+
+def captures_dir() -> Path:
+    """Where captured workloads live: $BULKSIM_CAPTURES, else workloads/captures in the
+    repository."""
+    return Path(os.environ.get("BULKSIM_CAPTURES", REPO / "workloads" / "captures"))
+
+
+def shared_traces_dir() -> Path:
+    return Path(os.environ.get("BULKSIM_SHARED_TRACES", REPO.parent / "shared" / "traces"))
+
+
+@dataclass
+class Row:
+    workload: str
+    paper_name: str
+    source: str
+    mechanism: str
+    instructions: int
+    ipc: float
+    read_bytes: int
+    write_bytes: int
+    copy_bytes: int
+    init_bytes: int
+    dram_energy_nj: float
+
+
+def _run(args: tuple[str, str, str | None, str, list[str]]) -> Row:
+    name, paper_name, fmt, path, mechanism = args[0], args[1], args[2], args[3], args[4]
+    stats = api.run_workload(workload=path, fmt=fmt, overrides=[*SYSTEM, *MECHANISMS[mechanism]])
+    traffic = stats["traffic"]
+    return Row(
+        workload=name,
+        paper_name=paper_name,
+        source=path,
+        mechanism=mechanism,
+        instructions=stats["instructions"],
+        ipc=stats["ipc"],
+        read_bytes=traffic["read_bytes"],
+        write_bytes=traffic["write_bytes"],
+        copy_bytes=traffic["copy_bytes"],
+        init_bytes=traffic["init_bytes"],
+        dram_energy_nj=stats["memory"]["energy"]["total_nj"],
+    )
+
+
+def plan(quick: bool) -> tuple[list[tuple[str, str, str | None, str]], list[str]]:
+    """The workloads to run as (name, paper name, format, path), and a line for each missing
+    one saying how to make it."""
+    found, missing = [], []
+    root = captures_dir()
+    for app in APPS:
+        path = root / app.capture
+        if app.capture == "forkbench" and (quick or not path.is_dir()):
+            if SMALL_FORKBENCH.is_dir():
+                found.append(("forkbench-small", app.paper_name, "bulksim", str(SMALL_FORKBENCH)))
+            if not quick and not path.is_dir():
+                missing.append(f"{app.capture}: not captured (run `{app.script}` or `make workloads`)")
+            continue
+        if quick:
+            continue
+        if path.is_dir():
+            found.append((app.capture, app.paper_name, "bulksim", str(path)))
+        else:
+            missing.append(f"{app.capture}: not captured (run `{app.script}` or `make workloads`)")
+    forkset = shared_traces_dir() / FORKSET
+    if forkset.is_file():
+        found.append(("forkset", "", "rowclone", str(forkset)))
+    else:
+        missing.append(f"forkset: {forkset} is absent (the shared real traces)")
+    return found, missing
+
+
+def _head(trace: str, records: int, directory: str) -> str:
+    """The first `records` lines of a gzip trace, as a gzip file in `directory`."""
+    out = Path(directory) / ("head-" + Path(trace).name)
+    with gzip.open(trace, "rt") as src, gzip.open(out, "wt") as dst:
+        dst.writelines(itertools.islice(src, records))
+    return str(out)
+
+
+def run(quick: bool = False, workers: int | None = None) -> tuple[list[Row], list[str]]:
+    found, missing = plan(quick)
+    with tempfile.TemporaryDirectory(prefix="bulksim-apps-") as tmp:
+        if quick:
+            for i, (name, paper_name, fmt, path) in enumerate(found):
+                if name == "forkset":
+                    head = _head(path, QUICK_FORKSET_RECORDS, tmp)
+                    found[i] = (f"{name}-head", paper_name, fmt, head)
+        jobs = [(n, p, fmt, path, mech) for n, p, fmt, path in found for mech in MECHANISMS]
+        with ProcessPoolExecutor(
+            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
+            rows = list(pool.map(_run, jobs))
+    return rows, missing
+
+
+def reduction(base: float, other: float) -> float:
+    """Percent less than the baseline (negative: more)."""
+    return 100.0 * (1.0 - other / base) if base else 0.0
+
+
+def summarize(rows: list[Row]) -> list[dict]:
+    """Per workload: Figure 10's baseline traffic fractions, Figure 11's IPCs and RowClone-ZI's
+    improvement, Table 5's reductions."""
+    out = []
+    for name in dict.fromkeys(r.workload for r in rows):
+        by = {r.mechanism: r for r in rows if r.workload == name}
+        base, rc, zi = by["baseline"], by["rowclone"], by["rowclone_zi"]
+        total = base.read_bytes + base.write_bytes + base.copy_bytes + base.init_bytes
+
+        def channel(r: Row) -> int:
+            return r.read_bytes + r.write_bytes + r.copy_bytes + r.init_bytes
+
+        out.append(
+            {
+                "workload": name,
+                "paper_name": base.paper_name,
+                "fractions": {
+                    k: (getattr(base, f"{k}_bytes") / total if total else 0.0)
+                    for k in ("read", "write", "copy", "init")
+                },
+                "ipc": {"baseline": base.ipc, "rowclone": rc.ipc, "rowclone_zi": zi.ipc},
+                "zi_ipc_improvement": 100.0 * (zi.ipc / base.ipc - 1.0) if base.ipc else 0.0,
+                "energy_reduction": {
+                    "rowclone": reduction(base.dram_energy_nj, rc.dram_energy_nj),
+                    "rowclone_zi": reduction(base.dram_energy_nj, zi.dram_energy_nj),
+                },
+                "bandwidth_reduction": {
+                    "rowclone": reduction(channel(base), channel(rc)),
+                    "rowclone_zi": reduction(channel(base), channel(zi)),
+                },
+            }
+        )
+    return out
+
+
+def render(rows: list[Row], missing: list[str]) -> str:
+    summary = summarize(rows)
+    lines = ["RowClone Figure 10: baseline channel traffic by cause (%); paper: " + PAPER_FIGURE10]
+    lines.append(f"{'workload':18} {'read':>6} {'write':>6} {'copy':>6} {'init':>6}")
+    for s in summary:
+        f = s["fractions"]
+        lines.append(
+            f"{s['workload']:18} " + " ".join(f"{100 * f[k]:6.1f}" for k in ("read", "write", "copy", "init"))
+        )
+    lines.append("")
+    lines.append("RowClone Figure 11: IPC; RowClone-ZI over the baseline (%), paper's in ()")
+    lines.append(f"{'workload':18} {'baseline':>9} {'RowClone':>9} {'+ZI':>9} {'ZI gain':>9}")
+    for s in summary:
+        paper = PAPER_ZI_IPC.get(s["paper_name"])
+        ipc = s["ipc"]
+        lines.append(
+            f"{s['workload']:18} {ipc['baseline']:9.3f} {ipc['rowclone']:9.3f} {ipc['rowclone_zi']:9.3f} "
+            f"{s['zi_ipc_improvement']:8.0f}%" + (f" ({paper}%)" if paper is not None else "")
+        )
+    lines.append("")
+    lines.append("RowClone Table 5: DRAM energy and bandwidth reduction (%); paper's (as <name>) in ()")
+    lines.append(f"{'workload':18} {'energy RC':>12} {'energy +ZI':>12} {'bw RC':>12} {'bw +ZI':>12}")
+    for s in summary:
+        paper = PAPER_TABLE5.get(s["paper_name"])
+        vals = (
+            s["energy_reduction"]["rowclone"],
+            s["energy_reduction"]["rowclone_zi"],
+            s["bandwidth_reduction"]["rowclone"],
+            s["bandwidth_reduction"]["rowclone_zi"],
+        )
+        cells = [
+            f"{v:5.0f}" + (f" ({p:3d})" if paper else "      ")
+            for v, p in zip(vals, paper or (0,) * 4, strict=True)
+        ]
+        label = s["workload"] + (f" as {s['paper_name']}" if s["paper_name"] else "")
+        lines.append(f"{label:18} " + " ".join(f"{c:>12}" for c in cells))
+    for m in missing:
+        lines.append(f"missing: {m}")
+    return "\n".join(lines)
+
+
+def write_json(rows: list[Row], missing: list[str], path: str | Path) -> None:
+    data = {"rows": [asdict(r) for r in rows], "summary": summarize(rows), "missing": missing}
+    Path(path).write_text(json.dumps(data, indent=2) + "\n")
