@@ -18,6 +18,7 @@ REDUCED = {
     "COPY_PROGRAMS": [("fork", 1 << 20, 32), ("fork", 1 << 20, 64)],
     "MEMORY_PROGRAMS": [("rand", 2 << 20, 10), ("rand", 2 << 20, 40)],
     "ACCESSES": 2000,
+    "USE_REAL_PROGRAMS": False,
 }
 
 

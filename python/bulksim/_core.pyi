@@ -42,6 +42,13 @@ def run_workload(
     copies: int = 1,
 ) -> tuple[str, str]: ...
 def detect_workload_format(path: str) -> str: ...
+def run_workload_mix(
+    config_path: str | None,
+    preset: str | None,
+    sets: list[str],
+    programs: list[tuple[str, str | None]],
+    progress: Callable[[int, float], None] | None = None,
+) -> tuple[str, str]: ...
 def workload_formats() -> list[str]: ...
 def run_workload_read(
     config_path: str | None,

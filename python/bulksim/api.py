@@ -11,7 +11,7 @@ import json
 import os
 import resource
 import shutil
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -195,6 +195,28 @@ def run_workload(
     data, summary = _core.run_workload(
         path, preset, sets, os.fspath(workload), log, progress, fmt=fmt, copies=copies
     )
+    return Stats(json.loads(data), summary)
+
+
+def run_mix(
+    config: ConfigLike = None,
+    *,
+    programs: Sequence[tuple[str | os.PathLike[str], str | None]],
+    preset: str | None = None,
+    overrides: Iterable[str] = (),
+    progress: Callable[[int, float], None] | None = None,
+) -> Stats:
+    """Runs several programs side by side (a multi-programmed mix): each ``(path, fmt)`` (its
+    format detected when ``fmt`` is None) on its own cores and in its own address spaces, in
+    the order given; ``threads[i].copy`` in the stats is the program's index."""
+    if not programs or len(programs) > MAX_COPIES:
+        raise ArgumentError(f"programs: expected 1 to {MAX_COPIES} (path, format) pairs, got {len(programs)}")
+    for _, fmt in programs:
+        if fmt is not None and fmt not in workload_formats():
+            raise ArgumentError(f"fmt={fmt!r}: expected one of {', '.join(workload_formats())}")
+    path, sets = _config_args(config, overrides)
+    wanted = [(os.fspath(p), fmt) for p, fmt in programs]
+    data, summary = _core.run_workload_mix(path, preset, sets, wanted, progress)
     return Stats(json.loads(data), summary)
 
 

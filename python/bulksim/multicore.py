@@ -3,23 +3,29 @@ intensive and half memory-intensive programs, baseline vs RowClone vs RowClone-Z
 speedup, instruction throughput, harmonic speedup, maximum slowdown, and memory bandwidth and
 energy per instruction.
 
-The paper's programs are full-system traces (bootup, compile, forkbench, memcached, mysql,
-shell; SPEC CPU2006) that bulksim does not have. Here the copy-intensive programs are
-forkbench instances (the paper's S = 64 MB, N = 1k scaled to S = 16 MB with N/S kept, halved
-and doubled) and the memory-intensive ones are random-access programs over populated 16-64 MB
-regions (10-40% stores; no faults or zeroing, like SPEC traces of a running program), so
-magnitudes differ; the metric definitions are the paper's. Each program's alone IPC is
+The paper's programs are its full-system traces (bootup, compile, forkbench, memcached, mysql,
+shell; SPEC CPU2006). bulksim uses, where present: captured programs of the workload suite
+(``make workloads``, see ``apps.py``) as the copy-intensive half, and the SPEC CPU2006 traces
+of ``../shared/traces/ramulator-cpu/`` (post-LLC, each copy in its own address space) as the
+memory-intensive half; the report says which it used. Where they are absent it falls back to
+synthetic stand-ins: forkbench instances (the paper's S = 64 MB, N = 1k scaled to S = 16 MB
+with N/S kept, halved and doubled) and random-access programs over populated 16-64 MB regions
+(10-40% stores; no faults or zeroing, like SPEC traces of a running program). Magnitudes
+differ from the paper's; the metric definitions are the paper's. Each program's alone IPC is
 measured alone on the baseline system; its shared IPC is its instructions over the cycles
-until it exited in the mix."""
+until it exited in the mix. ``--quick`` runs the SPEC traces' first ``QUICK_TRACE_RECORDS``
+records."""
 
 from __future__ import annotations
 
+import gzip
+import itertools
 import json
 import os
 import random
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bulksim import api, metrics
@@ -34,6 +40,12 @@ MECHANISMS = {
 COPY_PROGRAMS = [("fork", 16 << 20, n) for n in (128, 256, 512)]
 MEMORY_PROGRAMS = [("rand", region << 20, w) for region, w in ((16, 10), (32, 25), (64, 40))]
 ACCESSES = 100_000
+#: Use captured programs and the shared SPEC traces where present (tests turn this off to run
+#: the synthetic stand-ins).
+USE_REAL_PROGRAMS = True
+SPEC_TRACES = ["403.gcc", "435.gromacs", "445.gobmk", "456.hmmer", "458.sjeng", "464.h264ref"]
+#: Records of each SPEC trace --quick runs (their first part).
+QUICK_TRACE_RECORDS = 50_000
 # Table 7 of the paper: RowClone's improvement over the baseline, percent, for 2 / 4 / 8 cores.
 PAPER = {
     "weighted_speedup": (15, 20, 27),
@@ -64,16 +76,63 @@ def _write_program(directory: Path, program: tuple, thread: int, child: int, see
 
 
 def _workload(directory: Path, programs: list[tuple]) -> Path:
-    """Programs as threads 0..k-1 (one core each); forkbench children after them."""
+    """Synthetic programs as threads 0..k-1 (one core each); forkbench children after them."""
     k = len(programs)
     for i, program in enumerate(programs):
         _write_program(directory, program, i, k + i, seed=1 + i)
     return directory
 
 
-def _run(args: tuple[str, list[str]]) -> dict:
-    workload, overrides = args
-    return dict(api.run_workload(workload=workload, overrides=overrides))
+def _label(program: tuple) -> str:
+    """A program's name in the report: `fork-16MB-128`, `rand-32MB-25`, `capture:gcc`,
+    `spec:403.gcc`."""
+    kind = program[0]
+    if kind in ("fork", "rand"):
+        return f"{kind}-{program[1] >> 20}MB-{program[2]}"
+    return f"{kind}:{program[1]}"
+
+
+def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple], list[str]]:
+    """The captured copy-intensive programs and SPEC traces present, as (kind, name, path,
+    format) programs, and lines saying what was used instead of what is missing."""
+    from bulksim import apps
+
+    notes = []
+    copy = []
+    for app in apps.APPS[:6]:
+        path = apps.captures_dir() / app.capture
+        if path.is_dir():
+            copy.append(("capture", app.capture, str(path), "bulksim"))
+    if not copy:
+        notes.append("copy-intensive: synthetic forkbench (no captures; `make workloads` makes them)")
+    spec_dir = apps.shared_traces_dir() / "ramulator-cpu"
+    memory = []
+    for name in SPEC_TRACES:
+        path = spec_dir / f"{name}.gz"
+        if not path.is_file():
+            continue
+        if quick:
+            head = scratch / f"head-{name}.gz"
+            with gzip.open(path, "rt") as src, gzip.open(head, "wt") as dst:
+                dst.writelines(itertools.islice(src, QUICK_TRACE_RECORDS))
+            path = head
+        memory.append(("spec", name, str(path), "ramulator-cpu"))
+    if not memory:
+        notes.append(f"memory-intensive: synthetic random access ({spec_dir} is absent)")
+    return copy, memory, notes
+
+
+def _materialize(program: tuple, directory: Path, seed: int) -> tuple[str, str | None]:
+    """A program as (path, format) for a mix: synthetic ones are written as a workload."""
+    if program[0] in ("fork", "rand"):
+        _write_program(directory, program, 0, 1, seed)
+        return str(directory), "bulksim"
+    return program[2], program[3]
+
+
+def _run(args: tuple[list[tuple[str, str | None]], list[str]]) -> dict:
+    programs, overrides = args
+    return dict(api.run_mix(programs=programs, overrides=overrides))
 
 
 @dataclass
@@ -88,28 +147,39 @@ class Row:
     maximum_slowdown: float
     bandwidth_per_instruction: float
     energy_per_instruction: float
+    #: What the copy- and memory-intensive halves were (captures, SPEC traces, synthetic).
+    sources: list[str] = field(default_factory=list)
 
 
 def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[Row]:
     rng = random.Random(seed)
-    mixes = []
-    for cores in (2, 4, 8):
-        for m in range(1 if quick else 2):
-            half = cores // 2
-            programs = [rng.choice(COPY_PROGRAMS) for _ in range(half)]
-            programs += [rng.choice(MEMORY_PROGRAMS) for _ in range(half)]
-            mixes.append((cores, m, programs))
-    distinct = sorted({p for _, _, ps in mixes for p in ps})
     with tempfile.TemporaryDirectory(prefix="bulksim-multicore-") as tmp:
+        copy_programs, memory_programs = list(COPY_PROGRAMS), list(MEMORY_PROGRAMS)
+        notes = ["copy-intensive: synthetic forkbench", "memory-intensive: synthetic random access"]
+        if USE_REAL_PROGRAMS:
+            real_copy, real_memory, notes = real_programs(quick, Path(tmp))
+            copy_programs = real_copy or copy_programs
+            memory_programs = real_memory or memory_programs
+            if real_copy:
+                notes.append("copy-intensive: captures " + ", ".join(p[1] for p in real_copy))
+            if real_memory:
+                notes.append("memory-intensive: SPEC CPU2006 traces " + ", ".join(p[1] for p in real_memory))
+        mixes = []
+        for cores in (2, 4, 8):
+            for m in range(1 if quick else 2):
+                half = cores // 2
+                programs = [rng.choice(copy_programs) for _ in range(half)]
+                programs += [rng.choice(memory_programs) for _ in range(half)]
+                mixes.append((cores, m, programs))
+        distinct = sorted({p for _, _, ps in mixes for p in ps})
+        where = {p: _materialize(p, Path(tmp) / f"program-{i}", seed=1 + i) for i, p in enumerate(distinct)}
         jobs, keys = [], []
-        for i, program in enumerate(distinct):
-            d = _workload(Path(tmp) / f"alone-{i}", [program])
-            jobs.append((str(d), [*SYSTEM, *MECHANISMS["baseline"]]))
+        for program in distinct:
+            jobs.append(([where[program]], [*SYSTEM, *MECHANISMS["baseline"]]))
             keys.append(("alone", program))
         for cores, m, programs in mixes:
-            d = _workload(Path(tmp) / f"mix-{cores}-{m}", programs)
             for mech, overrides in MECHANISMS.items():
-                jobs.append((str(d), [*SYSTEM, *overrides]))
+                jobs.append(([where[p] for p in programs], [*SYSTEM, *overrides]))
                 keys.append(("mix", cores, m, mech))
         with ProcessPoolExecutor(
             max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
@@ -127,13 +197,14 @@ def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[
                     cores=cores,
                     mix=m,
                     mechanism=mech,
-                    programs=[f"{k}-{s >> 20}MB-{p}" for k, s, p in programs],
+                    programs=[_label(p) for p in programs],
                     weighted_speedup=metrics.weighted_speedup(shared, solo),
                     instruction_throughput=metrics.instruction_throughput(shared),
                     harmonic_speedup=metrics.harmonic_speedup(shared, solo),
                     maximum_slowdown=metrics.maximum_slowdown(shared, solo),
                     bandwidth_per_instruction=metrics.bandwidth_per_instruction(stats),
                     energy_per_instruction=metrics.energy_per_instruction(stats),
+                    sources=notes,
                 )
             )
     return rows
@@ -176,6 +247,8 @@ def render(rows: list[Row]) -> str:
     lines.append(
         f"mixes: {len(mixes)} (" + "; ".join(f"{c} cores: {', '.join(p)}" for c, _, p in mixes) + ")"
     )
+    if rows:
+        lines.append("programs: " + "; ".join(rows[0].sources))
     return "\n".join(lines)
 
 

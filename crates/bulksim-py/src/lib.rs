@@ -161,6 +161,55 @@ fn run_workload(
     ))
 }
 
+/// Runs several programs side by side, each `(path, format)` (format detected when None) on
+/// its own cores and in its own address spaces, in the order given (`threads[].copy` is the
+/// program's index).
+#[pyfunction]
+#[pyo3(signature = (config_path, preset, sets, programs, progress=None))]
+fn run_workload_mix(
+    py: Python<'_>,
+    config_path: Option<&str>,
+    preset: Option<&str>,
+    sets: Vec<String>,
+    programs: Vec<(String, Option<String>)>,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<(String, String)> {
+    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
+    let programs = programs
+        .into_iter()
+        .map(|(path, fmt)| {
+            let format = fmt.as_deref().map(WorkloadFormat::from_name).transpose()?;
+            Ok((std::path::PathBuf::from(path), format))
+        })
+        .collect::<Result<Vec<_>, Error>>()
+        .map_err(to_py)?;
+    let stats = py
+        .detach(|| {
+            let mut report = |instructions: u64, simulated_ns: f64| {
+                if let Some(cb) = &progress {
+                    Python::attach(|py| {
+                        let _ = cb.call1(py, (instructions, simulated_ns));
+                    });
+                }
+            };
+            let opened = Workload::open_mix(&programs)?;
+            let path = programs[0].0.clone();
+            bulksim_core::system::run_opened_workload(
+                &config,
+                opened,
+                &path,
+                None,
+                progress.is_some().then_some(&mut report as _),
+            )
+        })
+        .map_err(to_py)?
+        .0;
+    Ok((
+        serde_json::to_string(&stats).expect("stats serialize"),
+        stats.summary(),
+    ))
+}
+
 /// The format of the workload at `path` as judged from its content (its name).
 #[pyfunction]
 fn detect_workload_format(path: &str) -> PyResult<String> {
@@ -360,6 +409,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_workload, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload_read, m)?)?;
     m.add_function(wrap_pyfunction!(detect_workload_format, m)?)?;
+    m.add_function(wrap_pyfunction!(run_workload_mix, m)?)?;
     m.add_function(wrap_pyfunction!(workload_formats, m)?)?;
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
     m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;

@@ -6,7 +6,7 @@
 
 use crate::error::{Error, Result};
 use crate::workload::program::{thread_files, Event, ProgramReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// One thread's stream of events.
 pub trait EventSource: Send {
@@ -80,7 +80,7 @@ impl WorkloadFormat {
 /// One thread of an opened workload.
 pub struct WorkloadThread {
     pub source: Box<dyn EventSource>,
-    /// Which copy of the workload it belongs to.
+    /// Which copy of the workload (or program of a mix) it belongs to.
     pub copy: u32,
     /// The id of its copy's thread 0 among all threads: a fork of thread `k` in this
     /// copy starts thread `base + k`.
@@ -105,18 +105,41 @@ impl Workload {
                 "copies = {copies}: expected 1 to {MAX_COPIES} copies of the workload"
             )));
         }
-        let format = match format {
-            Some(f) => f,
-            None => WorkloadFormat::detect(path)?,
-        };
+        let program = (path.to_path_buf(), format);
+        Self::open_mix(&vec![program; copies as usize])
+    }
+
+    /// Opens several programs to run side by side (a multi-programmed mix): each its own
+    /// processes and cores, in the order given, each in its format (detected when `None`).
+    /// The workload's format is the first program's.
+    pub fn open_mix(programs: &[(PathBuf, Option<WorkloadFormat>)]) -> Result<Workload> {
+        if programs.is_empty() || programs.len() > MAX_COPIES as usize {
+            return Err(Error::Trace(format!(
+                "{} programs: expected 1 to {MAX_COPIES}",
+                programs.len()
+            )));
+        }
         let mut threads = Vec::new();
-        for copy in 0..copies {
+        let mut first = None;
+        for (copy, (path, format)) in programs.iter().enumerate() {
+            let format = match format {
+                Some(f) => *f,
+                None => WorkloadFormat::detect(path)?,
+            };
+            first.get_or_insert(format);
             let base = threads.len() as u32;
             for source in format.open(path)? {
-                threads.push(WorkloadThread { source, copy, base });
+                threads.push(WorkloadThread {
+                    source,
+                    copy: copy as u32,
+                    base,
+                });
             }
         }
-        Ok(Workload { format, threads })
+        Ok(Workload {
+            format: first.expect("at least one program"),
+            threads,
+        })
     }
 
     /// Threads that start running at once (one core each).
