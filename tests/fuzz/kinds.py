@@ -242,20 +242,43 @@ def _valid_events(rng: random.Random, fork_child: int | None) -> list[tuple[str,
             src = REGION + rng.randrange(half - n)
             dst = REGION + half + rng.randrange(half - n)
             events.append(("M", (src, dst, n)))
-        else:
+        elif r < 0.95:
             n = rng.choice([1, 64, 4096])
             events.append(("I", (REGION + rng.randrange(size - n + 1), n, rng.randrange(256))))
+        else:
+            events.append(_version_two_event(rng, size))
     if fork_child is not None:
-        events.append(("F", (fork_child,)))
+        events.append((rng.choice("FFT"), (fork_child,)))
         events.append(("W", ()))
+    if rng.random() < 0.1:
+        events += [("U", (REGION, size)), ("E", ()), ("N", (REGION, 4096)), ("L", (REGION + 8,))]
     if rng.random() < 0.5:
         events.append(("X", ()))
     return events
 
 
+def _version_two_event(rng: random.Random, size: int) -> tuple[str, tuple[int, ...]]:
+    """A version 2 event within the mapped region: a ranged load or store, a kernel copy, an
+    access below the caches, or a resident map elsewhere."""
+    n = rng.choice([1, 8, 100, 4096])
+    start = REGION + rng.randrange(size - n + 1)
+    letter = rng.choice("lsKGRBN")
+    if letter in "RB":
+        return (letter, (start,))
+    if letter == "N":
+        return (letter, (2 * REGION + rng.randrange(16) * 4096, n))
+    return (letter, (start, n))
+
+
+def _is_version_two(events) -> bool:
+    return any(letter in "NUKGRBETls" for letter, _ in events)
+
+
 def _text(events, child: bool) -> bytes:
-    lines = [oracle.HEADER + (" child" if child else "")]
+    header = oracle.HEADERS[1] if _is_version_two(events) else oracle.HEADER
+    lines = [header + (" child" if child else "")]
     for letter, ops in events:
+        letter = letter.upper() if letter in "ls" else letter  # the ranged L/S: two operands
         lines.append(" ".join([letter] + [hex(o) if o > 4096 else str(o) for o in ops]))
     return ("\n".join(lines) + "\n").encode()
 
@@ -271,7 +294,7 @@ def _leb128(value: int) -> bytes:
 
 
 def _raw_binary(events, child: bool) -> bytes:
-    raw = bytearray(b"BSWL\x01" + bytes([child]))
+    raw = bytearray(b"BSWL" + bytes([2 if _is_version_two(events) else 1, child]))
     for letter, ops in events:
         raw += letter.encode()
         for o in ops:
@@ -291,7 +314,7 @@ def _mutate_raw_binary(raw: bytes, rng: random.Random) -> bytes:
     if op == "long_varint":  # an 11-byte varint, or one of ten bytes whose last overflows 64 bits
         return raw + rng.choice([b"L" + b"\xff" * 10 + b"\x01", b"L" + b"\xff" * 9 + b"\x7f", b"C" + b"\x80"])
     if op == "big_operand":
-        letter = rng.choice("CLSMIAPF")
+        letter = rng.choice("CLSMIAPFNUKGRBTls")
         n = oracle.OPERANDS[letter]
         ops = [rng.choice([0, 1, 255, 256, 2**32, 2**63, 2**64 - 1, 2**48]) for _ in range(n)]
         return raw + letter.encode() + b"".join(_leb128(o) for o in ops)

@@ -140,8 +140,18 @@ def _check_bulk_size(size: int) -> None:
 # Full-system workloads ---------------------------------------------------------------------
 
 HEADER = "bulksim-workload 1"
-#: Operand counts of the documented events (docs/system.md).
-OPERANDS = {"C": 1, "L": 1, "S": 1, "M": 3, "I": 3, "A": 2, "P": 2, "F": 1, "W": 0, "X": 0}
+#: The text headers read: version 2 adds events to version 1's.
+HEADERS = ("bulksim-workload 1", "bulksim-workload 2")
+#: Operand counts of the documented events (docs/system.md); `L` and `S` also take a size (a
+#: ranged access, binary letters `l` and `s`).
+OPERANDS = {
+    "C": 1, "L": 1, "S": 1, "M": 3, "I": 3, "A": 2, "P": 2, "F": 1, "W": 0, "X": 0,
+    "N": 2, "U": 2, "K": 2, "G": 2, "R": 1, "B": 1, "E": 0, "T": 1, "l": 2, "s": 2,
+}  # fmt: skip
+#: Events over a byte range of the address space, counted as one instruction per line.
+RANGED = "lsKG"
+#: The first cache level's line size under the default configuration (bytes).
+LINE = 64
 
 
 @dataclass
@@ -164,9 +174,13 @@ def _check_event(letter: str, ops: tuple[int, ...]) -> None:
             raise Malformed("meminit of 0 bytes")
         if ops[2] > 255:
             raise Malformed("meminit value above 255")
-    elif letter in "AP" and ops[1] == 0:
+    elif letter in "APN" and ops[1] == 0:
         raise Malformed("map of 0 bytes")
-    elif letter == "F" and ops[0] >= 1 << 32:
+    elif letter == "U" and ops[1] == 0:
+        raise Malformed("unmap of 0 bytes")
+    elif letter in RANGED and ops[1] == 0:
+        raise Malformed("access of 0 bytes")
+    elif letter in "FT" and ops[0] >= 1 << 32:
         raise Malformed("thread id above 32 bits")
 
 
@@ -181,12 +195,10 @@ def read_workload_text(data: bytes) -> Thread:
     if lines[0] is None:
         raise Malformed("line 1: not UTF-8 text")
     header = lines[0].strip()
-    if header == HEADER:
-        child = False
-    elif header.startswith(HEADER) and header[len(HEADER) :].strip() == "child":
-        child = True
-    else:
+    rest = next((header[len(h) :].strip() for h in HEADERS if header.startswith(h)), None)
+    if rest not in ("", "child"):
         raise Malformed(f"line 1: bad header {header!r}")
+    child = rest == "child"
     events = []
     for no, line in enumerate(lines[1:], start=2):
         if line is None:
@@ -195,8 +207,10 @@ def read_workload_text(data: bytes) -> Thread:
         if not words or words[0].startswith("#"):
             continue
         letter = words[0]
-        if letter not in OPERANDS:
+        if letter not in OPERANDS or letter in "ls":
             raise Malformed(f"line {no}: unknown event {letter!r}")
+        if letter in "LS" and len(words) == 3:
+            letter = letter.lower()  # the ranged form
         if len(words) - 1 != OPERANDS[letter]:
             raise Malformed(f"line {no}: {letter} takes {OPERANDS[letter]} operands")
         try:
@@ -212,7 +226,7 @@ def read_workload_text(data: bytes) -> Thread:
 
 
 def read_workload_binary(data: bytes) -> Thread:
-    """`.btrace`: gzip of `BSWL`, version 1, a child flag, then per event its letter and LEB128
+    """`.btrace`: gzip of `BSWL`, version 1 or 2, a child flag, then per event its letter and LEB128
     operands. A corrupt gzip stream (bad CRC, cut short, trailing garbage) is malformed even
     after an `X`: the file is damaged, and nothing tells intact bytes from damaged ones. Several
     concatenated gzip members are one stream (RFC 1952), as `gzip -d` reads them."""
@@ -220,7 +234,7 @@ def read_workload_binary(data: bytes) -> Thread:
         raw = gzip.decompress(data)
     except (OSError, EOFError, zlib.error) as e:
         raise Malformed(f"not a valid gzip stream ({e})") from e
-    if len(raw) < 6 or raw[:4] != b"BSWL" or raw[4] != 1:
+    if len(raw) < 6 or raw[:4] != b"BSWL" or raw[4] not in (1, 2):
         raise Malformed("bad magic or version")
     child = raw[5] != 0
     pos, events = 6, []
@@ -266,38 +280,44 @@ class WorkloadWork:
     processes: int = 0
     memcpys: int = 0
     meminits: int = 0
+    spawns: int = 0
 
 
 def workload_work(threads: dict[int, Thread]) -> WorkloadWork:
-    """Instructions retired by the threads that run: `C n` is n, each L, S, M, I, A, P and F
-    one; W and X none; nothing after a thread's first X. A `child` thread runs once forked.
-    Raises Malformed for a fork of a thread that is not an unstarted child (documented as an
-    error) so the harness expects rejection."""
+    """Instructions retired by the threads that run: `C n` is n; a ranged access (`L`/`S` with
+    a size, `K`, `G`) one per line it touches; every other event but W and X one; nothing after
+    a thread's first X. A `child` thread runs once forked (a new process) or spawned (in its
+    parent's process). Raises Malformed for a fork or spawn of a thread that is not an unstarted
+    child (documented as an error) so the harness expects rejection."""
     work = WorkloadWork()
     started: set[int] = set()
-    pending = [tid for tid in sorted(threads) if not threads[tid].child]
+    pending = [(tid, True) for tid in sorted(threads) if not threads[tid].child]
     if not pending:
         raise Malformed("no thread starts (every thread is a child)")
     while pending:
-        tid = pending.pop(0)
+        tid, new_process = pending.pop(0)
         started.add(tid)
-        work.processes += 1
+        work.processes += new_process
         for letter, ops in threads[tid].events:
             if letter == "X":
                 break
             if letter == "C":
                 work.instructions += ops[0]
-            elif letter in "LSMIAPF":
+            elif letter in RANGED:
+                start, size = ops
+                work.instructions += (start + size - 1) // LINE - start // LINE + 1
+            elif letter != "W":
                 work.instructions += 1
             if letter == "M":
                 work.memcpys += 1
             elif letter == "I":
                 work.meminits += 1
-            elif letter == "F":
+            elif letter in "FT":
                 child = ops[0]
                 if child not in threads or not threads[child].child or child in started:
-                    raise Malformed(f"thread {tid} forks {child}, not an unstarted child thread")
+                    raise Malformed(f"thread {tid} starts {child}, not an unstarted child thread")
                 started.add(child)
-                work.forks += 1
-                pending.append(child)
+                work.forks += letter == "F"
+                work.spawns += letter == "T"
+                pending.append((child, letter == "F"))
     return work
