@@ -1246,6 +1246,11 @@ impl System {
     }
 
     /// The functional memory image (behind the memory router).
+    /// The OS (page tables, frame table, allocator).
+    pub fn os(&self) -> &Os {
+        &self.os
+    }
+
     pub fn image(&self) -> &crate::image::MemoryImage {
         self.mem.router.image()
     }
