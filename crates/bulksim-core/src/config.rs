@@ -533,7 +533,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "sim.memory_limit_mb",
         "MiB",
-        "host memory a run may allocate up front (controllers' tables and queues, cache arrays, the OS's 20 bytes per 4 KiB frame); a larger configuration is an error saying how much it needs; 0 = the machine's available memory (MemAvailable)",
+        "host memory a run may allocate up front (controllers' tables and queues, cache arrays, the OS's 20 bytes per 4 KiB frame up to 16 GiB, 7 above); a larger configuration is an error saying how much it needs; 0 = the machine's available memory (MemAvailable)",
     ),
     doc(
         "sim.max_cycles",

@@ -36,10 +36,23 @@ const BYTES_PER_CHANNEL: u64 = 16 << 10;
 const BYTES_PER_QUEUE_ENTRY: u64 = 80;
 /// Host bytes per cache line besides its data: tag, last use, dirty bit and origin.
 const BYTES_PER_CACHE_LINE: u64 = 18;
-/// Host bytes per 4 KiB frame in the OS's tables (full-system runs): owner (4), sharing
-/// count (2), referenced bit, allocator order (4), pool number (4), used flag (1), the pooled
-/// policies' free lists (4); rounded up.
-const BYTES_PER_FRAME: u64 = 20;
+/// Host bytes per 4 KiB frame of the OS's frame table (full-system runs): owner (4), sharing
+/// count (2) and referenced bit; rounded up. Reserved up front at every capacity.
+const FRAME_TABLE_BYTES_PER_FRAME: u64 = 7;
+/// Host bytes per 4 KiB frame of the eager allocator's tables (memories up to
+/// `os::allocator::LAZY_ABOVE_FRAMES` frames): order (4), pool number (4), used flag (1), the
+/// pooled policies' free lists (4). Above that the order is drawn lazily and the allocator's
+/// state grows with the frames drawn, not with the capacity.
+const EAGER_ALLOCATOR_BYTES_PER_FRAME: u64 = 13;
+
+/// Host bytes per 4 KiB frame of `frames` frames the OS reserves up front.
+pub fn os_bytes_per_frame(frames: u64) -> u64 {
+    if frames <= crate::os::allocator::LAZY_ABOVE_FRAMES as u64 {
+        FRAME_TABLE_BYTES_PER_FRAME + EAGER_ALLOCATOR_BYTES_PER_FRAME
+    } else {
+        FRAME_TABLE_BYTES_PER_FRAME
+    }
+}
 
 /// `bytes` as a short human-readable size (binary units).
 pub fn human_bytes(bytes: u64) -> String {
@@ -122,7 +135,8 @@ pub fn startup_bytes(config: &Config, run: RunKind) -> Result<u64> {
             let lines = bytes / level.line_bytes as u64;
             total = total.saturating_add(arrays * (bytes + lines * BYTES_PER_CACHE_LINE));
         }
-        total = total.saturating_add(memory_bytes / FRAME_BYTES * BYTES_PER_FRAME);
+        let frames = memory_bytes / FRAME_BYTES;
+        total = total.saturating_add(frames.saturating_mul(os_bytes_per_frame(frames)));
     }
     Ok(total)
 }
@@ -156,7 +170,7 @@ pub fn check_host_memory(config: &Config, run: RunKind) -> Result<()> {
         let what = match run {
             RunKind::Replay => "controllers: per rank and bank tables and request queues",
             RunKind::System { .. } => {
-                "controllers, cache arrays and the OS's per-frame tables (20 bytes per 4 KiB of simulated memory)"
+                "controllers, cache arrays and the OS's per-frame tables (20 bytes per 4 KiB of simulated memory up to 16 GiB, 7 above)"
             }
         };
         return Err(config_err(format!(

@@ -113,11 +113,12 @@ fn a_run_needing_more_host_memory_than_allowed_fails_before_allocating() {
             bytes: 4096,
         }],
     );
-    // 2048 ranks: 16 TiB, 2^32 frames of 20 bytes = 80 GiB of OS tables.
+    // 2048 ranks: 16 TiB, 2^32 frames of 7 bytes (frame table; the allocator's order is drawn
+    // lazily above 16 GiB) = 28 GiB of OS tables.
     let c = config(&["dram.ranks=2048", "sim.memory_limit_mb=1024"]);
     let e = system::run_workload(&c, &dir).err().unwrap().to_string();
     assert!(
-        e.starts_with("the configuration needs about 80.")
+        e.starts_with("the configuration needs about 28.")
             && e.contains("GiB of host memory up front")
             && e.contains("more than the 1.0 GiB sim.memory_limit_mb"),
         "{e}"

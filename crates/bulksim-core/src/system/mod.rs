@@ -34,7 +34,9 @@ use crate::cache::{Hierarchy, Origin};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
-use crate::os::allocator::{sites_from_mapper, FrameAllocator, PAGE};
+use crate::os::allocator::{
+    sites_from_mapper, usable_frames_from_mapper, FrameAllocator, SiteFn, LAZY_ABOVE_FRAMES, PAGE,
+};
 use crate::os::{Os, Pid, Work};
 use crate::port::Port;
 use crate::workload::program::Event;
@@ -194,17 +196,20 @@ impl System {
         // devices share an allocator pool (a copy never spans devices).
         let frames = {
             let mut sites = Vec::new();
+            let mut usable = Vec::new();
             let mut channel_base = 0;
             for d in &router.devices {
                 let reserved = d.channels.reserved_rows();
+                let reserved = move |row| reserved.is_some_and(|r| r.contains(row));
                 let mapper = d.channels.mapper();
-                let site =
-                    sites_from_mapper(mapper, move |row| reserved.is_some_and(|r| r.contains(row)));
+                usable.push((mapper.clone(), reserved, d.size / PAGE));
+                // Owned, so that a lazily drawn order can keep decoding during the run.
+                let site = sites_from_mapper(mapper.clone(), reserved);
                 sites.push((d.base / PAGE, d.size / PAGE, channel_base, site));
                 channel_base += d.channels.spec().organisation.channels;
             }
             let frame_count = (router.capacity() / PAGE) as usize;
-            let site = |frame: u32| {
+            let site: SiteFn = std::sync::Arc::new(move |frame: u32| {
                 let f = frame as u64;
                 let (first, _, channels, site) = sites
                     .iter()
@@ -212,8 +217,15 @@ impl System {
                 let mut s = site((f - first) as u32)?;
                 s.channel += channels;
                 Some(s)
+            });
+            let usable = || {
+                usable
+                    .iter()
+                    .map(|(m, reserved, frames)| usable_frames_from_mapper(m, reserved, *frames))
+                    .sum()
             };
-            FrameAllocator::new(config.os.allocator, frame_count, site, config.os.seed)
+            let (policy, seed) = (config.os.allocator, config.os.seed);
+            FrameAllocator::for_memory(policy, frame_count, site, usable, seed, LAZY_ABOVE_FRAMES)
         };
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
@@ -1397,6 +1409,11 @@ impl System {
     }
 
     /// The functional memory image (behind the memory router).
+    /// The OS (page tables, frame table, allocator).
+    pub fn os(&self) -> &Os {
+        &self.os
+    }
+
     pub fn image(&self) -> &crate::image::MemoryImage {
         self.mem.router.image()
     }

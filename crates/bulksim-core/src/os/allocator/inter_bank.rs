@@ -4,44 +4,47 @@
 //! free frame, so every copy can use RowClone's inter-bank PSM mode (the paper's PSM
 //! configuration); otherwise it falls back to the scattered order.
 
-use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, PooledFrames};
+use super::{bank_key, FramePolicy, FrameRequest, FrameSite, FreeFrames, Pooling};
 use crate::os::frame_table::FrameTable;
 
 #[derive(Clone, Debug)]
 pub struct InterBank {
-    frames: PooledFrames,
-    /// The pool a copy of a frame in pool i draws from.
-    partner: Vec<u32>,
+    free: FreeFrames,
 }
 
 impl InterBank {
-    pub fn new(frames: usize, site: impl Fn(u32) -> Option<FrameSite>, seed: u64) -> InterBank {
-        let (free, keys) = FreeFrames::new(frames, site, |s| (s.channel, s.bank_index), seed);
-        let mut partner = vec![0; keys.len()];
-        for (&(ch, bank), &k) in &keys {
-            // The neighbouring bank of the same rank (bank indices pair up within a rank).
-            partner[k as usize] = keys.get(&(ch, bank ^ 1)).copied().unwrap_or(k);
-        }
-        InterBank {
-            frames: PooledFrames::new(free),
-            partner,
-        }
+    pub const POOLING: Pooling = Pooling {
+        key: bank_key,
+        lists: true,
+    };
+
+    pub fn new(free: FreeFrames) -> InterBank {
+        InterBank { free }
     }
+}
+
+/// The pool a copy of a frame in `pool` draws from: the neighbouring bank of the same rank
+/// (bank indices pair up within a rank), or `pool` itself when that bank has no usable frame.
+fn partner(free: &mut FreeFrames, pool: u32) -> u32 {
+    let key = free.pool_key(pool);
+    let neighbour = FrameSite {
+        bank_index: key.bank_index ^ 1,
+        ..key
+    };
+    free.pool_for_key(neighbour).unwrap_or(pool)
 }
 
 impl FramePolicy for InterBank {
     #[inline]
     fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
-        // The source's neighbouring bank.
-        let partner = &self.partner;
-        self.frames.alloc(req, |pool| partner[pool as usize])
+        self.free.alloc_near(req, partner)
     }
 
     fn free(&mut self, frame: u32) {
-        self.frames.free(frame);
+        self.free.free(frame);
     }
 
     fn frames(&self) -> &FreeFrames {
-        &self.frames.free
+        &self.free
     }
 }

@@ -1,15 +1,29 @@
 //! Physical page (frame) allocation: the interface every placement policy implements
 //! (`FramePolicy`: a frame for a `FrameRequest` that says who asks and why), the closed enum
 //! `FrameAllocator` that dispatches to the policies without trait objects, and the bookkeeping
-//! they share: the usable frames in one seeded scattered order (as a stock kernel's buddy
-//! allocator spreads pages after some uptime), the most recently freed frames reused first,
-//! and per-pool free lists. The allocator knows nothing of the address mapper: it is built
-//! from the frame count and `site(frame)`, where a frame's first line lies in DRAM (`None`:
-//! the frame must not be used, as when it touches a row RowClone reserves);
-//! `sites_from_mapper` derives that from an `AddressMapper`. One file per policy:
-//! `scatter`, `subarray_aware`, `inter_bank`.
+//! they share (`FreeFrames`): the usable frames in one seeded scattered order (as a stock
+//! kernel's buddy allocator spreads pages after some uptime), the most recently freed frames
+//! reused first, and per-pool free lists. The allocator knows nothing of the address mapper:
+//! it is built from the frame count and `site(frame)`, where a frame's first line lies in DRAM
+//! (`None`: the frame must not be used, as when it touches a row RowClone reserves);
+//! `sites_from_mapper` derives that from an `AddressMapper` and `usable_frames_from_mapper`
+//! counts the usable frames in closed form. One file per policy: `scatter`, `subarray_aware`,
+//! `inter_bank`; the lazily drawn order of large memories is in `lazy_order`.
+//!
+//! Two paths give the scattered order. Up to `LAZY_ABOVE_FRAMES` frames (16 GiB: every shipped
+//! config) it is eager: every frame's site is decoded at start-up and the usable frames are
+//! shuffled by a backward Fisher-Yates, with flat per-frame tables; results of existing runs
+//! depend on exactly this order. Above it, start-up would cost seconds and gigabytes for a
+//! workload that touches a few pages, so the order is drawn lazily (`lazy_order`): a forward
+//! Fisher-Yates over all frame numbers that draws position i only when a frame is wanted,
+//! decodes only drawn frames, skips unusable ones as they come, and fills the pools as frames
+//! are drawn; per-frame state is sparse (maps of drawn and used frames). Start-up is then
+//! independent of capacity; a copy-on-write destination wanted from one pool draws (and
+//! keeps, free, for later allocations) frames until one of that pool comes, about as many as
+//! there are pools, and a pool with no free frame left draws the whole rest of the order once.
 
 mod inter_bank;
+mod lazy_order;
 mod scatter;
 mod subarray_aware;
 
@@ -22,9 +36,32 @@ use super::Pid;
 use crate::config::AllocatorPolicy;
 use crate::mapping::AddressMapper;
 use crate::workload::rng::SplitMix64;
-use std::collections::BTreeMap;
+use lazy_order::LazyOrder;
+use std::borrow::Borrow;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 pub const PAGE: u64 = 4096;
+
+/// Offset of a frame's last line (of 64 bytes) within it.
+const LAST_LINE: u64 = PAGE - 64;
+
+/// Frame counts above which the scattered order is drawn lazily: 2^22 frames of 4 KiB
+/// (16 GiB), above every shipped config, so their results keep the eager order.
+pub const LAZY_ABOVE_FRAMES: usize = 1 << 22;
+
+/// `site(frame)`, owned and shared, so that a lazy order can keep asking during the run.
+pub type SiteFn = Arc<dyn Fn(u32) -> Option<FrameSite> + Send + Sync>;
+
+/// A frame's pool, named by its site with the fields that do not tell pools apart zeroed.
+pub type PoolKey = fn(&FrameSite) -> FrameSite;
+
+/// How a policy groups frames: the pool key, and whether it keeps a free list per pool.
+#[derive(Clone, Copy, Debug)]
+pub struct Pooling {
+    pub key: PoolKey,
+    pub lists: bool,
+}
 
 /// Where a frame's first line lies in DRAM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -36,15 +73,30 @@ pub struct FrameSite {
     pub subarray: u32,
 }
 
-/// `site(frame)` under `mapper`: `None` when the frame's first or last line lies in a row
-/// `reserved(row)` marks.
-pub fn sites_from_mapper<'a>(
-    mapper: &'a AddressMapper,
-    reserved: impl Fn(u32) -> bool + 'a,
-) -> impl Fn(u32) -> Option<FrameSite> + 'a {
+/// The pool of a subarray: (channel, bank, subarray).
+pub fn subarray_key(s: &FrameSite) -> FrameSite {
+    FrameSite { rank: 0, ..*s }
+}
+
+/// The pool of a bank: (channel, bank).
+pub fn bank_key(s: &FrameSite) -> FrameSite {
+    FrameSite {
+        rank: 0,
+        subarray: 0,
+        ..*s
+    }
+}
+
+/// `site(frame)` under `mapper` (borrowed, or owned for a `SiteFn`): `None` when the frame's
+/// first or last line lies in a row `reserved(row)` marks.
+pub fn sites_from_mapper<M: Borrow<AddressMapper>, R: Fn(u32) -> bool>(
+    mapper: M,
+    reserved: R,
+) -> impl Fn(u32) -> Option<FrameSite> {
     move |frame| {
+        let mapper = mapper.borrow();
         let first = mapper.decode(frame as u64 * PAGE);
-        let last = mapper.decode(frame as u64 * PAGE + PAGE - 64);
+        let last = mapper.decode(frame as u64 * PAGE + LAST_LINE);
         if reserved(first.row) || reserved(last.row) {
             return None;
         }
@@ -55,6 +107,41 @@ pub fn sites_from_mapper<'a>(
             subarray: first.subarray,
         })
     }
+}
+
+/// How many of the first `frames` frames (a power of two, as every mapped memory is)
+/// `sites_from_mapper(mapper, reserved)` calls usable, in closed form. The row is one field of
+/// address bits, so a frame's first and last line rows depend only on the row bits within the
+/// frame number (the same for both lines) and those within the page offset (clear in the first
+/// line, set in the last); each pattern of the frame's row bits occurs `frames >> bits` times.
+/// Costs O(rows x row bits), not O(frames). Other frame counts are counted frame by frame.
+pub fn usable_frames_from_mapper(
+    mapper: &AddressMapper,
+    reserved: impl Fn(u32) -> bool,
+    frames: u64,
+) -> u64 {
+    if !frames.is_power_of_two() {
+        let site = sites_from_mapper(mapper, reserved);
+        return (0..frames).filter(|&f| site(f as u32).is_some()).count() as u64;
+    }
+    // Decoding is a shift and mask per field, so each address bit adds its own row bit.
+    let in_page = mapper.decode(LAST_LINE).row;
+    let frame_row_bits: Vec<u32> = (0..frames.trailing_zeros())
+        .map(|b| mapper.decode((1u64 << b) * PAGE).row)
+        .filter(|&row| row != 0)
+        .collect();
+    let patterns = 1u64 << frame_row_bits.len();
+    let usable_patterns = (0..patterns)
+        .filter(|&p| {
+            let row = frame_row_bits
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| p >> i & 1 == 1)
+                .fold(0, |row, (_, &bit)| row | bit);
+            !reserved(row) && !reserved(row | in_page)
+        })
+        .count() as u64;
+    usable_patterns * (frames / patterns)
 }
 
 /// Why a frame is wanted.
@@ -88,39 +175,96 @@ pub trait FramePolicy {
     fn frames(&self) -> &FreeFrames;
 }
 
+/// Which frames are in use: a flag per frame (eager), or the set of them (lazy).
+#[derive(Clone, Debug)]
+enum Used {
+    Dense(Vec<bool>),
+    Sparse(BTreeSet<u32>),
+}
+
+impl Used {
+    #[inline]
+    fn contains(&self, frame: u32) -> bool {
+        match self {
+            Used::Dense(flags) => flags[frame as usize],
+            Used::Sparse(set) => set.contains(&frame),
+        }
+    }
+
+    fn set(&mut self, frame: u32, used: bool) {
+        match self {
+            Used::Dense(flags) => flags[frame as usize] = used,
+            Used::Sparse(set) if used => {
+                set.insert(frame);
+            }
+            Used::Sparse(set) => {
+                set.remove(&frame);
+            }
+        }
+    }
+}
+
+/// Each frame's pool number: per frame (eager; meaningful for usable frames), or per drawn
+/// frame (lazy: every frame handed out has been drawn).
+#[derive(Clone, Debug)]
+enum PoolOf {
+    Dense(Vec<u32>),
+    Sparse(BTreeMap<u32, u32>),
+}
+
+/// A free list per pool, each in the scattered order, freed frames appended.
+#[derive(Clone, Debug, Default)]
+struct PoolLists {
+    lists: Vec<Vec<u32>>,
+    cursor: Vec<usize>,
+}
+
 /// Free-frame bookkeeping every policy shares.
 #[derive(Clone, Debug)]
 pub struct FreeFrames {
-    /// Usable frames in the seeded scattered order.
+    /// Usable frames in the seeded scattered order, as far as drawn (all of them when eager).
     order: Vec<u32>,
     cursor: usize,
+    /// The rest of the order, drawn on demand (`None`: `order` is complete).
+    lazy: Option<LazyOrder>,
     /// Freed frames, the most recent last.
     freed: Vec<u32>,
-    used: Vec<bool>,
-    /// Each frame's pool number (meaningful for usable frames).
-    pool_of: Vec<u32>,
-    pools: usize,
+    used: Used,
+    pool_of: PoolOf,
+    key: PoolKey,
+    /// Pool numbers by key, numbered in order of first appearance (by frame number when
+    /// eager, as drawn when lazy), and each pool's key.
+    pools: BTreeMap<FrameSite, u32>,
+    pool_keys: Vec<FrameSite>,
+    /// Per-pool free lists, for the policies that place copies by pool.
+    lists: Option<PoolLists>,
+    frames: usize,
+    /// Calls of `site` so far (every frame at start-up when eager, drawn frames when lazy).
+    sites_decoded: u64,
     pub usable: u64,
     pub in_use: u64,
 }
 
 impl FreeFrames {
-    /// The usable frames of `frames` under `site`, shuffled by `seed`, each in the pool
-    /// `key(site)` names. Returns the pools' numbers by key as well (numbered in order of
-    /// first appearance by frame number).
-    pub fn new<K: Ord + Copy>(
+    /// The usable frames of `frames` under `site`, shuffled by `seed` (a backward
+    /// Fisher-Yates over all of them at once), in pools by `pooling`.
+    pub fn eager(
         frames: usize,
         site: impl Fn(u32) -> Option<FrameSite>,
-        key: impl Fn(&FrameSite) -> K,
+        pooling: Pooling,
         seed: u64,
-    ) -> (FreeFrames, BTreeMap<K, u32>) {
+    ) -> FreeFrames {
         let mut pool_of = vec![0u32; frames];
         let mut order = Vec::with_capacity(frames);
-        let mut keys = BTreeMap::new();
+        let mut pools = BTreeMap::new();
+        let mut pool_keys = Vec::new();
         for (f, slot) in pool_of.iter_mut().enumerate() {
             let Some(s) = site(f as u32) else { continue };
-            let next = keys.len() as u32;
-            *slot = *keys.entry(key(&s)).or_insert(next);
+            let key = (pooling.key)(&s);
+            *slot = *pools.entry(key).or_insert_with(|| {
+                pool_keys.push(key);
+                pool_keys.len() as u32 - 1
+            });
             order.push(f as u32);
         }
         let mut rng = SplitMix64::new(seed);
@@ -128,131 +272,226 @@ impl FreeFrames {
             let j = rng.below(i as u64 + 1) as usize;
             order.swap(i, j);
         }
-        let free = FreeFrames {
+        let lists = pooling.lists.then(|| {
+            let mut lists = vec![Vec::new(); pools.len()];
+            for &f in &order {
+                lists[pool_of[f as usize] as usize].push(f);
+            }
+            PoolLists {
+                cursor: vec![0; lists.len()],
+                lists,
+            }
+        });
+        FreeFrames {
             usable: order.len() as u64,
             order,
             cursor: 0,
+            lazy: None,
             freed: Vec::new(),
-            used: vec![false; frames],
-            pool_of,
-            pools: keys.len(),
+            used: Used::Dense(vec![false; frames]),
+            pool_of: PoolOf::Dense(pool_of),
+            key: pooling.key,
+            pools,
+            pool_keys,
+            lists,
+            frames,
+            sites_decoded: frames as u64,
             in_use: 0,
-        };
-        (free, keys)
+        }
+    }
+
+    /// `frames` frames under `site`, of which `usable` are usable (see
+    /// `usable_frames_from_mapper`), in an order drawn lazily from `seed` (`lazy_order`):
+    /// nothing is decoded or allocated per frame here.
+    pub fn lazy(
+        frames: usize,
+        site: SiteFn,
+        usable: u64,
+        pooling: Pooling,
+        seed: u64,
+    ) -> FreeFrames {
+        FreeFrames {
+            order: Vec::new(),
+            cursor: 0,
+            lazy: Some(LazyOrder::new(frames, site, seed)),
+            freed: Vec::new(),
+            used: Used::Sparse(BTreeSet::new()),
+            pool_of: PoolOf::Sparse(BTreeMap::new()),
+            key: pooling.key,
+            pools: BTreeMap::new(),
+            pool_keys: Vec::new(),
+            lists: pooling.lists.then(PoolLists::default),
+            frames,
+            sites_decoded: 0,
+            usable,
+            in_use: 0,
+        }
     }
 
     fn take(&mut self, f: u32) -> u32 {
-        self.used[f as usize] = true;
+        self.used.set(f, true);
         self.in_use += 1;
         f
+    }
+
+    /// The pool numbered for `key`, numbering it (with an empty free list) if new.
+    fn pool_named(&mut self, key: FrameSite) -> u32 {
+        if let Some(&pool) = self.pools.get(&key) {
+            return pool;
+        }
+        let pool = self.pool_keys.len() as u32;
+        self.pools.insert(key, pool);
+        self.pool_keys.push(key);
+        if let Some(l) = &mut self.lists {
+            l.lists.push(Vec::new());
+            l.cursor.push(0);
+        }
+        pool
+    }
+
+    /// Draws the next usable frame of a lazy order into `order` and its pool's free list;
+    /// `None` when the order is complete (always when eager).
+    fn draw(&mut self) -> Option<u32> {
+        loop {
+            let lazy = self.lazy.as_mut()?;
+            let Some((frame, site)) = lazy.draw() else {
+                // Done: the swap map is empty and no longer needed.
+                self.lazy = None;
+                return None;
+            };
+            self.sites_decoded += 1;
+            let Some(site) = site else { continue };
+            let pool = self.pool_named((self.key)(&site));
+            if let PoolOf::Sparse(map) = &mut self.pool_of {
+                map.insert(frame, pool);
+            }
+            if let Some(l) = &mut self.lists {
+                l.lists[pool as usize].push(frame);
+            }
+            self.order.push(frame);
+            if self.lazy.as_ref().is_some_and(LazyOrder::is_done) {
+                self.lazy = None;
+            }
+            return Some(frame);
+        }
     }
 
     /// Any free frame: the most recently freed, else the next in the scattered order.
     pub fn alloc(&mut self) -> Option<u32> {
         while let Some(f) = self.freed.pop() {
-            if !self.used[f as usize] {
+            if !self.used.contains(f) {
                 return Some(self.take(f));
             }
         }
-        while self.cursor < self.order.len() {
-            let f = self.order[self.cursor];
-            self.cursor += 1;
-            if !self.used[f as usize] {
-                return Some(self.take(f));
+        loop {
+            while self.cursor < self.order.len() {
+                let f = self.order[self.cursor];
+                self.cursor += 1;
+                if !self.used.contains(f) {
+                    return Some(self.take(f));
+                }
+            }
+            self.draw()?;
+        }
+    }
+
+    /// The next free frame of pool `pool` among those drawn, if any.
+    fn next_in_pool(&mut self, pool: u32) -> Option<u32> {
+        let lists = self.lists.as_mut()?;
+        let (list, cursor) = (
+            &lists.lists[pool as usize],
+            &mut lists.cursor[pool as usize],
+        );
+        while *cursor < list.len() {
+            let f = list[*cursor];
+            *cursor += 1;
+            if !self.used.contains(f) {
+                return Some(f);
             }
         }
         None
     }
 
-    /// Returns `frame` to the free frames.
+    /// The next free frame of pool `pool` (marked used), drawing frames (kept free for later)
+    /// until one of the pool comes; `None` when the pool has none left.
+    pub fn take_from_pool(&mut self, pool: u32) -> Option<u32> {
+        loop {
+            if let Some(f) = self.next_in_pool(pool) {
+                return Some(self.take(f));
+            }
+            self.draw()?;
+        }
+    }
+
+    /// A copy-on-write destination from pool `pool_for(self, source's pool)` while it has a
+    /// free frame; anything else (and a copy whose pool is empty) in the scattered order.
+    #[inline]
+    pub fn alloc_near(
+        &mut self,
+        req: &FrameRequest,
+        pool_for: impl Fn(&mut FreeFrames, u32) -> u32,
+    ) -> Option<u32> {
+        if let Purpose::CopyOnWrite { src_frame } = req.purpose {
+            let pool = pool_for(self, self.pool_of(src_frame));
+            if let Some(f) = self.take_from_pool(pool) {
+                return Some(f);
+            }
+        }
+        self.alloc()
+    }
+
+    /// Returns `frame` to the free frames (and to its pool's free list).
     pub fn free(&mut self, frame: u32) {
-        debug_assert!(self.used[frame as usize], "frame {frame} is free");
-        self.used[frame as usize] = false;
+        debug_assert!(self.used.contains(frame), "frame {frame} is free");
+        self.used.set(frame, false);
         self.in_use -= 1;
         self.freed.push(frame);
+        if self.lists.is_some() {
+            let pool = self.pool_of(frame);
+            if let Some(l) = &mut self.lists {
+                l.lists[pool as usize].push(frame);
+            }
+        }
     }
 
     /// Frames in the address space (usable or not).
     pub fn frame_count(&self) -> usize {
-        self.used.len()
+        self.frames
     }
 
-    /// `frame`'s pool number.
+    /// `frame`'s pool number; `frame` must have been handed out.
     pub fn pool_of(&self, frame: u32) -> u32 {
-        self.pool_of[frame as usize]
-    }
-}
-
-/// A free list per pool, each in the scattered order, freed frames appended.
-#[derive(Clone, Debug)]
-pub struct Pools {
-    lists: Vec<Vec<u32>>,
-    cursor: Vec<usize>,
-}
-
-impl Pools {
-    pub fn new(free: &FreeFrames) -> Pools {
-        let mut lists = vec![Vec::new(); free.pools];
-        for &f in &free.order {
-            lists[free.pool_of(f) as usize].push(f);
-        }
-        Pools {
-            cursor: vec![0; lists.len()],
-            lists,
+        match &self.pool_of {
+            PoolOf::Dense(pools) => pools[frame as usize],
+            PoolOf::Sparse(pools) => *pools
+                .get(&frame)
+                .expect("a frame handed out has been drawn"),
         }
     }
 
-    /// The next free frame of pool `pool`, if any.
-    pub fn take(&mut self, pool: u32, free: &mut FreeFrames) -> Option<u32> {
-        let (list, cursor) = (&self.lists[pool as usize], &mut self.cursor[pool as usize]);
-        while *cursor < list.len() {
-            let f = list[*cursor];
-            *cursor += 1;
-            if !free.used[f as usize] {
-                return Some(free.take(f));
-            }
-        }
-        None
+    /// `pool`'s key.
+    pub fn pool_key(&self, pool: u32) -> FrameSite {
+        self.pool_keys[pool as usize]
     }
 
-    /// `frame` (just freed) is available in its pool again.
-    pub fn push(&mut self, frame: u32, free: &FreeFrames) {
-        self.lists[free.pool_of(frame) as usize].push(frame);
-    }
-}
-
-/// The scattered free frames plus a free list per pool: what the policies that place a
-/// copy-on-write destination by its source's pool share.
-#[derive(Clone, Debug)]
-pub struct PooledFrames {
-    pub free: FreeFrames,
-    pools: Pools,
-}
-
-impl PooledFrames {
-    pub fn new(free: FreeFrames) -> PooledFrames {
-        PooledFrames {
-            pools: Pools::new(&free),
-            free,
+    /// The pool of `key`: when eager, `None` if no usable frame has it; when lazy, numbered
+    /// now if no frame of it has been drawn yet (it may come later).
+    pub fn pool_for_key(&mut self, key: FrameSite) -> Option<u32> {
+        if self.is_lazy() {
+            Some(self.pool_named(key))
+        } else {
+            self.pools.get(&key).copied()
         }
     }
 
-    /// A copy-on-write destination from pool `pool_for(source's pool)` while it has a free
-    /// frame; anything else (and a copy whose pool is empty) in the scattered order.
-    #[inline]
-    pub fn alloc(&mut self, req: &FrameRequest, pool_for: impl Fn(u32) -> u32) -> Option<u32> {
-        if let Purpose::CopyOnWrite { src_frame } = req.purpose {
-            let pool = pool_for(self.free.pool_of(src_frame));
-            if let Some(f) = self.pools.take(pool, &mut self.free) {
-                return Some(f);
-            }
-        }
-        self.free.alloc()
+    /// Calls of `site` so far: every frame at start-up when eager, drawn frames when lazy.
+    pub fn sites_decoded(&self) -> u64 {
+        self.sites_decoded
     }
 
-    pub fn free(&mut self, frame: u32) {
-        self.free.free(frame);
-        self.pools.push(frame, &self.free);
+    /// Whether the order is drawn lazily.
+    pub fn is_lazy(&self) -> bool {
+        matches!(self.pool_of, PoolOf::Sparse(_))
     }
 }
 
@@ -276,21 +515,49 @@ macro_rules! dispatch {
 
 impl FrameAllocator {
     /// `policy` over `frames` frames placed by `site` (see `sites_from_mapper`), the
-    /// scattered order drawn from `seed`.
+    /// scattered order drawn from `seed` all at once (the eager path, whatever the size).
     pub fn new(
         policy: AllocatorPolicy,
         frames: usize,
         site: impl Fn(u32) -> Option<FrameSite>,
         seed: u64,
     ) -> FrameAllocator {
+        let free = FreeFrames::eager(frames, site, Self::pooling(policy), seed);
+        Self::with_free(policy, free)
+    }
+
+    /// `policy` over `frames` frames placed by `site`, `usable()` of them usable: eager (as
+    /// `new`) up to `lazy_above` frames, lazily drawn above (`usable` is called only then).
+    pub fn for_memory(
+        policy: AllocatorPolicy,
+        frames: usize,
+        site: SiteFn,
+        usable: impl FnOnce() -> u64,
+        seed: u64,
+        lazy_above: usize,
+    ) -> FrameAllocator {
+        if frames <= lazy_above {
+            return Self::new(policy, frames, |f| site(f), seed);
+        }
+        let free = FreeFrames::lazy(frames, site, usable(), Self::pooling(policy), seed);
+        Self::with_free(policy, free)
+    }
+
+    fn pooling(policy: AllocatorPolicy) -> Pooling {
         match policy {
-            AllocatorPolicy::Scatter => FrameAllocator::Scatter(Scatter::new(frames, site, seed)),
+            AllocatorPolicy::Scatter => Scatter::POOLING,
+            AllocatorPolicy::SubarrayAware => SubarrayAware::POOLING,
+            AllocatorPolicy::InterBank => InterBank::POOLING,
+        }
+    }
+
+    fn with_free(policy: AllocatorPolicy, free: FreeFrames) -> FrameAllocator {
+        match policy {
+            AllocatorPolicy::Scatter => FrameAllocator::Scatter(Scatter::new(free)),
             AllocatorPolicy::SubarrayAware => {
-                FrameAllocator::SubarrayAware(SubarrayAware::new(frames, site, seed))
+                FrameAllocator::SubarrayAware(SubarrayAware::new(free))
             }
-            AllocatorPolicy::InterBank => {
-                FrameAllocator::InterBank(InterBank::new(frames, site, seed))
-            }
+            AllocatorPolicy::InterBank => FrameAllocator::InterBank(InterBank::new(free)),
         }
     }
 
@@ -322,6 +589,11 @@ impl FrameAllocator {
         self.frames().frame_count()
     }
 
+    /// Calls of the site function so far (see `FreeFrames::sites_decoded`).
+    pub fn sites_decoded(&self) -> u64 {
+        self.frames().sites_decoded()
+    }
+
     /// Whether two frames share a pool: a subarray, or a bank under `inter_bank` (the
     /// `cow_same_subarray` stat).
     pub fn same_key(&self, a: u32, b: u32) -> bool {
@@ -333,6 +605,7 @@ impl FrameAllocator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     /// 64 frames, 2 channels x 2 banks x 2 subarrays, frame bits = (subarray, bank, channel,
     /// 3 low bits); frames with low bits 7 unusable.
@@ -429,5 +702,176 @@ mod tests {
         assert!(pool.iter().all(|&f| f < 7), "{pool:?}");
         let next = a.alloc(&copy, &t).unwrap();
         assert!(next >= 7, "{next}");
+    }
+
+    const POLICIES: [AllocatorPolicy; 3] = [
+        AllocatorPolicy::Scatter,
+        AllocatorPolicy::SubarrayAware,
+        AllocatorPolicy::InterBank,
+    ];
+
+    /// The 64 frames of `site` on the lazy path (threshold 0 forces it).
+    fn lazy(policy: AllocatorPolicy, seed: u64) -> FrameAllocator {
+        let usable = || (0..64).filter(|&f| site(f).is_some()).count() as u64;
+        FrameAllocator::for_memory(policy, 64, Arc::new(site), usable, seed, 0)
+    }
+
+    #[test]
+    fn the_threshold_picks_the_path_and_the_eager_one_keeps_its_order() {
+        let t = FrameTable::new(64);
+        for policy in POLICIES {
+            let mut eager =
+                FrameAllocator::for_memory(policy, 64, Arc::new(site), || unreachable!(), 7, 64);
+            assert!(!eager.frames().is_lazy());
+            assert_eq!(eager.sites_decoded(), 64, "every frame at start-up");
+            let mut old = FrameAllocator::new(policy, 64, site, 7);
+            let first = drain(&mut eager, &t, Purpose::FirstTouch);
+            assert_eq!(first, drain(&mut old, &t, Purpose::FirstTouch));
+            assert!(lazy(policy, 7).frames().is_lazy());
+        }
+    }
+
+    #[test]
+    fn the_lazy_order_hands_out_every_usable_frame_once_then_runs_out() {
+        let t = FrameTable::new(64);
+        for policy in POLICIES {
+            for seed in 0..20 {
+                let mut a = lazy(policy, seed);
+                assert_eq!(
+                    (a.usable(), a.frame_count(), a.sites_decoded()),
+                    (56, 64, 0)
+                );
+                let all = drain(&mut a, &t, Purpose::FirstTouch);
+                let mut sorted = all.clone();
+                sorted.sort();
+                let usable: Vec<u32> = (0..64).filter(|&f| site(f).is_some()).collect();
+                assert_eq!(sorted, usable, "each usable frame once, no unusable one");
+                assert_ne!(all, usable, "shuffled");
+                assert_eq!((a.in_use(), a.sites_decoded()), (56, 64));
+                assert_eq!(a.alloc(&req(Purpose::FirstTouch), &t), None);
+            }
+        }
+    }
+
+    #[test]
+    fn the_lazy_order_decodes_only_what_it_draws() {
+        let t = FrameTable::new(64);
+        let mut a = lazy(AllocatorPolicy::Scatter, 3);
+        let first: Vec<u32> = (0..5)
+            .map(|_| a.alloc(&req(Purpose::FirstTouch), &t).unwrap())
+            .collect();
+        // Five usable frames drawn, plus any of the 8 unusable ones drawn before them.
+        let decoded = a.sites_decoded();
+        assert!((5..=13).contains(&decoded), "{decoded}");
+        // Freeing and reusing draws nothing more.
+        a.free(first[1]);
+        a.free(first[4]);
+        assert_eq!(drain_n(&mut a, &t, 2), [first[4], first[1]]);
+        assert_eq!(a.sites_decoded(), decoded);
+    }
+
+    fn drain_n(a: &mut FrameAllocator, t: &FrameTable, n: usize) -> Vec<u32> {
+        (0..n)
+            .map(|_| a.alloc(&req(Purpose::FirstTouch), t).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_lazy_order_is_deterministic_per_seed_and_reuses_the_last_freed() {
+        let t = FrameTable::new(64);
+        let mut orders = Vec::new();
+        for policy in POLICIES {
+            let mut a = lazy(policy, 11);
+            let again = drain(&mut lazy(policy, 11), &t, Purpose::FirstTouch);
+            let other = drain(&mut lazy(policy, 12), &t, Purpose::FirstTouch);
+            let first = drain_n(&mut a, &t, 10);
+            assert_eq!(first, again[..10], "same seed, same order");
+            assert_ne!(again, other, "another seed, another order");
+            a.free(first[3]);
+            a.free(first[9]);
+            assert_eq!(a.in_use(), 8);
+            assert_eq!(drain_n(&mut a, &t, 3), [first[9], first[3], again[10]]);
+            orders.push(again);
+        }
+        // The policies share the scattered order on the lazy path too.
+        assert_eq!(orders[0], orders[1]);
+        assert_eq!(orders[0], orders[2]);
+    }
+
+    #[test]
+    fn lazy_copies_go_to_the_source_subarray_or_the_partner_bank_then_fall_back() {
+        let t = FrameTable::new(64);
+        for policy in [AllocatorPolicy::SubarrayAware, AllocatorPolicy::InterBank] {
+            let mut a = lazy(policy, 5);
+            let src = a.alloc(&req(Purpose::FirstTouch), &t).unwrap();
+            let s = site(src).unwrap();
+            let copy = req(Purpose::CopyOnWrite { src_frame: src });
+            // A subarray holds 7 usable frames (8 minus the unusable one); a bank 14.
+            let room = match policy {
+                AllocatorPolicy::SubarrayAware => 6,
+                _ => 14,
+            };
+            let copies: Vec<u32> = (0..room).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+            for &d in &copies {
+                let ds = site(d).unwrap();
+                if policy == AllocatorPolicy::SubarrayAware {
+                    assert_eq!(
+                        (ds.channel, ds.bank_index, ds.subarray),
+                        (s.channel, s.bank_index, s.subarray)
+                    );
+                    assert!(a.same_key(src, d));
+                } else {
+                    assert_eq!((ds.channel, ds.bank_index), (s.channel, s.bank_index ^ 1));
+                    assert!(!a.same_key(src, d));
+                }
+            }
+            // The pool is empty now: the next copy comes from the scattered order, and the
+            // frames drawn while looking for the pool are still handed out, each once.
+            let rest = drain(&mut a, &t, copy.purpose);
+            assert_eq!(1 + copies.len() + rest.len(), 56);
+            let mut all: Vec<u32> = [vec![src], copies, rest].concat();
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), 56);
+        }
+    }
+
+    /// Usable frames counted one by one.
+    fn counted(m: &AddressMapper, reserved: impl Fn(u32) -> bool) -> u64 {
+        let site = sites_from_mapper(m, reserved);
+        (0..m.capacity() / PAGE)
+            .filter(|&f| site(f as u32).is_some())
+            .count() as u64
+    }
+
+    #[test]
+    fn the_closed_form_usable_count_matches_counting_frame_by_frame() {
+        let mut o = crate::spec::presets::preset("DDR3_2Gb_x8_1066")
+            .unwrap()
+            .organisation;
+        o.columns = 512;
+        o.rows = 1024;
+        o.rows_per_subarray = 128;
+        o.ranks = 2;
+        o.channels = 2;
+        let rows = o.rows;
+        let reserved = move |r: u32| r % 128 == 127 || r == rows - 2;
+        // Row bits on top, in the middle, and below the page offset (a frame spans two rows).
+        for order in ["RoRaBaChCo", "ChRaBaRoCo", "RaBaCoChRo", "CoRoBaRaCh"] {
+            for xor in [false, true] {
+                let m = AddressMapper::new(&o, order, xor).unwrap();
+                let frames = m.capacity() / PAGE;
+                let closed = usable_frames_from_mapper(&m, reserved, frames);
+                assert_eq!(closed, counted(&m, reserved), "{order} xor {xor}");
+                assert!(closed < frames, "{order}: some rows are reserved");
+            }
+        }
+        // RoRaBaChCo: a frame is one row of one bank, so 1024 - 9 of 1024 rows are usable.
+        let m = AddressMapper::new(&o, "RoRaBaChCo", false).unwrap();
+        let frames = m.capacity() / PAGE;
+        assert_eq!(
+            usable_frames_from_mapper(&m, reserved, frames),
+            frames / 1024 * (1024 - 9)
+        );
     }
 }

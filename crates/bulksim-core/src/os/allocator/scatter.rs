@@ -2,7 +2,7 @@
 //! scattered order (the most recently freed first), wherever it lies, as a stock kernel's
 //! buddy allocator spreads pages after some uptime.
 
-use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames};
+use super::{subarray_key, FramePolicy, FrameRequest, FreeFrames, Pooling};
 use crate::os::frame_table::FrameTable;
 
 #[derive(Clone, Debug)]
@@ -11,14 +11,13 @@ pub struct Scatter {
 }
 
 impl Scatter {
-    pub fn new(frames: usize, site: impl Fn(u32) -> Option<FrameSite>, seed: u64) -> Scatter {
-        // Pools by subarray only name where frames lie (the `cow_same_subarray` stat).
-        let (free, _) = FreeFrames::new(
-            frames,
-            site,
-            |s| (s.channel, s.bank_index, s.subarray),
-            seed,
-        );
+    /// Pools by subarray only name where frames lie (the `cow_same_subarray` stat): no lists.
+    pub const POOLING: Pooling = Pooling {
+        key: subarray_key,
+        lists: false,
+    };
+
+    pub fn new(free: FreeFrames) -> Scatter {
         Scatter { free }
     }
 }

@@ -3,25 +3,22 @@
 //! copy-on-write destination is taken from the source frame's pool while it has a free frame,
 //! so the copy can use RowClone's FPM mode; otherwise it falls back to the scattered order.
 
-use super::{FramePolicy, FrameRequest, FrameSite, FreeFrames, PooledFrames};
+use super::{subarray_key, FramePolicy, FrameRequest, FreeFrames, Pooling};
 use crate::os::frame_table::FrameTable;
 
 #[derive(Clone, Debug)]
 pub struct SubarrayAware {
-    frames: PooledFrames,
+    free: FreeFrames,
 }
 
 impl SubarrayAware {
-    pub fn new(frames: usize, site: impl Fn(u32) -> Option<FrameSite>, seed: u64) -> SubarrayAware {
-        let (free, _) = FreeFrames::new(
-            frames,
-            site,
-            |s| (s.channel, s.bank_index, s.subarray),
-            seed,
-        );
-        SubarrayAware {
-            frames: PooledFrames::new(free),
-        }
+    pub const POOLING: Pooling = Pooling {
+        key: subarray_key,
+        lists: true,
+    };
+
+    pub fn new(free: FreeFrames) -> SubarrayAware {
+        SubarrayAware { free }
     }
 }
 
@@ -29,14 +26,14 @@ impl FramePolicy for SubarrayAware {
     #[inline]
     fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
         // The source's own subarray.
-        self.frames.alloc(req, |pool| pool)
+        self.free.alloc_near(req, |_, pool| pool)
     }
 
     fn free(&mut self, frame: u32) {
-        self.frames.free(frame);
+        self.free.free(frame);
     }
 
     fn frames(&self) -> &FreeFrames {
-        &self.frames.free
+        &self.free
     }
 }
