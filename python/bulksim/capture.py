@@ -62,7 +62,9 @@ def tool_dir() -> Path:
     path = Path(configured) if configured else repo_root() / "build" / "capture" / "lib"
     if not (path / TOOL_BINARY).is_file():
         where = f"${TOOL_DIR_ENV}={configured}" if configured else str(path)
-        raise CaptureError(f"the capture tool is not built ({where} has no {TOOL_BINARY}): run `make capture-tool`")
+        raise CaptureError(
+            f"the capture tool is not built ({where} has no {TOOL_BINARY}): run `make capture-tool`"
+        )
     return path
 
 
@@ -141,7 +143,8 @@ class CaptureResult:
             "bytes": {k: totals[f"{k}_bytes"] for k in "lsMIKGANU" if totals[f"{k}_bytes"]},
             "non_memory_instructions": totals["C_bytes"],
             "threads": [
-                {"id": t.id, "kind": t.kind, "parent": t.parent, "pid": t.pid, "execs": t.execs} for t in self.threads
+                {"id": t.id, "kind": t.kind, "parent": t.parent, "pid": t.pid, "execs": t.execs}
+                for t in self.threads
             ],
             "raw_bytes": self.raw_bytes,
             "compressed_bytes": self.compressed_bytes,
@@ -228,7 +231,9 @@ def capture(
     ``capture-<program>``). A non-zero exit status of the program still writes the capture,
     then raises CaptureError saying so."""
     if not command:
-        raise CaptureError("no command to capture: give it after `--`, as in `bulksim capture -- ./prog args`")
+        raise CaptureError(
+            "no command to capture: give it after `--`, as in `bulksim capture -- ./prog args`"
+        )
     vg = valgrind()
     lib = tool_dir()
     resolve_program(command[0])
@@ -271,4 +276,3 @@ def capture(
             f"(simulate it with `bulksim run --workload {out}`)"
         )
     return result
-

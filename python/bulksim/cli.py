@@ -186,7 +186,17 @@ def main() -> None:
 )
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
 def run(
-    preset, config, overrides, trace, trace_format, workload, workload_format, copies, json_out, command_log, quiet
+    preset,
+    config,
+    overrides,
+    trace,
+    trace_format,
+    workload,
+    workload_format,
+    copies,
+    json_out,
+    command_log,
+    quiet,
 ) -> None:
     """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
     print a summary of the stats."""
