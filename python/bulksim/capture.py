@@ -93,7 +93,10 @@ def tracepoints_status() -> str:
     them yet; the answer says what a future version could use)."""
     events = TRACEFS / "events" / "exceptions" / "page_fault_user"
     if not events.exists():
-        return f"not available ({TRACEFS} has no exceptions/page_fault_user: tracefs not mounted or no permission)"
+        return (
+            f"not available ({TRACEFS} has no exceptions/page_fault_user: "
+            "tracefs not mounted, or no permission)"
+        )
     if not os.access(TRACEFS / "trace_pipe", os.R_OK):
         return "not available (no permission to read the trace pipe)"
     return "available but not recorded by this version"
@@ -164,7 +167,7 @@ class CaptureResult:
             + (", stopped at --max-instructions" if self.stopped_at_limit else ""),
             f"  {len(self.threads)} threads in {processes} processes, {self.instructions:,} instructions",
             f"  {self.raw_bytes / 1e6:.2f} MB raw, {self.compressed_bytes / 1e6:.3f} MB compressed "
-            f"({self.compressed_bytes / 1e6 / max(self.instructions / 1e6, 1e-9):.3f} MB per million instructions)",
+            f"({self.compressed_bytes / max(self.instructions, 1):.3f} MB per million instructions)",
         ]
         for kind, what in EVENT_KINDS.items():
             if totals[kind]:
