@@ -8,7 +8,12 @@ BIN := $(VENV)/bin
 DEPS := $(VENV)/.deps-installed
 export VIRTUAL_ENV := $(abspath $(VENV))
 
-.PHONY: all setup build demo test test-rust test-python lint bench docs fuzz clean
+# The capture tool (docs/capture.md): Valgrind and glibc's debug symbols from Debian, then the
+# tool built into build/capture. Installs only when running as root; otherwise says what to run.
+CAPTURE_TOOL := build/capture/lib/bulkcap-amd64-linux
+CAPTURE_PACKAGES := valgrind libc6-dbg
+
+.PHONY: all setup build demo test capture-tool capture-deps test-rust test-python lint bench docs fuzz clean
 
 all: build
 
@@ -25,10 +30,10 @@ setup: $(DEPS)
 build: setup
 	$(BIN)/maturin develop --release --quiet
 
-demo: build
+demo: build capture-tool
 	$(BIN)/bulksim demo
 
-test: build lint test-rust test-python
+test: build capture-tool lint test-rust test-python
 
 test-rust:
 	cargo test -p bulksim-core --quiet
@@ -41,6 +46,24 @@ lint: setup
 	cargo clippy --workspace --all-targets --quiet -- -D warnings
 	$(BIN)/ruff check python tests
 	$(BIN)/ruff format --check python tests
+
+capture-deps:
+	@missing=""; for p in $(CAPTURE_PACKAGES); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			echo "installing$$missing for bulksim capture"; \
+			DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+		else \
+			echo "bulksim capture needs$$missing: run \`sudo apt-get install -y$$missing\` and then make again" >&2; \
+			exit 1; \
+		fi; \
+	fi
+
+capture-tool: capture-deps
+	@$(MAKE) --no-print-directory -s -C capture/valgrind OUT=$(abspath build/capture)
 
 bench: build
 	$(BIN)/python -m bulksim.bench

@@ -275,6 +275,29 @@ def workload_forkbench(out, size_mb, pages, seed, text) -> None:
     click.echo(out)
 
 
+@main.command(context_settings={"ignore_unknown_options": True})
+@click.option(
+    "--out", type=click.Path(file_okay=False), help="Workload directory to write [capture-<program>]."
+)
+@click.option(
+    "--max-instructions",
+    type=click.IntRange(1, api.U64_MAX),
+    help="Stop every process once all threads together ran this many instructions.",
+)
+@click.option("--keep-raw", is_flag=True, help="Keep the tool's raw streams in OUT/raw.")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def capture(out, max_instructions, keep_raw, command) -> None:
+    """Run COMMAND under the bulkcap Valgrind tool and write it as a workload (docs/capture.md):
+    bulksim capture --out DIR -- ./prog args."""
+    from bulksim import capture as capture_mod
+
+    try:
+        result = capture_mod.capture(list(command), out, max_instructions, keep_raw)
+    except capture_mod.CaptureError as e:
+        raise UserError(str(e)) from e
+    click.echo(result.summary(), nl=False)
+
+
 @main.command()
 @click.option(
     "--requests",

@@ -1,0 +1,289 @@
+"""`bulksim capture`: the committed forkbench capture through the full system under every bulk
+mechanism, live captures of small C programs with exactly known events (skipped without
+valgrind, the built tool or a C compiler), and the one-line errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bulksim
+from bulksim import capture as cap
+
+REPO = Path(__file__).resolve().parents[1]
+FORKBENCH = REPO / "tests" / "data" / "captures" / "forkbench-small"
+# The committed capture is `workloads/forkbench/capture.sh OUT 1048576 64 1`.
+ARRAY_BYTES = 1 << 20
+PAGES_UPDATED = 64
+PAGE = 4096
+MECHANISMS = ("cpu", "mc_dma", "rowclone", "rowclone_zi")
+OPERANDS = {"C": 1, "L": 1, "S": 1, "l": 2, "s": 2, "M": 3, "I": 3, "A": 2, "P": 2, "N": 2, "U": 2}
+OPERANDS |= {"K": 2, "G": 2, "F": 1, "T": 1, "E": 0, "W": 0, "X": 0, "R": 1, "B": 1}
+
+
+def events(path: Path) -> list[tuple[str, list[int]]]:
+    """Decodes a .btrace independently of the engine: header, then opcode + LEB128 operands."""
+    data = gzip.decompress(path.read_bytes())
+    assert data[:5] == b"BSWL\x02", path
+    out, i = [], 6
+    while i < len(data):
+        op = chr(data[i])
+        i += 1
+        values = []
+        for _ in range(OPERANDS[op]):
+            value = shift = 0
+            while True:
+                byte = data[i]
+                i += 1
+                value |= (byte & 0x7F) << shift
+                shift += 7
+                if byte < 0x80:
+                    break
+            values.append(value)
+        out.append((op, values))
+    return out
+
+
+def child_flag(path: Path) -> int:
+    return gzip.decompress(path.read_bytes())[5]
+
+
+def bulksim_cli(*args: str, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", *args], capture_output=True, text=True, env=env, cwd=REPO
+    )
+
+
+# ---- the committed capture ---------------------------------------------------------------
+
+
+def test_committed_forkbench_capture_is_a_fork_of_two_threads():
+    files = sorted(p.name for p in FORKBENCH.glob("thread-*.btrace"))
+    assert files == ["thread-0.btrace", "thread-1.btrace"]
+    parent, child = events(FORKBENCH / "thread-0.btrace"), events(FORKBENCH / "thread-1.btrace")
+    assert child_flag(FORKBENCH / "thread-0.btrace") == 0 and child_flag(FORKBENCH / "thread-1.btrace") == 1
+    assert [e for e in parent if e[0] in "FW"] == [("F", [1]), ("W", [])]
+    assert parent[-1] == ("X", []) and child[-1] == ("X", [])
+    # The parent's memset(array, 0x5a, S) is one meminit of S bytes (glibc's
+    # __memset_avx2_unaligned_erms or similar, recognised by name).
+    inits = [v for op, v in parent if op == "I" and v[1] == ARRAY_BYTES]
+    assert len(inits) == 1 and inits[0][2] == 0x5A
+    array = inits[0][0]
+    # The child writes one line (eight 8-byte stores) in each of N distinct pages of the array.
+    stores = {v[0] for op, v in child if op == "S" and array <= v[0] < array + ARRAY_BYTES}
+    assert len(stores) == PAGES_UPDATED * 8
+    assert len({a // PAGE for a in stores}) == PAGES_UPDATED
+    meta = json.loads((FORKBENCH / "capture.json").read_text())
+    assert meta["exit_status"] == 0 and meta["events"]["F"] == 1 and meta["events"]["X"] == 2
+
+
+@pytest.mark.parametrize("mechanism", MECHANISMS)
+def test_committed_forkbench_capture_runs_under_every_mechanism(mechanism):
+    stats = bulksim.run_workload(workload=FORKBENCH, overrides=[f"system.bulk_mechanism={mechanism}"])
+    os_stats = stats["os"]
+    assert os_stats["forks"] == 1 and os_stats["processes"] == 2
+    # Each of the N pages the child writes is shared copy-on-write, so each is copied once;
+    # the child's stack and libc data pages written after the fork are copied too, hence >=.
+    assert os_stats["cow_copies"] >= PAGES_UPDATED
+    # Every copy-on-write copy is a memcpy operation; the program's own calls add more.
+    assert stats["memcpy_ops"] > os_stats["cow_copies"]
+    # The S-byte memset (and the zero fills) are meminit operations.
+    assert stats["traffic"]["init_bytes"] >= ARRAY_BYTES or mechanism in ("rowclone", "rowclone_zi")
+    assert stats["meminit_ops"] >= 1
+
+
+def test_rowclone_moves_less_copy_data_over_the_channel_than_cpu():
+    copy, stats = {}, {}
+    for mechanism in ("cpu", "rowclone"):
+        stats[mechanism] = bulksim.run_workload(
+            workload=FORKBENCH, overrides=[f"system.bulk_mechanism={mechanism}"]
+        )
+        copy[mechanism] = stats[mechanism]["traffic"]["copy_bytes"]
+    # RowClone executes every copy-on-write page copy (at least N pages of 4 KiB) as a bulk
+    # copy inside DRAM, so less copy data crosses the channel than when the CPU copies.
+    assert stats["rowclone"]["memory"]["bulk"]["bytes_copied"] >= PAGE * PAGES_UPDATED
+    assert stats["cpu"]["memory"]["bulk"]["bytes_copied"] == 0
+    assert copy["rowclone"] < copy["cpu"]
+
+
+# ---- live captures -----------------------------------------------------------------------
+
+
+def _capture_ready() -> str | None:
+    """Why a live capture cannot run here, or None."""
+    if shutil.which("valgrind") is None:
+        return "valgrind is not installed (make capture-tool installs it)"
+    if shutil.which("cc") is None:
+        return "no C compiler"
+    try:
+        cap.tool_dir()
+    except cap.CaptureError as e:
+        return str(e)
+    return None
+
+
+needs_capture = pytest.mark.skipif(_capture_ready() is not None, reason=f"live capture: {_capture_ready()}")
+
+PROGRAM = r"""
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static char src[65536], dst[65536], buf[4096];
+static char thread_area[8192], rep_area[20000];
+volatile size_t thread_bytes = 8192; /* a size known only at run time: memset is a call */
+static void* worker(void* arg) { memset(arg, 0x11, thread_bytes); return NULL; }
+int main(int argc, char** argv) {
+   memset(src, 0x2a, sizeof src);
+   memcpy(dst, src, sizeof dst);
+   memmove(src + 1, src, 1000);
+   /* rep-prefixed string instructions: each one bulk event, not an access per iteration */
+   void* d = rep_area; size_t c = 5000;
+   __asm__ volatile("rep stosb" : "+D"(d), "+c"(c) : "a"(0x33) : "memory");
+   const void* s = dst; d = rep_area + 8000; c = 1000;
+   __asm__ volatile("rep movsq" : "+D"(d), "+S"(s), "+c"(c) : : "memory");
+   int fd = open(argv[1], O_RDONLY);
+   ssize_t n = read(fd, buf, sizeof buf);
+   close(fd);
+   int out = open("/dev/null", O_WRONLY);
+   write(out, buf, (size_t)n);
+   close(out);
+   pid_t child = fork();
+   if (child == 0) { dst[0] = 1; _exit(0); }
+   pthread_t t;
+   pthread_create(&t, NULL, worker, thread_area);
+   pthread_join(t, NULL);
+   waitpid(child, NULL, 0);
+   printf("%lu %lu %lu %lu %zd %lu\n", (unsigned long)src, (unsigned long)dst, (unsigned long)buf,
+          (unsigned long)thread_area, n, (unsigned long)rep_area);
+   return 0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def program(tmp_path_factory):
+    where = tmp_path_factory.mktemp("prog")
+    (where / "prog.c").write_text(PROGRAM)
+    subprocess.run(["cc", "-O1", "-pthread", "-o", where / "prog", where / "prog.c"], check=True)
+    data = where / "input.bin"
+    data.write_bytes(bytes(range(256)) * 5 + b"xyz")  # 1283 bytes
+    return where / "prog", data
+
+
+@needs_capture
+def test_live_capture_records_exact_bulk_kernel_and_thread_events(program, tmp_path, capfd):
+    prog, data = program
+    out = tmp_path / "cap"
+    result = cap.capture([str(prog), str(data)], out)
+    src, dst, buf, area, n, rep = map(int, capfd.readouterr().out.split())
+    assert n == data.stat().st_size == 1283
+    assert result.exit_status == 0
+    # Ids follow creation order: the fork comes before the thread.
+    assert [t.kind for t in result.threads] == ["main", "fork", "spawn"]
+    main = events(out / "thread-0.btrace")
+    assert ("I", [src, 65536, 0x2A]) in main
+    assert ("M", [src, dst, 65536]) in main
+    # memmove of overlapping ranges: a load and a store of the ranges, not a memcpy.
+    assert ("l", [src, 1000]) in main and ("s", [src + 1, 1000]) in main
+    assert main.count(("I", [rep, 5000, 0x33])) == 1  # rep stosb
+    assert main.count(("M", [dst, rep + 8000, 8000])) == 1  # rep movsq of 1000 quadwords
+    assert not any(op in "SsLl" and rep <= v[0] < rep + 20000 for op, v in main)
+    assert ("K", [buf, n]) in main  # read(): the kernel copies the file into buf
+    assert ("G", [buf, n]) in main  # write(): the kernel copies buf out
+    by_kind = {t.kind: t.id for t in result.threads}
+    assert ("F", [by_kind["fork"]]) in main and ("T", [by_kind["spawn"]]) in main
+    assert ("W", []) in main and main[-1] == ("X", [])
+    worker = events(out / f"thread-{by_kind['spawn']}.btrace")
+    assert ("I", [area, 8192, 0x11]) in worker
+    forked = events(out / f"thread-{by_kind['fork']}.btrace")
+    assert ("S", [dst]) in forked and forked[-1] == ("X", [])
+    # The initial mappings come before any access: the simulator runs it under every mechanism.
+    assert main[0][0] == "N"
+    for mechanism in MECHANISMS:
+        stats = bulksim.run_workload(workload=out, overrides=[f"system.bulk_mechanism={mechanism}"])
+        assert stats["os"]["forks"] == 1 and stats["os"]["spawns"] == 1
+    meta = json.loads((out / "capture.json").read_text())
+    assert meta["events"]["F"] == 1 and meta["events"]["T"] == 1 and meta["events"]["X"] == 3
+    assert "derived by bulksim's OS model" in meta["page_faults"]["source"]
+    assert not (out / "raw").exists()
+
+
+@needs_capture
+def test_live_capture_of_an_exec_continues_the_stream(tmp_path):
+    out = tmp_path / "cap"
+    result = cap.capture(["sh", "-c", "exec true"], out)
+    assert result.exit_status == 0 and len(result.threads) == 1
+    main = events(out / "thread-0.btrace")
+    execs = [i for i, e in enumerate(main) if e[0] == "E"]
+    assert len(execs) == 1
+    # After the exec the new image is mapped (N) before anything touches it.
+    assert main[execs[0] + 1][0] == "N"
+    stats = bulksim.run_workload(workload=out)
+    assert stats["os"]["execs"] == 1
+
+
+@needs_capture
+def test_max_instructions_stops_every_thread_with_an_exit(tmp_path):
+    loop = tmp_path / "loop.c"
+    loop.write_text("int main(void){ volatile unsigned long x = 0; for (;;) x++; }\n")
+    subprocess.run(["cc", "-O1", "-o", tmp_path / "loop", loop], check=True)
+    out = tmp_path / "cap"
+    limit = 300_000
+    result = cap.capture([str(tmp_path / "loop")], out, max_instructions=limit)
+    assert result.stopped_at_limit
+    # The tool looks at the shared budget every 2^16 instructions of a thread.
+    assert limit <= result.instructions < limit + (1 << 16) + 64
+    assert events(out / "thread-0.btrace")[-1] == ("X", [])
+    bulksim.run_workload(workload=out)
+
+
+# ---- errors --------------------------------------------------------------------------------
+
+
+def test_tool_missing_is_one_line(tmp_path):
+    env = dict(os.environ, BULKSIM_CAPTURE_TOOL_DIR=str(tmp_path / "nowhere"))
+    if shutil.which("valgrind") is None:
+        pytest.skip("valgrind missing: that error comes first")
+    done = bulksim_cli("capture", "--out", str(tmp_path / "o"), "--", "true", env=env)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        f"error: the capture tool is not built (${cap.TOOL_DIR_ENV}={tmp_path / 'nowhere'} has no "
+        f"{cap.TOOL_BINARY}): run `make capture-tool`"
+    ]
+
+
+@needs_capture
+def test_program_not_found_is_one_line(tmp_path):
+    done = bulksim_cli("capture", "--out", str(tmp_path / "o"), "--", "no-such-program-xyz")
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == ["error: no-such-program-xyz: program not found on PATH"]
+    assert not (tmp_path / "o").exists()
+
+
+@needs_capture
+def test_nonzero_exit_keeps_the_capture_and_says_so(tmp_path):
+    out = tmp_path / "o"
+    done = bulksim_cli("capture", "--out", str(out), "--", "sh", "-c", "exit 3")
+    assert done.returncode == 1
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: sh exited with status 3;")
+    assert json.loads((out / "capture.json").read_text())["exit_status"] == 3
+    bulksim.run_workload(workload=out)
+
+
+@needs_capture
+def test_existing_output_directory_is_refused(tmp_path):
+    (tmp_path / "o").mkdir()
+    (tmp_path / "o" / "keep").write_text("x")
+    with pytest.raises(cap.CaptureError, match="exists and is not an empty directory"):
+        cap.capture(["true"], tmp_path / "o")
