@@ -43,6 +43,16 @@ def run_workload(
 ) -> tuple[str, str]: ...
 def detect_workload_format(path: str) -> str: ...
 def workload_formats() -> list[str]: ...
+def convert(
+    src: str,
+    dst: str,
+    to_fmt: str,
+    from_fmt: str | None = None,
+    cache: bool = False,
+    config_path: str | None = None,
+    sets: list[str] = ...,
+) -> tuple[str, int, int, int, int, int]: ...
+def convert_formats() -> tuple[list[str], list[str]]: ...
 def run_workload_read(
     config_path: str | None,
     preset: str | None,

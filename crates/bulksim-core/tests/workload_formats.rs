@@ -556,3 +556,147 @@ fn shared_traces_stream_with_the_counts_their_readmes_give() {
         assert_eq!(c.compute, 53_136_484 + 29_417_215);
     }
 }
+
+/// A small post-LLC trace runs through the full system: every read and write-back is one
+/// 64-byte line over the channel, each record's events count as instructions, and two
+/// copies each run the same thread on their own core.
+#[test]
+fn a_post_llc_trace_runs_below_the_caches_and_copies_run_alike() {
+    let d = dir("formats", "system");
+    let path = d.join("t");
+    let text: String = (0..200u64)
+        .map(|i| {
+            if i % 4 == 3 {
+                format!("{} W 0x{:x}\n", i % 7, 0x10_0000 + i * 4096)
+            } else {
+                format!("{} R 0x{:x} 0x400\n", i % 7, 0x20_0000 + i * 64)
+            }
+        })
+        .collect();
+    std::fs::write(&path, &text).unwrap();
+    let gaps: u64 = (0..200u64).map(|i| i % 7).sum();
+    let config = paper_system(&[]);
+    let run = |copies| {
+        let w = Workload::open(&path, None, copies).unwrap();
+        assert_eq!(w.format, WorkloadFormat::Msc);
+        run_opened_workload(&config, w, &path, None, None)
+            .unwrap()
+            .0
+    };
+    let one = run(1);
+    assert_eq!(one.traffic.read_bytes, 150 * 64);
+    assert_eq!(one.traffic.write_bytes, 50 * 64);
+    // The resident map, the gaps, one per record.
+    assert_eq!(one.threads[0].instructions, 1 + gaps + 200);
+    assert_eq!(one.os.page_faults, 0);
+    let two = run(2);
+    assert_eq!(two.cores.len(), 2);
+    assert_eq!(two.threads.len(), 2);
+    for t in &two.threads {
+        assert_eq!(t.instructions, one.threads[0].instructions);
+    }
+    // Own address spaces: the same addresses take twice the frames.
+    assert_eq!(two.os.frames_used, 2 * one.os.frames_used);
+    assert_eq!(two.traffic.read_bytes, 2 * one.traffic.read_bytes);
+}
+
+#[test]
+fn convert_msc_to_bulksim_and_back_keeps_every_record() {
+    let d = dir("formats", "convert-msc");
+    let src = match shared("msc") {
+        Some(s) => s.join("comm1"),
+        None => {
+            let p = d.join("small");
+            std::fs::write(
+                &p,
+                "2 R 0x88b38078 0x3067fd11\n0 W 0x310a47b8\n7 R 0x40 0x1\n",
+            )
+            .unwrap();
+            p
+        }
+    };
+    let mid = d.join("mid.btrace");
+    let back = d.join("back.msc");
+    let there = convert(&src, None, &mid, "bulksim", None).unwrap();
+    assert_eq!(there.from, "msc");
+    convert(&mid, None, &back, "msc", None).unwrap();
+    // The PC is not kept (no event carries it): compare gap, type and address.
+    let key = |path: &Path| -> Vec<(u64, String, u64)> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let addr = u64::from_str_radix(f[2].trim_start_matches("0x"), 16).unwrap();
+                (f[0].parse().unwrap(), f[1].to_string(), addr)
+            })
+            .collect()
+    };
+    let original = key(&src);
+    assert_eq!(key(&back), original);
+    assert_eq!(
+        there.written.reads + there.written.writes,
+        original.len() as u64
+    );
+}
+
+/// A tiny program through a 1 KiB direct-mapped cache (16 sets of 64-byte lines): the
+/// requests are the misses and dirty evictions derived by hand; cycles count instructions,
+/// each request one.
+#[test]
+fn convert_through_a_cache_gives_the_misses_and_write_backs() {
+    use bulksim_core::config::CacheLevelConfig;
+    let d = dir("formats", "convert-cache");
+    write_thread(
+        &d,
+        0,
+        false,
+        &[
+            Event::Store(0x40), // miss: read 0x40 (cycle 0), dirty
+            Event::Load(0x48),  // hit: one instruction
+            Event::Load(0x440), // set 1 again: read 0x440 (2), write back 0x40 (3)
+            Event::Load(0x40),  // miss: read 0x40 (4)
+            Event::Compute(10), // 5..15
+            Event::Load(0x40),  // hit
+            Event::Exit,
+        ],
+    );
+    let level = CacheLevelConfig {
+        size_kb: 1,
+        ways: 1,
+        ..CacheLevelConfig::default()
+    };
+    let out = d.join("out.csv");
+    let report = convert(&d, Some("bulksim"), &out, "native", Some(&[level.clone()])).unwrap();
+    assert!(report.cache_filtered);
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "0,R,0x40\n2,R,0x440\n3,W,0x40\n4,R,0x40\n"
+    );
+    // msc output: the hits and the compute are the next record's gap.
+    let msc = d.join("out.msc");
+    convert(&d, Some("bulksim"), &msc, "msc", Some(&[level.clone()])).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&msc).unwrap(),
+        "0 R 0x40 0x0\n1 R 0x440 0x0\n0 W 0x40\n0 R 0x40 0x0\n"
+    );
+    // Without a cache every access is a request.
+    convert(&d, Some("bulksim"), &out, "dramsim3", None).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "0x40 WRITE 0\n0x40 READ 1\n0x440 READ 2\n0x40 READ 3\n0x40 READ 14\n"
+    );
+    // Bad arguments: one error each.
+    let err = |r: bulksim_core::Result<_>| r.unwrap_err().to_string();
+    assert_eq!(
+        err(convert(&d, Some("bulksim"), &out, "champsim", None)),
+        "cannot convert to 'champsim'; output formats: bulksim, msc, ramulator-cpu, native, \
+         dramsim3, ramulator"
+    );
+    assert!(err(convert(&d, Some("nope"), &out, "msc", None))
+        .starts_with("cannot convert from 'nope'; input formats: bulksim, msc,"));
+    let msc_in = d.join("in.msc");
+    std::fs::write(&msc_in, "1 R 0x40 0x0\n").unwrap();
+    assert!(err(convert(&msc_in, None, &out, "native", Some(&[level])))
+        .starts_with("a cache filter applies only from an instruction-level format"));
+}
