@@ -186,7 +186,17 @@ def main() -> None:
 )
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
 def run(
-    preset, config, overrides, trace, trace_format, workload, workload_format, copies, json_out, command_log, quiet
+    preset,
+    config,
+    overrides,
+    trace,
+    trace_format,
+    workload,
+    workload_format,
+    copies,
+    json_out,
+    command_log,
+    quiet,
 ) -> None:
     """Replay a memory request trace (--trace) or run a full-system workload (--workload), and
     print a summary of the stats."""
@@ -236,10 +246,17 @@ def run(
 @click.argument("src", type=click.Path(exists=True))
 @click.argument("dst", type=click.Path(dir_okay=False))
 @click.option("--from", "from_", help="Format of SRC (a workload or request format); detected when omitted.")
-@click.option("--to", "to", required=True, help="Format of DST: bulksim, msc, ramulator-cpu, native, dramsim3, ramulator.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    help="Format of DST: bulksim, msc, ramulator-cpu, native, dramsim3, ramulator.",
+)
 @config_option
 @set_option
-@click.option("--no-cache", is_flag=True, help="Do not filter an instruction-level input through the cache levels.")
+@click.option(
+    "--no-cache", is_flag=True, help="Do not filter an instruction-level input through the cache levels."
+)
 def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
     """Convert SRC into DST in another format (docs/workloads.md). From an instruction-level
     format (bulksim, champsim) to a post-LLC or request format, accesses go through the

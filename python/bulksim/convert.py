@@ -76,7 +76,13 @@ def convert(
         )
     path, sets = _config_args(config, overrides)
     got = _core.convert(
-        os.fspath(src), os.fspath(dst), to, from_fmt=source_format, cache=filtered, config_path=path, sets=sets
+        os.fspath(src),
+        os.fspath(dst),
+        to,
+        from_fmt=source_format,
+        cache=filtered,
+        config_path=path,
+        sets=sets,
     )
     name, reads, writes, copies, inits, instructions = got
     return Converted(name, reads, writes, copies, inits, instructions, filtered)
