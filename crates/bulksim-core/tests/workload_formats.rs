@@ -668,7 +668,14 @@ fn convert_through_a_cache_gives_the_misses_and_write_backs() {
         ..CacheLevelConfig::default()
     };
     let out = d.join("out.csv");
-    let report = convert(&d, Some("bulksim"), &out, "native", Some(std::slice::from_ref(&level))).unwrap();
+    let report = convert(
+        &d,
+        Some("bulksim"),
+        &out,
+        "native",
+        Some(std::slice::from_ref(&level)),
+    )
+    .unwrap();
     assert!(report.cache_filtered);
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
@@ -676,7 +683,14 @@ fn convert_through_a_cache_gives_the_misses_and_write_backs() {
     );
     // msc output: the hits and the compute are the next record's gap.
     let msc = d.join("out.msc");
-    convert(&d, Some("bulksim"), &msc, "msc", Some(std::slice::from_ref(&level))).unwrap();
+    convert(
+        &d,
+        Some("bulksim"),
+        &msc,
+        "msc",
+        Some(std::slice::from_ref(&level)),
+    )
+    .unwrap();
     assert_eq!(
         std::fs::read_to_string(&msc).unwrap(),
         "0 R 0x40 0x0\n1 R 0x440 0x0\n0 W 0x40\n0 R 0x40 0x0\n"
