@@ -50,6 +50,16 @@ def run_workload_mix(
     progress: Callable[[int, float], None] | None = None,
 ) -> tuple[str, str]: ...
 def workload_formats() -> list[str]: ...
+def convert(
+    src: str,
+    dst: str,
+    to_fmt: str,
+    from_fmt: str | None = None,
+    cache: bool = False,
+    config_path: str | None = None,
+    sets: list[str] = ...,
+) -> tuple[str, int, int, int, int, int]: ...
+def convert_formats() -> tuple[list[str], list[str]]: ...
 def run_workload_read(
     config_path: str | None,
     preset: str | None,

@@ -220,6 +220,13 @@ def run_mix(
     return Stats(json.loads(data), summary)
 
 
+def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str, **options: Any) -> Any:
+    """Converts a workload or request trace into another format; see ``bulksim.convert``."""
+    from bulksim.convert import convert as _convert
+
+    return _convert(src, dst, to, **options)
+
+
 #: The most copies of a workload one run takes (each needs a core).
 MAX_COPIES = 1024
 

@@ -242,6 +242,39 @@ def run(
         click.echo(stats.summary(), nl=False)
 
 
+@main.command("convert")
+@click.argument("src", type=click.Path(exists=True))
+@click.argument("dst", type=click.Path(dir_okay=False))
+@click.option("--from", "from_", help="Format of SRC (a workload or request format); detected when omitted.")
+@click.option(
+    "--to",
+    "to",
+    required=True,
+    help="Format of DST: bulksim, msc, ramulator-cpu, native, dramsim3, ramulator.",
+)
+@config_option
+@set_option
+@click.option(
+    "--no-cache", is_flag=True, help="Do not filter an instruction-level input through the cache levels."
+)
+def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
+    """Convert SRC into DST in another format (docs/workloads.md). From an instruction-level
+    format (bulksim, champsim) to a post-LLC or request format, accesses go through the
+    config's [[cache.level]] (misses become reads, dirty evictions write-backs)."""
+    from bulksim import convert as conversion
+
+    for option, value, known in (
+        ("--from", from_, conversion.input_formats()),
+        ("--to", to, conversion.output_formats()),
+    ):
+        if value is not None and value not in known:
+            raise click.UsageError(f"{option} {value}: expected one of {', '.join(known)}")
+    done = _guard(
+        conversion.convert, src, dst, to, from_=from_, cache=not no_cache, config=config, overrides=overrides
+    )
+    click.echo(f"{src} ({done.input_format}) -> {dst} ({to}): {done.summary()}")
+
+
 @main.group()
 def workload() -> None:
     """Generate full-system workloads."""

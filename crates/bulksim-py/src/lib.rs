@@ -218,6 +218,64 @@ fn detect_workload_format(path: &str) -> PyResult<String> {
         .map_err(to_py)
 }
 
+/// Converts a workload or request trace (`bulksim convert`, docs/workloads.md): `src` in
+/// `from_fmt` (detected when None) into `dst` in `to_fmt`, through a functional cache built
+/// from the resolved config's `[[cache.level]]` when `cache` is true. Returns (input format,
+/// reads, writes, copies, initializations, instructions) written.
+#[pyfunction]
+#[pyo3(signature = (src, dst, to_fmt, from_fmt=None, cache=false, config_path=None, sets=Vec::new()))]
+#[allow(clippy::too_many_arguments)]
+fn convert(
+    py: Python<'_>,
+    src: &str,
+    dst: &str,
+    to_fmt: &str,
+    from_fmt: Option<&str>,
+    cache: bool,
+    config_path: Option<&str>,
+    sets: Vec<String>,
+) -> PyResult<(String, u64, u64, u64, u64, u64)> {
+    let levels = if cache {
+        Some(
+            resolve(config_path, None, &sets)
+                .map_err(to_py)?
+                .cache
+                .level,
+        )
+    } else {
+        None
+    };
+    let report = py
+        .detach(|| {
+            bulksim_core::workload::formats::convert::convert(
+                Path::new(src),
+                from_fmt,
+                Path::new(dst),
+                to_fmt,
+                levels.as_deref(),
+            )
+        })
+        .map_err(to_py)?;
+    let w = report.written;
+    Ok((
+        report.from,
+        w.reads,
+        w.writes,
+        w.copies,
+        w.inits,
+        w.instructions,
+    ))
+}
+
+/// The input and output format names of `convert`.
+#[pyfunction]
+fn convert_formats() -> (Vec<&'static str>, Vec<&'static str>) {
+    (
+        bulksim_core::workload::formats::convert::input_names(),
+        bulksim_core::workload::formats::sink::OutputFormat::NAMES.to_vec(),
+    )
+}
+
 /// The names of the workload formats there are readers for.
 #[pyfunction]
 fn workload_formats() -> Vec<&'static str> {
@@ -411,6 +469,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_workload_format, m)?)?;
     m.add_function(wrap_pyfunction!(run_workload_mix, m)?)?;
     m.add_function(wrap_pyfunction!(workload_formats, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_formats, m)?)?;
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
     m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;

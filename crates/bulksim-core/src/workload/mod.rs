@@ -1,7 +1,9 @@
-//! Workloads: readers of request traces in the supported formats, and generators of synthetic
-//! request traces (stream, random, mixed, page copy) for demos, tests and benchmarks.
+//! Workloads: readers of request traces in the supported formats, readers of full-system
+//! workloads (bulksim's own and other tools' formats), and generators of synthetic request
+//! traces (stream, random, mixed, page copy) for demos, tests and benchmarks.
 
 pub mod forkbench;
+pub mod formats;
 pub mod generate;
 pub mod lines;
 pub mod program;

@@ -5,6 +5,10 @@
 //! threads per copy).
 
 use crate::error::{Error, Result};
+use crate::workload::formats::{
+    self, champsim::ChampsimReader, msc::MscReader, ramulator_cpu::RamulatorCpuReader,
+    rowclone::RowcloneReader,
+};
 use crate::workload::program::{thread_files, Event, ProgramReader};
 use std::path::{Path, PathBuf};
 
@@ -30,21 +34,47 @@ impl EventSource for ProgramReader {
     }
 }
 
-/// The workload formats the full system reads.
+/// The workload formats the full system reads (docs/workloads.md).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum WorkloadFormat {
     /// bulksim's own workload format (`workload::program`): a file or a thread directory.
     Bulksim,
+    /// MSC/USIMM post-LLC traces (`formats::msc`).
+    Msc,
+    /// Ramulator CPU post-LLC traces (`formats::ramulator_cpu`).
+    RamulatorCpu,
+    /// Post-LLC traces with bulk copy/initialization records (`formats::rowclone`).
+    Rowclone,
+    /// ChampSim instruction traces (`formats::champsim`).
+    Champsim,
 }
 
 impl WorkloadFormat {
-    pub const ALL: [WorkloadFormat; 1] = [WorkloadFormat::Bulksim];
+    pub const ALL: [WorkloadFormat; 5] = [
+        WorkloadFormat::Bulksim,
+        WorkloadFormat::Msc,
+        WorkloadFormat::RamulatorCpu,
+        WorkloadFormat::Rowclone,
+        WorkloadFormat::Champsim,
+    ];
 
     /// The name the CLI and the config use.
     pub fn name(self) -> &'static str {
         match self {
             WorkloadFormat::Bulksim => "bulksim",
+            WorkloadFormat::Msc => "msc",
+            WorkloadFormat::RamulatorCpu => "ramulator-cpu",
+            WorkloadFormat::Rowclone => "rowclone",
+            WorkloadFormat::Champsim => "champsim",
         }
+    }
+
+    /// Whether its records are below the caches (last-level-cache misses and write-backs).
+    pub fn is_post_llc(self) -> bool {
+        matches!(
+            self,
+            WorkloadFormat::Msc | WorkloadFormat::RamulatorCpu | WorkloadFormat::Rowclone
+        )
     }
 
     pub fn from_name(name: &str) -> Result<WorkloadFormat> {
@@ -60,19 +90,23 @@ impl WorkloadFormat {
             })
     }
 
-    /// The format of the workload at `path`, judged from its content.
+    /// The format of the workload at `path`, judged from its content (a bounded prefix).
     pub fn detect(path: &Path) -> Result<WorkloadFormat> {
-        thread_files(path)?;
-        Ok(WorkloadFormat::Bulksim)
+        formats::detect::detect(path)
     }
 
     /// One copy's thread streams of the workload at `path`.
-    fn open(self, path: &Path) -> Result<Vec<Box<dyn EventSource>>> {
+    pub fn open(self, path: &Path) -> Result<Vec<Box<dyn EventSource>>> {
+        let one = |source: Box<dyn EventSource>| Ok(vec![source]);
         match self {
             WorkloadFormat::Bulksim => thread_files(path)?
                 .iter()
                 .map(|f| Ok(Box::new(ProgramReader::open(f)?) as Box<dyn EventSource>))
                 .collect(),
+            WorkloadFormat::Msc => one(Box::new(MscReader::open(path)?)),
+            WorkloadFormat::RamulatorCpu => one(Box::new(RamulatorCpuReader::open(path)?)),
+            WorkloadFormat::Rowclone => one(Box::new(RowcloneReader::open(path)?)),
+            WorkloadFormat::Champsim => one(Box::new(ChampsimReader::open(path)?)),
         }
     }
 }

@@ -1,0 +1,203 @@
+"""Other tools' workload formats through the front end: the shared real traces (MSC, Ramulator
+CPU, RowClone forkset) run through the full system with their format detected, copies on their
+own cores, and ``bulksim convert``. Every expected number follows from the traces' READMEs:
+reads and write-backs below the caches are one 64-byte line each over the channel; the system
+counts each record's events as instructions, plus one for the resident map that opens every
+foreign trace."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import bulksim
+from bulksim import api
+from bulksim.convert import convert
+
+ROOT = Path(__file__).resolve().parents[1]
+LINE = 64
+
+
+def shared_traces() -> Path:
+    """``BULKSIM_SHARED_TRACES``, else ``shared/traces`` beside the repository (or beside a
+    folder above it, for a worktree)."""
+    if "BULKSIM_SHARED_TRACES" in os.environ:
+        return Path(os.environ["BULKSIM_SHARED_TRACES"])
+    for folder in ROOT.parents:
+        if (folder / "shared" / "traces").is_dir():
+            return folder / "shared" / "traces"
+    return ROOT.parent / "shared" / "traces"
+
+
+def trace(sub: str, name: str) -> Path:
+    path = shared_traces() / sub / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent (set BULKSIM_SHARED_TRACES to the shared traces folder)")
+    return path
+
+
+def cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", *map(str, args)], capture_output=True, text=True, cwd=ROOT
+    )
+
+
+def run_json(tmp_path: Path, *args) -> tuple[dict, str]:
+    out = tmp_path / "stats.json"
+    r = cli("run", *args, "--json", out)
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text()), r.stdout
+
+
+def test_comm1_runs_below_the_caches_with_its_format_detected(tmp_path):
+    stats, out = run_json(tmp_path, "--workload", trace("msc", "comm1"))
+    assert "(format msc, detected from the content; 1 copy)" in out
+    assert stats["traffic"]["read_bytes"] == LINE * 76_890
+    assert stats["traffic"]["write_bytes"] == LINE * 23_110
+    assert stats["traffic"]["copy_bytes"] == stats["traffic"]["init_bytes"] == 0
+    # The README's 11,938,296 counts each record as an instruction already.
+    assert stats["instructions"] == 11_938_296 + 1
+    assert stats["os"]["page_faults"] == 0
+
+
+def test_two_copies_of_comm1_each_run_as_one_does(tmp_path):
+    one, _ = run_json(tmp_path, "--workload", trace("msc", "comm1"))
+    two = api.run_workload(workload=trace("msc", "comm1"), fmt="msc", copies=2)
+    assert len(two["cores"]) == 2
+    assert [t["instructions"] for t in two["threads"]] == [one["instructions"]] * 2
+    assert two["traffic"]["read_bytes"] == 2 * one["traffic"]["read_bytes"]
+    # Own address spaces: the same addresses, each page made present once per copy.
+    assert one["os"]["populated"] > 0
+    assert two["os"]["populated"] == 2 * one["os"]["populated"]
+
+
+def test_a_ramulator_cpu_trace_runs_with_its_write_backs(tmp_path):
+    stats, out = run_json(tmp_path, "--workload", trace("ramulator-cpu", "403.gcc.gz"))
+    assert "format ramulator-cpu, detected" in out
+    assert stats["traffic"]["read_bytes"] == LINE * 45_675
+    assert stats["traffic"]["write_bytes"] == LINE * 4_349
+    # README instructions count a line as one; its write-back is one more event here.
+    assert stats["instructions"] == 203_728_525 + 4_349 + 1
+
+
+FORKSET_COPIED = 21_787 * 4096
+
+
+@pytest.fixture(scope="module")
+def forkset_runs(tmp_path_factory):
+    path = trace("rowclone", "trace.forkset-rc.gz")
+    runs = {}
+    for mechanism in ("cpu", "rowclone"):
+        runs[mechanism], out = run_json(
+            tmp_path_factory.mktemp(mechanism),
+            "--workload",
+            path,
+            "--set",
+            f'system.bulk_mechanism="{mechanism}"',
+        )
+        assert "format rowclone, detected" in out
+    return runs
+
+
+def test_forkset_copies_move_no_channel_data_under_rowclone(forkset_runs):
+    cpu, rowclone = forkset_runs["cpu"], forkset_runs["rowclone"]
+    for stats in (cpu, rowclone):
+        assert stats["traffic"]["read_bytes"] == LINE * 145_129
+        assert stats["traffic"]["write_bytes"] == LINE * 136_937
+        # Gaps of R (53,136,484) and C/S records (29,417,215), one per read, write-back,
+        # copy and initialization, one for the resident map.
+        assert stats["instructions"] == 53_136_484 + 29_417_215 + 145_129 + 136_937 + 21_787 + 185 + 1
+        assert stats["memcpy_ops"] == 21_787
+        assert stats["meminit_ops"] == 185
+    # RowClone copies and zeroes inside the DRAM chips: nothing crosses the channel.
+    assert rowclone["traffic"]["copy_bytes"] == 0
+    assert rowclone["traffic"]["init_bytes"] == 0
+    # A CPU copy loop reads every source line and fetches every destination line, and writes
+    # destinations back as they leave the cache: between 2 and 3 times the bytes copied.
+    assert 2 * FORKSET_COPIED <= cpu["traffic"]["copy_bytes"] <= 3 * FORKSET_COPIED
+    assert cpu["core_cycles"] > rowclone["core_cycles"]
+
+
+def test_malformed_foreign_traces_end_in_one_line_naming_file_and_record(tmp_path):
+    bad = tmp_path / "bad.msc"
+    bad.write_text("1 R 0x40 0x1\n2 R 0x80\n")
+    r = cli("run", "--workload", bad, "--workload-format", "msc")
+    assert r.returncode == 1
+    assert r.stderr.strip().splitlines() == [
+        f"error: {bad}:2: a read takes 4 fields; expected `<instructions> R <hex address> <hex pc>` or "
+        "`<instructions> W <hex address>` (msc format), got '2 R 0x80'"
+    ]
+    prose = tmp_path / "prose.txt"
+    prose.write_text("hello world\n")
+    r = cli("run", "--workload", prose)
+    assert r.returncode == 1
+    assert "cannot tell the workload format from the content" in r.stderr
+    assert "--workload-format" in r.stderr
+    with pytest.raises(bulksim.TraceError, match=r"bad\.msc:2: a read takes 4 fields"):
+        api.run_workload(workload=bad, fmt="msc")
+
+
+def test_convert_round_trips_and_reports(tmp_path):
+    src = tmp_path / "small.msc"
+    src.write_text("2 R 0x88b38078 0x3067fd11\n0 W 0x310a47b8\n7 R 0x40 0x1\n")
+    mid, back = tmp_path / "mid.trace", tmp_path / "back.msc"
+    r = cli("convert", src, mid, "--to", "bulksim")
+    assert r.returncode == 0, r.stderr
+    assert "(msc) ->" in r.stdout and "2 reads, 1 writes" in r.stdout
+    done = convert(mid, back, "msc")
+    assert (done.reads, done.writes, done.instructions) == (2, 1, 12)
+    assert back.read_text() == "2 R 0x88b38078 0x0\n0 W 0x310a47b8\n7 R 0x40 0x0\n"
+
+
+def test_convert_through_a_configured_cache_and_bad_arguments(tmp_path):
+    program = tmp_path / "p.trace"
+    # Four lines 1 KiB apart in a 1 KiB direct-mapped cache share a set: every load misses.
+    program.write_text(
+        "bulksim-workload 2\n" + "".join(f"L {i * 1024 % 4096:#x}\n" for i in range(8)) + "X\n"
+    )
+    out = tmp_path / "o.csv"
+    r = cli(
+        "convert",
+        program,
+        out,
+        "--to",
+        "native",
+        "--set",
+        "cache.level.0.size_kb=1",
+        "--set",
+        "cache.level.0.ways=1",
+    )
+    assert r.returncode == 0, r.stderr
+    assert "through the cache filter" in r.stdout
+    assert out.read_text().splitlines() == [f"{i},R,{i * 1024 % 4096:#x}" for i in range(8)]
+    # Four ways hold all four lines: four misses, then hits.
+    r = cli(
+        "convert",
+        program,
+        out,
+        "--to",
+        "native",
+        "--set",
+        "cache.level.0.size_kb=4",
+        "--set",
+        "cache.level.0.ways=4",
+    )
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().splitlines() == [f"{i},R,{i * 1024:#x}" for i in range(4)]
+    for args, message in [
+        (
+            ("--to", "rowclone"),
+            "--to rowclone: expected one of bulksim, msc, ramulator-cpu, native, dramsim3",
+        ),
+        (("--to", "msc", "--from", "foo"), "--from foo: expected one of bulksim, msc,"),
+        (("--to", "bulksim", "--set", "cache.level.0.ways=1"), "a cache configuration applies only from"),
+    ]:
+        r = cli("convert", program, out, *args)
+        assert r.returncode != 0
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and message in lines[0], r.stderr
