@@ -8,7 +8,6 @@ foreign trace."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -18,24 +17,14 @@ import pytest
 import bulksim
 from bulksim import api
 from bulksim.convert import convert
+from bulksim.paths import shared_traces_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = 64
 
 
-def shared_traces() -> Path:
-    """``BULKSIM_SHARED_TRACES``, else ``shared/traces`` beside the repository (or beside a
-    folder above it, for a worktree)."""
-    if "BULKSIM_SHARED_TRACES" in os.environ:
-        return Path(os.environ["BULKSIM_SHARED_TRACES"])
-    for folder in ROOT.parents:
-        if (folder / "shared" / "traces").is_dir():
-            return folder / "shared" / "traces"
-    return ROOT.parent / "shared" / "traces"
-
-
 def trace(sub: str, name: str) -> Path:
-    path = shared_traces() / sub / name
+    path = shared_traces_dir() / sub / name
     if not path.exists():
         pytest.skip(f"{path} is absent (set BULKSIM_SHARED_TRACES to the shared traces folder)")
     return path

@@ -12,15 +12,12 @@ The paper's programs are its own full-system traces (bootup, compile, forkbench,
 shell); bulksim's are captures of the same kinds of programs made on the user's machine
 (``make workloads``), so inputs and magnitudes differ; the quantities are the paper's. Captures
 that are missing are named with the command that makes them. ``--quick`` runs what CI can: the
-small forkbench capture committed as test data and the first part of the forkset trace."""
+small forkbench capture committed as test data and the forkset trace (a few seconds each)."""
 
 from __future__ import annotations
 
-import gzip
-import itertools
 import json
 import os
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,9 +25,8 @@ from pathlib import Path
 from bulksim import api
 from bulksim.forkbench import SYSTEM
 from bulksim.multicore import MECHANISMS
+from bulksim.paths import REPO, captures_dir, shared_traces_dir
 from bulksim.sweep import die_with_parent
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @dataclass(frozen=True)
@@ -58,8 +54,6 @@ APPS = [
 #: capture is missing.
 SMALL_FORKBENCH = REPO / "tests" / "data" / "captures" / "forkbench-small"
 FORKSET = "rowclone/trace.forkset-rc.gz"
-#: Records of the forkset trace --quick runs (its first part).
-QUICK_FORKSET_RECORDS = 20_000
 
 #: Table 5: DRAM energy and bandwidth reduction (percent) of RowClone and RowClone-ZI.
 PAPER_TABLE5 = {
@@ -73,16 +67,6 @@ PAPER_TABLE5 = {
 #: Figure 11's values the text gives: RowClone-ZI's IPC improvement over the baseline (%).
 PAPER_ZI_IPC = {"forkbench": 66, "shell": 40}
 PAPER_FIGURE10 = "copy and initialization are 10% to 80% of the memory traffic of the six programs"
-
-
-def captures_dir() -> Path:
-    """Where captured workloads live: $BULKSIM_CAPTURES, else workloads/captures in the
-    repository."""
-    return Path(os.environ.get("BULKSIM_CAPTURES", REPO / "workloads" / "captures"))
-
-
-def shared_traces_dir() -> Path:
-    return Path(os.environ.get("BULKSIM_SHARED_TRACES", REPO.parent / "shared" / "traces"))
 
 
 @dataclass
@@ -146,27 +130,13 @@ def plan(quick: bool) -> tuple[list[tuple[str, str, str | None, str]], list[str]
     return found, missing
 
 
-def _head(trace: str, records: int, directory: str) -> str:
-    """The first `records` lines of a gzip trace, as a gzip file in `directory`."""
-    out = Path(directory) / ("head-" + Path(trace).name)
-    with gzip.open(trace, "rt") as src, gzip.open(out, "wt") as dst:
-        dst.writelines(itertools.islice(src, records))
-    return str(out)
-
-
 def run(quick: bool = False, workers: int | None = None) -> tuple[list[Row], list[str]]:
     found, missing = plan(quick)
-    with tempfile.TemporaryDirectory(prefix="bulksim-apps-") as tmp:
-        if quick:
-            for i, (name, paper_name, fmt, path) in enumerate(found):
-                if name == "forkset":
-                    head = _head(path, QUICK_FORKSET_RECORDS, tmp)
-                    found[i] = (f"{name}-head", paper_name, fmt, head)
-        jobs = [(n, p, fmt, path, mech) for n, p, fmt, path in found for mech in MECHANISMS]
-        with ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            rows = list(pool.map(_run, jobs))
+    jobs = [(n, p, fmt, path, mech) for n, p, fmt, path in found for mech in MECHANISMS]
+    with ProcessPoolExecutor(
+        max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
+        rows = list(pool.map(_run, jobs))
     return rows, missing
 
 
@@ -231,7 +201,7 @@ def render(rows: list[Row], missing: list[str]) -> str:
         )
     lines.append("")
     lines.append("RowClone Table 5: DRAM energy and bandwidth reduction (%); paper's (as <name>) in ()")
-    lines.append(f"{'workload':18} {'energy RC':>12} {'energy +ZI':>12} {'bw RC':>12} {'bw +ZI':>12}")
+    lines.append(f"{'workload':30} {'energy RC':>12} {'energy +ZI':>12} {'bw RC':>12} {'bw +ZI':>12}")
     for s in summary:
         paper = PAPER_TABLE5.get(s["paper_name"])
         vals = (
@@ -245,7 +215,7 @@ def render(rows: list[Row], missing: list[str]) -> str:
             for v, p in zip(vals, paper or (0,) * 4, strict=True)
         ]
         label = s["workload"] + (f" as {s['paper_name']}" if s["paper_name"] else "")
-        lines.append(f"{label:18} " + " ".join(f"{c:>12}" for c in cells))
+        lines.append(f"{label:30} " + " ".join(f"{c:>12}" for c in cells))
     for m in missing:
         lines.append(f"missing: {m}")
     return "\n".join(lines)

@@ -140,6 +140,8 @@ class CaptureResult:
             "command": self.command,
             "exit_status": self.exit_status,
             "wall_seconds": round(self.wall_seconds, 3),
+            # Guest instructions executed, including those inside memcpy-family calls and rep
+            # instructions, which the streams carry as single bulk events.
             "instructions": self.instructions,
             "stopped_at_max_instructions": self.stopped_at_limit,
             "events": {k: totals[k] for k in EVENT_KINDS},
@@ -165,7 +167,10 @@ class CaptureResult:
             f"captured {' '.join(self.command)}",
             f"  exit status {self.exit_status}, {self.wall_seconds:.2f} s under Valgrind"
             + (", stopped at --max-instructions" if self.stopped_at_limit else ""),
-            f"  {len(self.threads)} threads in {processes} processes, {self.instructions:,} instructions",
+            f"  {len(self.threads)} threads in {processes} processes, "
+            f"{self.instructions:,} instructions executed; the streams carry {totals['C_bytes']:,} non-memory instructions and "
+            f"{sum(totals[k] for k in EVENT_KINDS if k not in 'CWX'):,} events (instructions inside "
+            "memcpy-family calls and rep instructions are recorded as their bulk events)",
             f"  {self.raw_bytes / 1e6:.2f} MB raw, {self.compressed_bytes / 1e6:.3f} MB compressed "
             f"({self.compressed_bytes / max(self.instructions, 1):.3f} MB per million instructions)",
         ]

@@ -96,16 +96,17 @@ def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple],
     """The captured copy-intensive programs and SPEC traces present, as (kind, name, path,
     format) programs, and lines saying what was used instead of what is missing."""
     from bulksim import apps
+    from bulksim.paths import captures_dir, shared_traces_dir
 
     notes = []
     copy = []
     for app in apps.APPS[:6]:
-        path = apps.captures_dir() / app.capture
+        path = captures_dir() / app.capture
         if path.is_dir():
             copy.append(("capture", app.capture, str(path), "bulksim"))
     if not copy:
         notes.append("copy-intensive: synthetic forkbench (no captures; `make workloads` makes them)")
-    spec_dir = apps.shared_traces_dir() / "ramulator-cpu"
+    spec_dir = shared_traces_dir() / "ramulator-cpu"
     memory = []
     for name in SPEC_TRACES:
         path = spec_dir / f"{name}.gz"
