@@ -168,7 +168,8 @@ class CaptureResult:
             f"  exit status {self.exit_status}, {self.wall_seconds:.2f} s under Valgrind"
             + (", stopped at --max-instructions" if self.stopped_at_limit else ""),
             f"  {len(self.threads)} threads in {processes} processes, "
-            f"{self.instructions:,} instructions executed; the streams carry {totals['C_bytes']:,} non-memory instructions and "
+            f"{self.instructions:,} instructions executed; the streams carry "
+            f"{totals['C_bytes']:,} non-memory instructions and "
             f"{sum(totals[k] for k in EVENT_KINDS if k not in 'CWX'):,} events (instructions inside "
             "memcpy-family calls and rep instructions are recorded as their bulk events)",
             f"  {self.raw_bytes / 1e6:.2f} MB raw, {self.compressed_bytes / 1e6:.3f} MB compressed "
