@@ -11,8 +11,8 @@ FUNCTIONS="${FUNCTIONS:-25}"
 SEED="${SEED:-1}"
 [[ "$FUNCTIONS" =~ ^[1-9][0-9]*$ ]] || die "FUNCTIONS=$FUNCTIONS: expected a positive integer"
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages gcc libc6-dev binutils
 workload_init
+need_packages gcc libc6-dev binutils
 
 python3 "$WORKLOADS_DIR/gcc/make_source.py" --functions "$FUNCTIONS" --seed "$SEED" --out "$WORK/input.c"
 run_measured gcc -O2 -Wall -Werror -c "$WORK/input.c" -o "$WORK/input.o"

@@ -12,8 +12,8 @@ ROWS="${ROWS:-20000}"
 SEED="${SEED:-1}"
 [[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || die "ROWS=$ROWS: expected a positive number of rows"
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages mariadb-server mariadb-client
 workload_init
+need_packages mariadb-server mariadb-client
 
 python3 "$WORKLOADS_DIR/mariadb/make_input.py" --rows "$ROWS" --seed "$SEED" --out "$WORK/load.sql"
 timeout $LIMIT_NATIVE mariadb-install-db --no-defaults --datadir="$WORK/data" --user=root \

@@ -16,8 +16,8 @@ for knob in KEYS VALUE_BYTES THREADS; do
 	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
 done
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages memcached
 workload_init
+need_packages memcached
 
 PORT=$(free_port)
 listening() { python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=5)' "$PORT"; }

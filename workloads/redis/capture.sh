@@ -16,8 +16,8 @@ for knob in KEYS VALUE_BYTES; do
 	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
 done
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages redis-server redis-tools
 workload_init
+need_packages redis-server redis-tools
 
 python3 "$WORKLOADS_DIR/redis/make_input.py" --keys "$KEYS" --value-bytes "$VALUE_BYTES" --seed "$SEED" --dir "$WORK"
 PORT=$(free_port)

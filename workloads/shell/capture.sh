@@ -14,8 +14,8 @@ for knob in DIRS FILES; do
 	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
 done
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages findutils coreutils dash
 workload_init
+need_packages findutils coreutils dash
 
 python3 "$WORKLOADS_DIR/shell/make_tree.py" --dirs "$DIRS" --files "$FILES" --seed "$SEED" --root "$WORK/tree"
 run_measured sh -c '"$0" "$1" >"$2"' "$WORKLOADS_DIR/shell/find_ls.sh" "$WORK/tree" "$WORK/listing.txt"

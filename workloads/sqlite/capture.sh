@@ -11,8 +11,8 @@ ROWS="${ROWS:-20000}"
 SEED="${SEED:-1}"
 [[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || die "ROWS=$ROWS: expected a positive number of rows"
 [[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
-need_packages sqlite3
 workload_init
+need_packages sqlite3
 
 python3 "$WORKLOADS_DIR/sqlite/make_input.py" --rows "$ROWS" --seed "$SEED" --out "$WORK/input.sql"
 run_measured sqlite3 -batch -bail "$WORK/orders.db" ".read $WORK/input.sql"
