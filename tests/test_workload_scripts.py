@@ -50,7 +50,7 @@ def fake_bulksim(tmp_path: Path, body: str) -> Path:
         "#!/bin/bash\n"
         '[[ "$1 ${2:-}" == "capture --help" ]] && exit 0\n'
         f'printf "%s\\n" "$@" > "{tmp_path}/calls.txt"\n'
-        'out=$3\nshift 5\nmkdir -p "$out"\n' + body
+        'out=$3\nshift 6\nmkdir -p "$out"\n' + body
     )
     path.chmod(0o755)
     return path
@@ -106,7 +106,7 @@ def test_script_says_how_to_build_bulksim_when_capture_is_unavailable(name, tmp_
 def test_bootup_explains_why_it_is_not_captured():
     result = run("bootup", {})
     assert result.returncode == NOT_PRACTICAL
-    assert "records the emulator's accesses, not the guest" in result.stderr.replace("\n", " ")
+    assert "record the emulator's accesses, not the guest kernel's" in result.stderr.replace("\n", " ")
 
 
 def test_capture_runs_the_program_under_bulksim_capture_and_publishes_out(tmp_path):
@@ -119,7 +119,7 @@ def test_capture_runs_the_program_under_bulksim_capture_and_publishes_out(tmp_pa
     calls = (tmp_path / "calls.txt").read_text().splitlines()
     # The whole measured command follows `--`: sh running find_ls.sh on the tree.
     assert calls[:6] == ["capture", "--out", f"{out}.partial", "--max-instructions", "12345", "--"]
-    assert calls[6] == "sh" and calls[8] == str(WORKLOADS / "shell" / "find_ls.sh")
+    assert calls[6:8] == ["sh", "-c"] and calls[9] == str(WORKLOADS / "shell" / "find_ls.sh")
     assert json.loads((out / "input.json").read_text()) == {
         "workload": "shell",
         "dirs": 7,
@@ -130,7 +130,7 @@ def test_capture_runs_the_program_under_bulksim_capture_and_publishes_out(tmp_pa
     assert (out / "capture.json").is_file()
     assert not Path(f"{out}.partial").exists()
     # Temporary files (the tree, the listing) are gone.
-    tree = Path(calls[9])
+    tree = Path(calls[10])
     assert tree.name == "tree" and not tree.parent.exists()
 
 
