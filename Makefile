@@ -83,3 +83,9 @@ fuzz: build
 
 clean:
 	rm -rf target $(VENV) build
+
+# Captures every program of the workload suite into workloads/captures/ (workloads/README.md):
+# minutes per program, hundreds of MB; not part of `make test`. CAPTURE=none runs them natively.
+.PHONY: workloads
+workloads: build
+	BULKSIM=$(abspath $(BIN))/bulksim bash workloads/run-all.sh
