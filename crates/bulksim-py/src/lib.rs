@@ -134,6 +134,27 @@ fn run_workload(
         .map(WorkloadFormat::from_name)
         .transpose()
         .map_err(to_py)?;
+    let path = Path::new(workload);
+    run_opened(
+        py,
+        &config,
+        progress,
+        command_log.map(Path::new),
+        path,
+        || Workload::open(path, format, copies),
+    )
+}
+
+/// Opens a workload with `open` and runs it under `config` without holding the GIL, calling
+/// `progress` with (instructions retired, simulated ns); returns (stats JSON, summary).
+fn run_opened(
+    py: Python<'_>,
+    config: &Config,
+    progress: Option<Py<PyAny>>,
+    command_log: Option<&Path>,
+    path: &Path,
+    open: impl FnOnce() -> Result<Workload, Error> + Send,
+) -> PyResult<(String, String)> {
     let stats = py
         .detach(|| {
             let mut report = |instructions: u64, simulated_ns: f64| {
@@ -143,13 +164,11 @@ fn run_workload(
                     });
                 }
             };
-            let path = Path::new(workload);
-            let opened = Workload::open(path, format, copies)?;
             bulksim_core::system::run_opened_workload(
-                &config,
-                opened,
+                config,
+                open()?,
                 path,
-                command_log.map(Path::new),
+                command_log,
                 progress.is_some().then_some(&mut report as _),
             )
         })
@@ -183,31 +202,10 @@ fn run_workload_mix(
         })
         .collect::<Result<Vec<_>, Error>>()
         .map_err(to_py)?;
-    let stats = py
-        .detach(|| {
-            let mut report = |instructions: u64, simulated_ns: f64| {
-                if let Some(cb) = &progress {
-                    Python::attach(|py| {
-                        let _ = cb.call1(py, (instructions, simulated_ns));
-                    });
-                }
-            };
-            let opened = Workload::open_mix(&programs)?;
-            let path = programs[0].0.clone();
-            bulksim_core::system::run_opened_workload(
-                &config,
-                opened,
-                &path,
-                None,
-                progress.is_some().then_some(&mut report as _),
-            )
-        })
-        .map_err(to_py)?
-        .0;
-    Ok((
-        serde_json::to_string(&stats).expect("stats serialize"),
-        stats.summary(),
-    ))
+    let path = programs.first().map(|p| p.0.clone()).unwrap_or_default();
+    run_opened(py, &config, progress, None, &path, || {
+        Workload::open_mix(&programs)
+    })
 }
 
 /// The format of the workload at `path` as judged from its content (its name).
