@@ -25,7 +25,7 @@ PAGES_UPDATED = 64
 PAGE = 4096
 MECHANISMS = ("cpu", "mc_dma", "rowclone", "rowclone_zi")
 OPERANDS = {"C": 1, "L": 1, "S": 1, "l": 2, "s": 2, "M": 3, "I": 3, "A": 2, "P": 2, "N": 2, "U": 2}
-OPERANDS |= {"K": 2, "G": 2, "F": 1, "T": 1, "E": 0, "W": 0, "X": 0, "R": 1, "B": 1}
+OPERANDS |= {"K": 2, "G": 2, "F": 1, "T": 1, "Y": 1, "E": 0, "W": 0, "X": 0, "R": 1, "B": 1}
 
 
 def events(path: Path) -> list[tuple[str, list[int]]]:
@@ -205,6 +205,10 @@ def test_live_capture_records_exact_bulk_kernel_and_thread_events(program, tmp_p
     assert ("W", []) in main and main[-1] == ("X", [])
     worker = events(out / f"thread-{by_kind['spawn']}.btrace")
     assert ("I", [area, 8192, 0x11]) in worker
+    # pthread_join blocks the main thread: Valgrind runs the worker, and the main thread's
+    # stream records the switch after the spawn, so the simulator replays that order.
+    spawn = main.index(("T", [by_kind["spawn"]]))
+    assert ("Y", [by_kind["spawn"]]) in main[spawn:]
     forked = events(out / f"thread-{by_kind['fork']}.btrace")
     assert ("S", [dst]) in forked and forked[-1] == ("X", [])
     # The initial mappings come before any access: the simulator runs it under every mechanism.
@@ -212,6 +216,7 @@ def test_live_capture_records_exact_bulk_kernel_and_thread_events(program, tmp_p
     for mechanism in MECHANISMS:
         stats = bulksim.run_workload(workload=out, overrides=[f"system.bulk_mechanism={mechanism}"])
         assert stats["os"]["forks"] == 1 and stats["os"]["spawns"] == 1
+        assert stats["cores"][0]["yields"] >= 1 and stats["os"]["unordered_touches"] == 0
     meta = json.loads((out / "capture.json").read_text())
     assert meta["events"]["F"] == 1 and meta["events"]["T"] == 1 and meta["events"]["X"] == 3
     assert "derived by bulksim's OS model" in meta["page_faults"]["source"]

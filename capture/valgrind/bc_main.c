@@ -260,7 +260,7 @@ static void open_stream(ThreadId tid, Int id, Bool child, Bool append)
 
 static void write_counts(Stream* s)
 {
-   static const UChar ops[] = "CLlSsMIAUNEKGFTWX";
+   static const UChar ops[] = "CLlSsMIAUNEKGFTYWX";
    HChar line[2048];
    Int n = VG_(sprintf)(line, "counts %d instructions=%llu", s->id, s->total);
    for (Int i = 0; ops[i]; i++) {
@@ -363,8 +363,18 @@ static void put_resident_mappings(ThreadId tid, Stream* s)
 
 /* ---- scheduler ---------------------------------------------------------------------- */
 
+/* The thread that last ran client code. When another thread of this process takes over, the
+   one that stopped records the switch (`Y id`), so the simulator replays the threads in the
+   order Valgrind's scheduler ran them (their map events before the other threads' accesses
+   that depend on them). */
+static ThreadId last_ran = VG_INVALID_THREADID;
+
 static void bc_start_client_code(ThreadId tid, ULong blocks_done)
 {
+   if (last_ran != tid && last_ran < (ThreadId)n_slots && tid < (ThreadId)n_slots &&
+       streams[last_ran].live && !streams[last_ran].needs_resident && streams[tid].live)
+      put1(&streams[last_ran], 'Y', (ULong)streams[tid].id);
+   last_ran = tid;
    cur_tid = tid;
    cur = streams[tid].live ? &streams[tid] : NULL;
    if (cur) {

@@ -41,6 +41,7 @@ EVENT_KINDS = {
     "E": "execs",
     "F": "forks",
     "T": "thread spawns",
+    "Y": "thread switches (the recorded schedule)",
     "W": "waits",
     "X": "exits",
 }
@@ -170,7 +171,7 @@ class CaptureResult:
             f"  {len(self.threads)} threads in {processes} processes, "
             f"{self.instructions:,} instructions executed; the streams carry "
             f"{totals['C_bytes']:,} non-memory instructions and "
-            f"{sum(totals[k] for k in EVENT_KINDS if k not in 'CWX'):,} events (instructions inside "
+            f"{sum(totals[k] for k in EVENT_KINDS if k not in 'CWXY'):,} events (instructions inside "
             "memcpy-family calls and rep instructions are recorded as their bulk events)",
             f"  {self.raw_bytes / 1e6:.2f} MB raw, {self.compressed_bytes / 1e6:.3f} MB compressed "
             f"({self.compressed_bytes / max(self.instructions, 1):.3f} MB per million instructions)",

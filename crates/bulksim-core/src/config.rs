@@ -179,6 +179,7 @@ pub struct SystemConfig {
     pub init_mechanism: InitMechanism,
     pub core_ghz: f64,
     pub cpu_full_line_stores: LineStores,
+    pub time_slice_instructions: u64,
 }
 
 impl Default for SystemConfig {
@@ -188,6 +189,7 @@ impl Default for SystemConfig {
             init_mechanism: InitMechanism::Same,
             core_ghz: 3.2,
             cpu_full_line_stores: LineStores::Fetch,
+            time_slice_instructions: 3_000_000,
         }
     }
 }
@@ -477,6 +479,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "full system: how meminit and first-touch zeroing execute: same (as system.bulk_mechanism) or cpu (the core's store loop, while copies use system.bulk_mechanism; the RowClone paper's PSM configuration accelerates copies only)",
     ),
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
+    doc("system.time_slice_instructions", "instructions", "a thread that has retired this many instructions since it got its core gives the core to the next runnable thread there (a forked child or spawned thread; it drains its window first); 0: a thread keeps its core until it waits or exits. bulksim's choice: about 1 ms at 3.2 GHz and IPC 1, the order of Linux's scheduling granularity"),
     doc(
         "system.cpu_full_line_stores",
         "fetch | allocate",

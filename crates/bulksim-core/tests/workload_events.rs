@@ -208,3 +208,74 @@ fn a_spawned_thread_shares_the_address_space() {
     assert_eq!((spawned.os.processes, spawned.os.spawns), (1, 1));
     assert_eq!(spawned.os.page_faults, 2);
 }
+
+/// `Y` replays a capture's schedule: the spawned thread maps a region and the parent touches
+/// it after the switch, in order (no unordered touch). Without the switch the parent's access
+/// comes first: a multi-threaded process's access outside its mappings is taken as a first
+/// touch of memory another thread maps (counted), where a single thread's is an error.
+#[test]
+fn yield_passes_the_core_in_the_recorded_order() {
+    let run = |with_yield: bool| {
+        let d = dir(
+            "workload-events",
+            if with_yield { "yield" } else { "noyield" },
+        );
+        let mut parent = vec![Event::Spawn(1)];
+        if with_yield {
+            parent.push(Event::Yield(1));
+        }
+        parent.extend([Event::Load(0x20_0000), Event::Wait, Event::Exit]);
+        let child = [
+            Event::Map {
+                vaddr: 0x20_0000,
+                bytes: PAGE,
+            },
+            Event::Store(0x20_0000),
+            Event::Exit,
+        ];
+        write_thread(&d, 0, false, &parent);
+        write_thread(&d, 1, true, &child);
+        run_workload(&paper_system(&[]), &d).unwrap().0
+    };
+    let ordered = run(true);
+    assert_eq!(ordered.cores[0].yields, 1);
+    assert_eq!(ordered.os.unordered_touches, 0);
+    assert_eq!(
+        ordered.os.zero_fills, 1,
+        "the child's store; the parent's load finds the page"
+    );
+    assert!(ordered.threads[1].end_ns <= ordered.threads[0].end_ns);
+    let unordered = run(false);
+    assert_eq!(unordered.cores[0].yields, 0);
+    assert_eq!(unordered.os.unordered_touches, 1);
+}
+
+/// With `system.time_slice_instructions`, a parent that keeps running after a fork shares
+/// its core with the child; with 0 the child waits until the parent exits.
+#[test]
+fn time_slices_share_a_core_between_a_parent_and_its_child() {
+    let d = dir("workload-events", "slices");
+    let parent = [
+        Event::Fork(1),
+        Event::Compute(100_000),
+        Event::Compute(100_000),
+        Event::Exit,
+    ];
+    let child = [Event::Compute(10_000), Event::Exit];
+    write_thread(&d, 0, false, &parent);
+    write_thread(&d, 1, true, &child);
+    let run = |slice: &str| {
+        let set = format!("system.time_slice_instructions={slice}");
+        run_workload(&paper_system(&[&set]), &d).unwrap().0
+    };
+    let whole = run("0");
+    assert_eq!(whole.cores[0].preemptions, 0);
+    // The child started only when the parent exited.
+    assert!(whole.threads[1].start_ns >= whole.threads[0].end_ns);
+    let sliced = run("50000");
+    assert!(sliced.cores[0].preemptions >= 1);
+    assert!(sliced.threads[1].end_ns < sliced.threads[0].end_ns);
+    // The same work either way.
+    assert_eq!(sliced.instructions, whole.instructions);
+    assert_eq!(sliced.threads[1].instructions, 10_000);
+}

@@ -22,6 +22,10 @@ struct Process {
     pages: PageTable,
     /// Threads running in the process beyond its first (`T` events); it ends with its last.
     extra_threads: u32,
+    /// The process has had more than one thread: their streams do not order one thread's
+    /// maps against another's accesses, so an access outside every mapping is taken as a
+    /// first touch of memory another thread mapped (`os.unordered_touches`), not an error.
+    threaded: bool,
     /// Mapped virtual page ranges, the most recent last (it decides where ranges overlap).
     regions: Vec<Region>,
 }
@@ -67,6 +71,7 @@ stat_struct! {
         pub populated: u64 = sum("pages", "pages of populated mappings (`P` events): present from the start, without a fault or zeroing; and pages of resident mappings (`N` events and foreign traces) at their first access, also without a fault"),
         pub unmapped_pages: u64 = sum("pages", "present pages removed by unmaps (`U` events) and execs (`E`)"),
         pub spawns: u64 = sum("calls", "thread starts in a running process (`T` events), sharing its memory"),
+        pub unordered_touches: u64 = sum("pages", "first touches, by a thread of a multi-threaded process, of a page outside every mapping its stream has seen: the streams do not order one thread's maps against another's accesses, so these are taken as zero-fill faults of memory another thread mapped"),
         pub execs: u64 = sum("calls", "exec events (`E`): the process's address space replaced"),
     }
 }
@@ -181,6 +186,7 @@ impl Os {
     /// A new thread in process `pid`, sharing its memory: `pid` again.
     pub fn spawn(&mut self, pid: Pid) -> Pid {
         self.procs[pid as usize].extra_threads += 1;
+        self.procs[pid as usize].threaded = true;
         self.stats.spawns += 1;
         pid
     }
@@ -191,6 +197,7 @@ impl Os {
         p.pages.write_protect_all();
         let mut child = p.clone();
         child.extra_threads = 0;
+        child.threaded = false;
         let table = &mut self.table;
         child.pages.for_each(|_, pte| table.share(pte.frame));
         self.procs.push(child);
@@ -258,15 +265,23 @@ impl Os {
             self.note_frames_used();
             return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
         }
-        let Some(region) = proc_
+        let region = proc_
             .regions
             .iter()
             .rev()
             .find(|r| (r.start..r.end).contains(&vpn))
-        else {
-            return Err(format!(
-                "access to unmapped address {vaddr:#x} (map it first with an `A` event)"
-            ));
+            .copied();
+        let region = match region {
+            Some(r) => r,
+            None if proc_.threaded && vaddr < VADDR_LIMIT => {
+                self.stats.unordered_touches += 1;
+                Region::default()
+            }
+            None => {
+                return Err(format!(
+                    "access to unmapped address {vaddr:#x} (map it first with an `A` event)"
+                ))
+            }
         };
         if vaddr >= VADDR_LIMIT {
             return Err(beyond_reach(vaddr));

@@ -178,6 +178,13 @@ pub struct Core {
     pub retired: u64,
     /// When the last thread that ran here exited (fs).
     pub last_exit_fs: u64,
+    /// The running thread's retired instructions when it got the core (its time slice
+    /// counts from there).
+    pub slice_start: u64,
+    /// Time slices that ended with another thread waiting for the core.
+    pub preemptions: u64,
+    /// Switches the recorded schedule asked for (`Y` events).
+    pub yields: u64,
 }
 
 impl Core {
@@ -193,6 +200,9 @@ impl Core {
             bulk_instruction: false,
             retired: 0,
             last_exit_fs: 0,
+            slice_start: 0,
+            preemptions: 0,
+            yields: 0,
         }
     }
 

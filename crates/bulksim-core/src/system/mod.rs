@@ -145,6 +145,8 @@ pub struct System {
     window: usize,
     skip_idle: bool,
     record_intervals: bool,
+    /// `system.time_slice_instructions` (0: no preemption).
+    time_slice: u64,
     /// `sim.max_cycles` in core cycles, and as a time (fs).
     max_cycles: u64,
     max_fs: u64,
@@ -296,6 +298,7 @@ impl System {
             width: config.core.width as usize,
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
+            time_slice: config.system.time_slice_instructions,
             record_intervals: config.sim.record_intervals,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
@@ -613,6 +616,7 @@ impl System {
             match self.cores[c].run_queue.pop_front() {
                 Some(t) => {
                     self.cores[c].thread = Some(t);
+                    self.cores[c].slice_start = self.threads[t].instructions;
                     self.threads[t].start_fs = self.now;
                     progress = true;
                 }
@@ -660,6 +664,18 @@ impl System {
                 }
                 continue;
             }
+            if self.slice_over(c, t) {
+                // At an event boundary; the thread leaves with an empty window, so every
+                // slot retired on a core is its running thread's.
+                if self.cores[c].window.is_empty() {
+                    let core = &mut self.cores[c];
+                    core.thread = None;
+                    core.run_queue.push_back(t);
+                    core.preemptions += 1;
+                    progress = true;
+                }
+                break;
+            }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
                 None => self.next_event(t)?,
@@ -678,6 +694,16 @@ impl System {
             }
         }
         Ok(progress)
+    }
+
+    /// Whether thread `t` has used up its time slice on core `c` while another thread waits
+    /// there, at an event boundary (nothing pending).
+    fn slice_over(&self, c: usize, t: usize) -> bool {
+        let core = &self.cores[c];
+        self.time_slice > 0
+            && !core.run_queue.is_empty()
+            && core.pending.is_none()
+            && self.threads[t].instructions - core.slice_start >= self.time_slice
     }
 
     /// Thread `t`'s next event to dispatch: the next line of a ranged access in progress, else
@@ -703,13 +729,14 @@ impl System {
                 th.kernel_copy_bytes += bytes;
                 Sweep::new(vaddr, bytes, true, line)
             }
-            Event::Fork(k) | Event::Spawn(k) => {
+            Event::Fork(k) | Event::Spawn(k) | Event::Yield(k) => {
                 let Ok(k) = u32::try_from(k as u64 + th.copy_base as u64) else {
                     return Err(self.err(t, "thread id too large"));
                 };
                 return Ok(match ev {
                     Event::Fork(_) => Event::Fork(k),
-                    _ => Event::Spawn(k),
+                    Event::Spawn(_) => Event::Spawn(k),
+                    _ => Event::Yield(k),
                 });
             }
             _ => return Ok(ev),
@@ -861,6 +888,24 @@ impl System {
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)
+            }
+            Event::Yield(next) => {
+                let core = &self.cores[c];
+                let Some(at) = core.run_queue.iter().position(|&q| q == next as usize) else {
+                    // Not waiting here (not started, blocked, or exited): nothing to pass.
+                    return Ok(Step::Next);
+                };
+                if !core.window.is_empty() {
+                    // A thread leaves its core with an empty window.
+                    return Ok(Step::Retry(ev, false));
+                }
+                let core = &mut self.cores[c];
+                core.run_queue.remove(at);
+                core.run_queue.push_front(next as usize);
+                core.run_queue.push_back(t);
+                core.thread = None;
+                core.yields += 1;
+                Ok(Step::Stop)
             }
             Event::Exec => {
                 if !self.cores[c].window.is_empty() {
@@ -1487,6 +1532,8 @@ impl System {
                         instructions: c.retired,
                         core_cycles: own,
                         ipc: ratio(c.retired, own),
+                        preemptions: c.preemptions,
+                        yields: c.yields,
                     }
                 })
                 .collect(),

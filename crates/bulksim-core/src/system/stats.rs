@@ -18,6 +18,8 @@ stat_struct! {
         pub instructions: u64 = sum("instructions", "instructions retired on the core"),
         pub core_cycles: u64 = max("core cycles", "until the last thread that ran on this core exited"),
         pub ipc: f64 = derived("instructions per cycle", "instructions / core_cycles (a program's IPC in a multi-programmed mix)"),
+        pub yields: u64 = sum("switches", "times the recorded schedule (`Y` events of a capture) passed the core to another thread waiting there"),
+        pub preemptions: u64 = sum("time slices", "times a thread gave the core to another runnable thread at the end of its time slice (system.time_slice_instructions)"),
     }
 }
 

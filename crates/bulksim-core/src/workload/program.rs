@@ -12,7 +12,8 @@
 //!   `L vaddr bytes` / `S vaddr bytes` (every line of the range), `K vaddr bytes` /
 //!   `G vaddr bytes` (the kernel copies into / out of user memory), `N vaddr bytes` (a
 //!   resident map: pages present on first access, no fault), `U vaddr bytes` (unmap), `E`
-//!   (exec), `T thread` (start a thread in this process, sharing its memory), `R vaddr` /
+//!   (exec), `T thread` (start a thread in this process, sharing its memory), `Y thread` (the
+//!   recorded schedule: pass the core to that thread), `R vaddr` /
 //!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give). Numbers are decimal or
 //!   0x-hex; `#` starts a comment line.
 //! - binary (`.btrace`): gzip of the magic `BSWL`, a version byte, a child flag byte, then
@@ -63,6 +64,10 @@ pub enum Event {
     /// space (pthread_create, clone with CLONE_VM). The process ends when its last thread
     /// exits.
     Spawn(u32),
+    /// The recorded schedule: the core this thread runs on passes to that thread now, if it
+    /// waits there (a capture of a multi-threaded process records where its threads took
+    /// turns). Not an instruction.
+    Yield(u32),
     /// A load of `bytes` bytes at `vaddr`: one access to every line the range touches.
     LoadRange {
         vaddr: u64,
@@ -391,6 +396,9 @@ impl ProgramReader {
                 vaddr: v()?,
                 bytes: v()?,
             },
+            b'Y' => Event::Yield(
+                u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
+            ),
             b'T' => Event::Spawn(
                 u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
             ),
@@ -451,7 +459,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `T thread`, `E`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -515,6 +523,7 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
         },
         "F" => Event::Fork(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
         "T" => Event::Spawn(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
+        "Y" => Event::Yield(u32::try_from(n()?).map_err(|_| "thread id too large".to_string())?),
         "W" => Event::Wait,
         "X" => Event::Exit,
         _ => return Err(format!("unknown event '{op}'; {EXPECTED}")),
@@ -649,6 +658,7 @@ impl ProgramWriter {
                 Event::MapPopulated { vaddr, bytes } => (b'P', vec![vaddr, bytes]),
                 Event::Fork(t) => (b'F', vec![t as u64]),
                 Event::Spawn(t) => (b'T', vec![t as u64]),
+                Event::Yield(t) => (b'Y', vec![t as u64]),
                 Event::Wait => (b'W', vec![]),
                 Event::Exit => (b'X', vec![]),
                 Event::LoadRange { vaddr, bytes } => (b'l', vec![vaddr, bytes]),
@@ -687,6 +697,7 @@ impl ProgramWriter {
             Event::MapPopulated { vaddr, bytes } => writeln!(self.out, "P {vaddr:#x} {bytes}"),
             Event::Fork(t) => writeln!(self.out, "F {t}"),
             Event::Spawn(t) => writeln!(self.out, "T {t}"),
+            Event::Yield(t) => writeln!(self.out, "Y {t}"),
             Event::Wait => writeln!(self.out, "W"),
             Event::Exit => writeln!(self.out, "X"),
             Event::LoadRange { vaddr, bytes } => writeln!(self.out, "L {vaddr:#x} {bytes}"),
@@ -799,6 +810,7 @@ mod tests {
             },
             Event::Fork(1),
             Event::Spawn(2),
+            Event::Yield(2),
             Event::LoadRange {
                 vaddr: 0x1003c,
                 bytes: 8,
