@@ -183,6 +183,11 @@ impl Os {
         Ok(frames)
     }
 
+    /// Whether process `pid` has had more than one thread.
+    pub fn is_threaded(&self, pid: Pid) -> bool {
+        self.procs[pid as usize].threaded
+    }
+
     /// A new thread in process `pid`, sharing its memory: `pid` again.
     pub fn spawn(&mut self, pid: Pid) -> Pid {
         self.procs[pid as usize].extra_threads += 1;

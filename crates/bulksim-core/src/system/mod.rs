@@ -698,12 +698,15 @@ impl System {
 
     /// Whether thread `t` has used up its time slice on core `c` while another thread waits
     /// there, at an event boundary (nothing pending).
+    /// Threads of a process with several (`T`) are not preempted: a capture records their
+    /// schedule (`Y`), which slices would reorder.
     fn slice_over(&self, c: usize, t: usize) -> bool {
         let core = &self.cores[c];
         self.time_slice > 0
             && !core.run_queue.is_empty()
             && core.pending.is_none()
             && self.threads[t].instructions - core.slice_start >= self.time_slice
+            && !self.threads[t].pid.is_some_and(|p| self.os.is_threaded(p))
     }
 
     /// Thread `t`'s next event to dispatch: the next line of a ranged access in progress, else
