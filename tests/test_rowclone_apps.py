@@ -93,3 +93,17 @@ def test_multicore_uses_captures_and_spec_traces_when_present(tmp_path, monkeypa
         assert sum(p.startswith("spec:") for p in r.programs) == r.cores // 2
     sources = "; ".join(rows[0].sources)
     assert "captures forkbench" in sources and "SPEC CPU2006 traces 403.gcc" in sources
+
+
+def test_a_broken_capture_is_one_error_line_from_the_worker_pool(tmp_path, monkeypatch):
+    # The error crosses the process pool (bulksim's exceptions pickle) and the CLI prints it
+    # as one line naming the file and record.
+    bad = tmp_path / "gcc"
+    bad.mkdir()
+    (bad / "thread-0.trace").write_text("bulksim-workload 2\nL 0x9000\nX\n")
+    monkeypatch.setenv("BULKSIM_CAPTURES", str(tmp_path))
+    r = CliRunner().invoke(cli.main, ["reproduce", "rowclone-apps", "--workers", "2"])
+    assert r.exit_code == 1
+    lines = r.output.strip().splitlines()
+    assert lines[-1].startswith("error: ") and "thread-0.trace:2: access to unmapped address 0x9000" in lines[-1]
+    assert "Traceback" not in r.output

@@ -18,13 +18,13 @@ use std::io::BufWriter;
 use std::path::Path;
 
 create_exception!(
-    _core,
+    bulksim._core,
     ConfigError,
     PyValueError,
     "A bad config file, key or value."
 );
 create_exception!(
-    _core,
+    bulksim._core,
     TraceError,
     PyValueError,
     "A malformed or unreadable trace."
