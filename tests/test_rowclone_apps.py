@@ -105,5 +105,6 @@ def test_a_broken_capture_is_one_error_line_from_the_worker_pool(tmp_path, monke
     r = CliRunner().invoke(cli.main, ["reproduce", "rowclone-apps", "--workers", "2"])
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
-    assert lines[-1].startswith("error: ") and "thread-0.trace:2: access to unmapped address 0x9000" in lines[-1]
+    assert lines[-1].startswith("error: ")
+    assert "thread-0.trace:2: access to unmapped address 0x9000" in lines[-1]
     assert "Traceback" not in r.output
