@@ -180,6 +180,7 @@ pub struct SystemConfig {
     pub core_ghz: f64,
     pub cpu_full_line_stores: LineStores,
     pub time_slice_instructions: u64,
+    pub bulk_offload_min_bytes: u64,
 }
 
 impl Default for SystemConfig {
@@ -190,6 +191,7 @@ impl Default for SystemConfig {
             core_ghz: 3.2,
             cpu_full_line_stores: LineStores::Fetch,
             time_slice_instructions: 3_000_000,
+            bulk_offload_min_bytes: 4096,
         }
     }
 }
@@ -479,6 +481,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "full system: how meminit and first-touch zeroing execute: same (as system.bulk_mechanism) or cpu (the core's store loop, while copies use system.bulk_mechanism; the RowClone paper's PSM configuration accelerates copies only)",
     ),
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
+    doc("system.bulk_offload_min_bytes", "bytes", "the smallest piece of a memcpy/meminit (the part within one page) that goes to system.bulk_mechanism; smaller pieces run as the core's copy loop through the cache. The default, one 4 KB page, is the RowClone paper's minimum copy granularity (section 4.3.2: software uses the instructions for regions at least this large; its evaluation's copies and initializations are whole pages); 1 sends every piece"),
     doc("system.time_slice_instructions", "instructions", "a thread that has retired this many instructions since it got its core gives the core to the next runnable thread there (a forked child or spawned thread; it drains its window first); 0: a thread keeps its core until it waits or exits. bulksim's choice: about 1 ms at 3.2 GHz and IPC 1, the order of Linux's scheduling granularity"),
     doc(
         "system.cpu_full_line_stores",
@@ -1059,6 +1062,12 @@ impl Config {
         }
         if self.sim.max_cycles == 0 {
             problems.push("sim.max_cycles: 0 is out of range; expected at least 1 cycle".into());
+        }
+        if !(1..=4096).contains(&self.system.bulk_offload_min_bytes) {
+            problems.push(format!(
+                "system.bulk_offload_min_bytes: {} is out of range; expected 1 to 4096 bytes (a piece lies within one page)",
+                self.system.bulk_offload_min_bytes
+            ));
         }
         (spec, problems)
     }

@@ -147,6 +147,8 @@ pub struct System {
     record_intervals: bool,
     /// `system.time_slice_instructions` (0: no preemption).
     time_slice: u64,
+    /// `system.bulk_offload_min_bytes`.
+    offload_min: u64,
     /// `sim.max_cycles` in core cycles, and as a time (fs).
     max_cycles: u64,
     max_fs: u64,
@@ -299,6 +301,7 @@ impl System {
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
             time_slice: config.system.time_slice_instructions,
+            offload_min: config.system.bulk_offload_min_bytes,
             record_intervals: config.sim.record_intervals,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
@@ -1064,8 +1067,10 @@ impl System {
                 }
             }
         };
-        // Bytes that cross memory devices can only move through the cores.
-        let mechanism = if self.mem.router.within_one_device(&op) {
+        // Bytes that cross memory devices can only move through the cores; pieces below the
+        // offload granularity are the core's too.
+        let mechanism = if self.mem.router.within_one_device(&op) && op.bytes >= self.offload_min
+        {
             mechanism
         } else {
             SystemMechanism::Cpu
