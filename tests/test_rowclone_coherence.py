@@ -15,11 +15,21 @@ LINE = 64
 SRC, DST = 0x2000_0000, 0x3000_0000
 MISALIGNED = (SRC + 2 * PAGE + 40, DST + 2 * PAGE + 8, 3000)  # src, dst, bytes
 
+# Sub-page pieces (the misaligned copy) go to the memory-side mechanisms only when
+# system.bulk_offload_min_bytes lets them; 1 sends every piece, so their coherence is tested too.
+EVERY_PIECE = "system.bulk_offload_min_bytes=1"
 MECHANISMS = {
     "cpu": ["system.bulk_mechanism=cpu", "os.allocator=scatter"],
     "mc_dma": ["system.bulk_mechanism=mc_dma", "os.allocator=scatter"],
+    "mc_dma_every_piece": ["system.bulk_mechanism=mc_dma", "os.allocator=scatter", EVERY_PIECE],
     "rowclone": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"],
-    "rowclone_psm": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware", "bulk.fpm=false"],
+    "rowclone_every_piece": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware", EVERY_PIECE],
+    "rowclone_psm": [
+        "system.bulk_mechanism=rowclone",
+        "os.allocator=subarray_aware",
+        "bulk.fpm=false",
+        EVERY_PIECE,
+    ],
 }
 
 
@@ -101,7 +111,7 @@ def test_copy_on_write_of_dirty_pages(tmp_path, mechanism):
     if mechanism.startswith("rowclone"):
         # The copies ran in DRAM, so the parent's dirty lines reached them only through the
         # memory controller's coherence work (RowClone section 4.2.2).
-        in_dram = "fpm_bytes" if mechanism == "rowclone" else "psm_bytes"
+        in_dram = "psm_bytes" if mechanism == "rowclone_psm" else "fpm_bytes"
         assert stats["memory"]["bulk"][in_dram] >= pages * PAGE, stats["memory"]["bulk"]
 
 
