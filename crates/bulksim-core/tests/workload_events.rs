@@ -279,3 +279,53 @@ fn time_slices_share_a_core_between_a_parent_and_its_child() {
     assert_eq!(sliced.instructions, whole.instructions);
     assert_eq!(sliced.threads[1].instructions, 10_000);
 }
+
+/// `system.bulk_offload_min_bytes`: by default (one page) a 100-byte memcpy runs as the
+/// core's copy loop and only the whole-page one reaches the memory controller; at 1 both do.
+#[test]
+fn only_pieces_of_the_offload_granularity_go_to_the_bulk_mechanism() {
+    let d = dir("workload-events", "offload");
+    let events = [
+        Event::Map {
+            vaddr: 0x10_0000,
+            bytes: 4 * PAGE,
+        },
+        Event::Memcpy {
+            src: 0x10_0000,
+            dst: 0x10_2000,
+            bytes: 100,
+        },
+        Event::Memcpy {
+            src: 0x10_1000,
+            dst: 0x10_3000,
+            bytes: PAGE,
+        },
+        Event::Exit,
+    ];
+    write_thread(&d, 0, false, &events);
+    let run = |min: &str| {
+        let sets = [
+            "system.bulk_mechanism=\"rowclone\"",
+            "os.allocator=\"subarray_aware\"",
+            min,
+        ];
+        run_workload(&paper_system(&sets), &d).unwrap().0
+    };
+    // Four first-touch zero fills (whole pages) reach the controller either way.
+    let default = run("system.bulk_offload_min_bytes=4096");
+    assert_eq!(default.memory.bulk.bytes_copied, PAGE);
+    assert_eq!(default.memory.bulk.bytes_initialized, 4 * PAGE);
+    assert_eq!(
+        default.memcpy_ops, 2,
+        "both pieces are counted, whoever does them"
+    );
+    let every = run("system.bulk_offload_min_bytes=1");
+    assert_eq!(every.memory.bulk.bytes_copied, PAGE + 100);
+    let mut bad = bulksim_core::config::Config::default();
+    bad.system.bulk_offload_min_bytes = 0;
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("system.bulk_offload_min_bytes: 0 is out of range; expected 1 to 4096 bytes"));
+}
