@@ -1,7 +1,8 @@
 """The input kinds (those of the foreign workload formats in `foreign.py`). Each
-`gen_<kind>(rng, seed, index)` returns a Case: input files, the `bulksim` command that reads them, and an oracle that checks an accepted input's results
-against an independent reading of it (`oracle.py`). About a quarter of the cases are valid
-inputs left unmutated, so the oracle is exercised on inputs that must be accepted."""
+`gen_<kind>(rng, seed, index)` returns a Case: input files, the `bulksim` command that reads
+them, and an oracle that checks an accepted input's results against an independent reading
+of it (`oracle.py`). About a quarter of the cases are valid inputs left unmutated, so the
+oracle is exercised on inputs that must be accepted."""
 
 from __future__ import annotations
 

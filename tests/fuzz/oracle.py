@@ -1,8 +1,10 @@
 """Independent readers of bulksim's input formats, written from the documentation
-(`docs/traces.md`, `docs/system.md`, `docs/workloads.md`) and not from bulksim's parsers: they say how much work an
-input asks for (requests, bytes, instructions), so an accepted input whose simulated work
-differs is caught as a silently wrong result. Each reader returns `None` for input the
-documentation calls malformed; the harness then expects bulksim to reject it."""
+(`docs/traces.md`, `docs/system.md`, `docs/workloads.md`, `docs/errors.md`) and not from
+bulksim's parsers: they say how much work an input asks for (requests, bytes, instructions),
+so an accepted input whose simulated work differs is caught as a silently wrong result. Each
+reader raises Malformed for input the documentation calls malformed (the harness then
+expects bulksim to reject it) and, for the foreign workload formats, Unspecified where the
+documentation does not decide."""
 
 from __future__ import annotations
 
