@@ -1,4 +1,4 @@
-"""The fuzz suite in the tests: a fixed-seed campaign over the ten input kinds (tests/fuzz/),
+"""The fuzz suite in the tests: a fixed-seed campaign over every input kind (tests/fuzz/),
 failing on any traceback, panic, abort, hang or silently wrong result, with the table of
 outcomes printed; plus checks that the oracle accepts valid inputs and reads the formats the
 way the documentation describes. `make fuzz` runs the long campaign."""
@@ -6,6 +6,8 @@ way the documentation describes. `make fuzz` runs the long campaign."""
 from __future__ import annotations
 
 import gzip
+import lzma
+import struct
 import sys
 from pathlib import Path
 
@@ -96,8 +98,69 @@ def test_workload_readers_count_instructions_and_read_every_gzip_member():
         oracle.read_workload_binary(crc_broken)
     with pytest.raises(oracle.Malformed, match="64 bits"):
         oracle.read_workload_binary(gzip.compress(b"BSWL\x01\x00L" + b"\xff" * 9 + b"\x7f"))
-    with pytest.raises(oracle.Malformed, match="forks"):
+    with pytest.raises(oracle.Malformed, match="not an unstarted child"):
         oracle.workload_work({0: oracle.read_workload_text(b"bulksim-workload 1\nF 3\n")})
+
+
+def test_foreign_readers_count_what_docs_workloads_md_defines():
+    # The examples of docs/workloads.md. msc: gaps 2 + 5 + 0, three events, the resident map.
+    msc = oracle.read_foreign(
+        b"2 R 0x88b38078 0x3067fd11\n5 R 0x310a47b8 0x3067eac9\n0 W 0x88b38084\n", "msc"
+    )
+    assert (msc.reads, msc.writebacks, msc.instructions) == (2, 1, 7 + 3 + 1)
+    # ramulator-cpu: gaps 0 + 9 + 3; the third line is a read and a write-back (two events).
+    ram = oracle.read_foreign(b"0 9618752\n9 89618496\n3 89619008 4096\n", "ramulator-cpu")
+    assert (ram.reads, ram.writebacks, ram.instructions) == (3, 1, 12 + 4 + 1)
+    # rowclone: gaps 0 + 5 + 1349 + 711; R, R with a write-back (2), C, S.
+    rc = oracle.read_foreign(
+        gzip.compress(
+            b"R 7c025cc0 0 0\nR 7c025d00 7f0aafc0 5\nC 79e9d000 1fcff000 4096 1349\nS 7a556000 0 4096 711\n"
+        ),
+        "rowclone",
+    )
+    assert (rc.reads, rc.writebacks, rc.copies, rc.inits, rc.instructions) == (2, 1, 1, 1, 2065 + 5 + 1)
+    assert oracle.read_foreign(b"# c\n\n1 W 40\r\n", "msc").instructions == 3
+    for fmt, bad in [
+        ("msc", b"2 R 0x80\n"),  # the docs' own example of an error
+        ("msc", b"1 R 0x1000000000000 0x0\n"),  # at 2^48
+        ("msc", b"1099511627777 W 0x40\n"),  # gap above 2^40
+        ("msc", b"+1 W 0x40\n"),
+        ("msc", b"1 w 0x40\n"),
+        ("ramulator-cpu", b"1 40 50 60\n"),
+        ("ramulator-cpu", b"1 0xg\n"),
+        ("rowclone", b"C 1000 1800 4096 0\n"),  # overlapping copy
+        ("rowclone", b"C 1000 9000 0 0\n"),  # a copy of 0 bytes
+        ("rowclone", b"S 1000 1ff 64 0\n"),  # above a byte in either base
+        ("rowclone", b"S ffffffffffc0 0 128 0\n"),  # reaches past 2^48
+        ("rowclone", b"R 40 0 1 2\n"),
+        ("msc", b"1 W " + b"0" * 5000 + b"\n"),  # a line above 4,096 bytes (docs/errors.md)
+        ("msc", gzip.compress(b"1 W 40\n")[:-1]),
+    ]:
+        with pytest.raises(oracle.Malformed):
+            oracle.read_foreign(bad, fmt)
+    for fmt, undecided in [
+        ("rowclone", b"S 1000 100 64 0\n"),  # 0x100 does not fit a byte, decimal 100 does
+        ("msc", b"1\vW 40\n"),
+        ("msc", gzip.compress(b"1 W 40\n") + bytes(4)),
+    ]:
+        with pytest.raises(oracle.Unspecified):
+            oracle.read_foreign(undecided, fmt)
+
+
+def test_champsim_reader_counts_operands_and_reads_every_xz_stream():
+    def record(sources=(0, 0, 0, 0), destinations=(0, 0), flags=(0, 0)) -> bytes:
+        return struct.pack("<QBB2s4s6Q", 0x400000, *flags, bytes(2), bytes(4), *destinations, *sources)
+
+    # No operand: one instruction; 2 loads + 1 store: three; plus the resident map.
+    raw = record() + record(sources=(0x1000, 0, 0x1000, 0), destinations=(0, 0x2000), flags=(1, 1))
+    work = oracle.read_foreign(raw, "champsim")
+    assert (work.gaps, work.loads, work.stores, work.instructions) == (1, 2, 1, 1 + 3 + 1)
+    more = record(sources=(0x40, 0, 0, 0))
+    two_streams = lzma.compress(raw) + bytes(4) + lzma.compress(more)  # padding between streams
+    assert oracle.read_foreign(two_streams, "champsim").loads == 3
+    for bad in [raw[:-1], record(sources=(1 << 48, 0, 0, 0)), lzma.compress(raw) + b"garbage"]:
+        with pytest.raises(oracle.Malformed):
+            oracle.read_foreign(bad, "champsim")
 
 
 def test_classification_of_outcomes():

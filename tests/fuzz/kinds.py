@@ -1,7 +1,8 @@
-"""The ten input kinds. Each `gen_<kind>(rng, seed, index)` returns a Case: input files, the
-`bulksim` command that reads them, and an oracle that checks an accepted input's results
-against an independent reading of it (`oracle.py`). About a quarter of the cases are valid
-inputs left unmutated, so the oracle is exercised on inputs that must be accepted."""
+"""The input kinds (those of the foreign workload formats in `foreign.py`). Each
+`gen_<kind>(rng, seed, index)` returns a Case: input files, the `bulksim` command that reads
+them, and an oracle that checks an accepted input's results against an independent reading
+of it (`oracle.py`). About a quarter of the cases are valid inputs left unmutated, so the
+oracle is exercised on inputs that must be accepted."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import mutate, oracle, tomlgen
+from . import foreign, mutate, oracle, tomlgen
 from .runner import HANG, RUNAWAY, TRACEBACK, Case, CaseContext, Limits, run_cli
 
 REPO = Path(__file__).resolve().parents[2]
@@ -423,6 +424,13 @@ def gen_workload_text(rng, seed, index):
 
 def gen_workload_binary(rng, seed, index):
     return _gen_workload(True, rng, seed, index)
+
+
+def _gen_foreign(kind: str) -> Callable[[random.Random, int, int], Case]:
+    def gen(rng: random.Random, seed: int, index: int) -> Case:
+        return foreign.gen_foreign(kind, rng, seed, index, VALID_SHARE)
+
+    return gen
 
 
 # --- configs and overrides -----------------------------------------------------------------
@@ -1080,6 +1088,7 @@ GENERATORS: dict[str, Callable[[random.Random, int, int], Case]] = {
     "trace_ramulator": gen_trace_ramulator,
     "workload_text": gen_workload_text,
     "workload_binary": gen_workload_binary,
+    **{kind: _gen_foreign(kind) for kind in foreign.KIND_FORMATS},
     "config_toml": gen_config_toml,
     "set_override": gen_set_override,
     "experiment_toml": gen_experiment_toml,

@@ -122,7 +122,7 @@ def mutate_lines(text: str, rng: random.Random, field_sep: str | None, keywords:
     elif op == "drop_line":
         lines.pop(i)
     elif op == "dup_line":
-        lines[i:i] = [lines[i]] * rng.randint(1, 50)
+        lines[i:i] = [lines[i]] * _capped(rng.randint(1, 50), lines[i])
     elif op == "swap" and len(body) > 1:
         j = rng.choice(body)
         lines[i], lines[j] = lines[j], lines[i]
@@ -136,8 +136,16 @@ def mutate_lines(text: str, rng: random.Random, field_sep: str | None, keywords:
     elif op == "comment":
         lines.insert(rng.randrange(len(lines) + 1), rng.choice(["#", "# c,R,0x40", "   # x", "//c"]))
     elif op == "many_lines" and body:
-        lines[i:i] = [lines[i]] * rng.choice([1000, 20_000])
+        lines[i:i] = [lines[i]] * _capped(rng.choice([1000, 20_000]), lines[i])
     return "\n".join(lines)
+
+
+#: The most bytes one duplication adds (a 2 MB line copied 20,000 times would be 40 GB).
+MAX_DUPLICATED_BYTES = 64 << 20
+
+
+def _capped(copies: int, line: str) -> int:
+    return max(1, min(copies, MAX_DUPLICATED_BYTES // (len(line) + 1)))
 
 
 def mutate_text(

@@ -1,8 +1,10 @@
 """Independent readers of bulksim's input formats, written from the documentation
-(`docs/traces.md`, `docs/system.md`) and not from bulksim's parsers: they say how much work an
-input asks for (requests, bytes, instructions), so an accepted input whose simulated work
-differs is caught as a silently wrong result. Each reader returns `None` for input the
-documentation calls malformed; the harness then expects bulksim to reject it."""
+(`docs/traces.md`, `docs/system.md`, `docs/workloads.md`, `docs/errors.md`) and not from
+bulksim's parsers: they say how much work an input asks for (requests, bytes, instructions),
+so an accepted input whose simulated work differs is caught as a silently wrong result. Each
+reader raises Malformed for input the documentation calls malformed (the harness then
+expects bulksim to reject it) and, for the foreign workload formats, Unspecified where the
+documentation does not decide."""
 
 from __future__ import annotations
 
@@ -321,3 +323,318 @@ def workload_work(threads: dict[int, Thread]) -> WorkloadWork:
                 work.spawns += letter == "T"
                 pending.append((child, letter == "F"))
     return work
+
+
+# Foreign workload formats (docs/workloads.md) -----------------------------------------------
+
+
+class Unspecified(ValueError):
+    """Input on which docs/workloads.md does not decide (an unusual blank, trailing zero bytes
+    after a gzip member, a byte value readable in two bases): bulksim may accept or reject it,
+    but an acceptance is not checked against a reading."""
+
+
+#: The largest gap one record may give (docs/workloads.md, "Large gaps").
+MAX_RECORD_GAP = 1 << 40
+#: Virtual addresses must lie below the page table's reach (docs/workloads.md).
+VADDR_LIMIT = 1 << 48
+#: Bytes of one ChampSim `input_instr` record.
+CHAMPSIM_RECORD = 64
+#: Formats whose records are post-LLC text lines.
+POST_LLC_FORMATS = ("msc", "ramulator-cpu", "rowclone")
+FOREIGN_FORMATS = (*POST_LLC_FORMATS, "champsim")
+GZIP_MAGIC = b"\x1f\x8b"
+XZ_MAGIC = b"\xfd7zXZ\x00"
+
+
+@dataclass
+class ForeignWork:
+    """What a foreign trace asks the core model for. `events` are the records' events the
+    core counts as instructions (reads, write-backs, copies, initializations, loads, stores);
+    `gaps` the non-memory instructions (for champsim the records without memory operands)."""
+
+    fmt: str
+    records: int = 0
+    gaps: int = 0
+    events: int = 0
+    reads: int = 0
+    writebacks: int = 0
+    copies: int = 0
+    inits: int = 0
+    loads: int = 0
+    stores: int = 0
+
+    @property
+    def instructions(self) -> int:
+        """docs/workloads.md: the gaps plus the records' events plus one (the opening
+        resident map)."""
+        return self.gaps + self.events + 1
+
+
+def decompress_foreign(data: bytes, allowed: tuple[str, ...]) -> bytes:
+    """The content of a foreign trace: gzip and xz recognised by their magic bytes (never by
+    the name); a compression the format does not list, or a stream failing its checks, is
+    malformed."""
+    if data.startswith(GZIP_MAGIC):
+        if "gzip" not in allowed:
+            raise Unspecified("gzip is not listed for this format")
+        return _gunzip_members(data)
+    if data.startswith(XZ_MAGIC):
+        if "xz" not in allowed:
+            raise Unspecified("xz is not listed for this format")
+        return _unxz_streams(data)
+    return data
+
+
+def _unxz_streams(data: bytes) -> bytes:
+    """The .xz file format (tukaani.org/xz/xz-file-format.txt, 2): one or more streams, each
+    checked, with stream padding (zero bytes, a multiple of four) between or after them;
+    anything else after a stream is corrupt, as `xz -d` says."""
+    import lzma
+
+    out = []
+    rest = data
+    while rest:
+        padding = len(rest) - len(rest.lstrip(b"\x00"))
+        if padding:
+            if padding % 4:
+                raise Malformed(f"xz stream padding of {padding} bytes, not a multiple of four")
+            rest = rest[padding:]
+            continue
+        if not rest.startswith(XZ_MAGIC):
+            raise Malformed("data after the last xz stream is not an xz stream")
+        d = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        try:
+            out.append(d.decompress(rest))
+        except lzma.LZMAError as e:
+            raise Malformed(f"corrupt xz stream ({e})") from e
+        if not d.eof:
+            raise Malformed("xz stream cut short")
+        rest = d.unused_data
+    return b"".join(out)
+
+
+def _gunzip_members(data: bytes) -> bytes:
+    """RFC 1952: a gzip file is one or more members, each with its CRC-32 and length checked
+    (zlib's gzip mode checks both). Zero bytes after the last member are a convention of the
+    gzip tool, not of the RFC: undecided."""
+    out = []
+    rest = data
+    while rest:
+        if not rest.startswith(GZIP_MAGIC):
+            if not rest.strip(b"\x00"):
+                raise Unspecified("zero bytes after the last gzip member")
+            raise Malformed("data after the last gzip member is not a gzip member")
+        d = zlib.decompressobj(wbits=31)
+        try:
+            out.append(d.decompress(rest))
+        except zlib.error as e:
+            raise Malformed(f"corrupt gzip member ({e})") from e
+        if not d.eof:
+            raise Malformed("gzip member cut short")
+        rest = d.unused_data
+    return b"".join(out)
+
+
+#: Blanks between fields; any other whitespace inside a line is not described by the docs.
+_FIELD_BLANKS = " \t"
+#: docs/errors.md: any text line of a trace or text workload is at most 4,096 bytes. Whether
+#: a CR or the newline counts is not said: lines within a byte or two of it are undecided.
+MAX_LINE_BYTES = 4096
+
+
+def foreign_text_records(content: bytes) -> list[tuple[int, list[str]]]:
+    """(line number, fields) of a post-LLC text trace's records. Blank lines and `#` comments
+    are skipped, as in every other text trace of bulksim (docs/traces.md); a CR before the
+    newline is a line ending. Text must be UTF-8."""
+    for no, raw in enumerate(content.split(b"\n"), start=1):
+        if len(raw) > MAX_LINE_BYTES + 1:
+            raise Malformed(f"line {no}: longer than {MAX_LINE_BYTES} bytes")
+        if len(raw) >= MAX_LINE_BYTES - 1:
+            raise Unspecified(f"line {no}: {len(raw)} bytes, at the line limit")
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise Malformed(f"not UTF-8 text ({e.reason})") from e
+    out = []
+    for no, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        stripped = line.strip(_FIELD_BLANKS)
+        if not stripped or stripped.startswith("#"):
+            continue
+        if any(c.isspace() and c not in _FIELD_BLANKS for c in stripped):
+            raise Unspecified(f"line {no}: whitespace other than blanks and tabs")
+        out.append((no, [f for f in stripped.replace("\t", " ").split(" ") if f]))
+    return out
+
+
+def _decimal(text: str, what: str) -> int:
+    if not text or not all(c in "0123456789" for c in text):
+        raise Malformed(f"{what} {text!r} is not a decimal number")
+    value = int(text)
+    if value >= 1 << 64:
+        raise Malformed(f"{what} {text!r} does not fit 64 bits")
+    return value
+
+
+def _hex(text: str, what: str) -> int:
+    """Hexadecimal, with or without a 0x prefix."""
+    digits = text[2:] if text[:2] in ("0x", "0X") else text
+    if not digits or not all(c in "0123456789abcdefABCDEF" for c in digits):
+        raise Malformed(f"{what} {text!r} is not a hexadecimal number")
+    value = int(digits, 16)
+    if value >= 1 << 64:
+        raise Malformed(f"{what} {text!r} does not fit 64 bits")
+    return value
+
+
+def _gap(text: str) -> int:
+    n = _decimal(text, "instruction count")
+    if n > MAX_RECORD_GAP:
+        raise Malformed(f"instruction count {n} above 2^40")
+    return n
+
+
+def _address(value: int, what: str) -> int:
+    if value >= VADDR_LIMIT:
+        raise Malformed(f"{what} {value:#x} at or above 2^48")
+    return value
+
+
+def _range(start: int, size: int, what: str) -> None:
+    if start + size > VADDR_LIMIT:
+        raise Malformed(f"{what} range of {size} bytes at {start:#x} reaches past 2^48")
+
+
+def _msc_record(f: list[str], work: ForeignWork) -> None:
+    """`<n> R <hex address> <hex pc>` or `<n> W <hex address>`."""
+    if len(f) == 4 and f[1] == "R":
+        _address(_hex(f[2], "address"), "address")
+        _hex(f[3], "pc")
+        work.reads += 1
+    elif len(f) == 3 and f[1] == "W":
+        _address(_hex(f[2], "address"), "address")
+        work.writebacks += 1
+    else:
+        raise Malformed("not `<n> R <addr> <pc>` or `<n> W <addr>`")
+    work.gaps += _gap(f[0])
+    work.events += 1
+
+
+def _ramulator_number(text: str, what: str) -> int:
+    """docs/workloads.md: addresses decimal or 0x-hex."""
+    if text[:2] in ("0x", "0X"):
+        return _hex(text, what)
+    return _decimal(text, what)
+
+
+def _ramulator_cpu_record(f: list[str], work: ForeignWork) -> None:
+    """`<n> <read address> [<write-back address>]`."""
+    if len(f) not in (2, 3):
+        raise Malformed(f"{len(f)} fields; 2 or 3 expected")
+    _address(_ramulator_number(f[1], "read address"), "read address")
+    work.reads += 1
+    work.events += 1
+    if len(f) == 3:
+        _address(_ramulator_number(f[2], "write-back address"), "write-back address")
+        work.writebacks += 1
+        work.events += 1
+    work.gaps += _gap(f[0])
+
+
+def _rowclone_value(text: str) -> int:
+    """An S record's byte value. docs/workloads.md says it must fit a byte but not in which
+    base; only a value that fits (or does not) read either way decides."""
+    as_hex = _hex(text, "value")
+    as_decimal = int(text) if text and all(c in "0123456789" for c in text) else None
+    fits = as_hex <= 255
+    if as_decimal is not None and (as_decimal <= 255) != fits:
+        raise Unspecified(f"value {text!r} fits a byte in one base only")
+    if not fits:
+        raise Malformed(f"value {text!r} does not fit a byte")
+    return as_hex
+
+
+def _byte_count(text: str) -> int:
+    n = _decimal(text, "byte count")
+    if n == 0:
+        # A memcpy/meminit of 0 bytes is an error in every bulksim workload (docs/system.md).
+        raise Malformed("a byte count of 0")
+    return n
+
+
+def _rowclone_record(f: list[str], work: ForeignWork) -> None:
+    """`R <read> <wb or 0> <n>`, `C <dst> <src> <bytes> <n>`, `S <dst> <value> <bytes> <n>`;
+    addresses hexadecimal, byte counts and gaps decimal."""
+    if f[0] == "R" and len(f) == 4:
+        _address(_hex(f[1], "read address"), "read address")
+        wb = _hex(f[2], "write-back address")
+        work.reads += 1
+        work.events += 1
+        if wb != 0:
+            _address(wb, "write-back address")
+            work.writebacks += 1
+            work.events += 1
+    elif f[0] == "C" and len(f) == 5:
+        dst, src, size = _hex(f[1], "destination"), _hex(f[2], "source"), _byte_count(f[3])
+        _range(src, size, "source")
+        _range(dst, size, "destination")
+        if src < dst + size and dst < src + size:
+            raise Malformed("copy source and destination overlap")
+        work.copies += 1
+        work.events += 1
+    elif f[0] == "S" and len(f) == 5:
+        dst = _hex(f[1], "destination")
+        _rowclone_value(f[2])
+        size = _byte_count(f[3])
+        _range(dst, size, "destination")
+        work.inits += 1
+        work.events += 1
+    else:
+        raise Malformed("not an R record of 4 fields or a C/S record of 5")
+    work.gaps += _gap(f[-1])
+
+
+_RECORD_READERS = {"msc": _msc_record, "ramulator-cpu": _ramulator_cpu_record, "rowclone": _rowclone_record}
+
+
+def read_post_llc(data: bytes, fmt: str) -> ForeignWork:
+    """The work of a post-LLC trace (`msc`, `ramulator-cpu`, `rowclone`; plain or gzip)."""
+    work = ForeignWork(fmt)
+    for no, fields in foreign_text_records(decompress_foreign(data, ("gzip",))):
+        try:
+            _RECORD_READERS[fmt](fields, work)
+        except Malformed as e:
+            raise Malformed(f"line {no}: {e}") from None
+        work.records += 1
+    return work
+
+
+def read_champsim(data: bytes) -> ForeignWork:
+    """ChampSim `input_instr` records (xz, gzip or plain): one instruction each when it has no
+    memory operand, else one per nonzero operand (loads, then stores)."""
+    content = decompress_foreign(data, ("gzip", "xz"))
+    if len(content) % CHAMPSIM_RECORD:
+        raise Malformed(f"{len(content)} bytes are not whole 64-byte records")
+    work = ForeignWork("champsim")
+    for no in range(len(content) // CHAMPSIM_RECORD):
+        rec = content[no * CHAMPSIM_RECORD : (no + 1) * CHAMPSIM_RECORD]
+        words = [int.from_bytes(rec[at : at + 8], "little") for at in range(16, 64, 8)]
+        stores = [a for a in words[:2] if a]
+        loads = [a for a in words[2:] if a]
+        for a in loads + stores:
+            if a >= VADDR_LIMIT:
+                raise Malformed(f"record {no + 1}: memory operand {a:#x} at or above 2^48")
+        if loads or stores:
+            work.loads += len(loads)
+            work.stores += len(stores)
+            work.events += len(loads) + len(stores)
+        else:
+            work.gaps += 1
+        work.records += 1
+    return work
+
+
+def read_foreign(data: bytes, fmt: str) -> ForeignWork:
+    return read_champsim(data) if fmt == "champsim" else read_post_llc(data, fmt)

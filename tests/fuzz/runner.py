@@ -78,6 +78,8 @@ class Case:
     check: Callable[[CaseContext], str | tuple[str, str] | None] | None = None
     #: Set when the independent reader finds the input malformed (why): accepting it is wrong.
     malformed: str | None = None
+    #: Set when the documentation says the input must run (why): rejecting it is wrong.
+    must_accept: str | None = None
     dirs: list[str] = field(default_factory=list)
 
     @property
@@ -283,6 +285,10 @@ def execute(case: Case, limits: Limits, keep_dir: Path | None = None) -> Outcome
                         signature = _scrub(detail)
                     elif problem:
                         category, signature, detail = WRONG, _scrub(problem), problem
+        elif category in (CLEAN_ERROR, MESSY_ERROR) and case.must_accept:
+            category = WRONG
+            signature = f"rejected valid input: {signature}"
+            detail = f"{case.must_accept}; {_last_line(primary.stderr)[:300]}"
         outcome = Outcome(case, category, signature, detail, ctx.results)
         if keep_dir is not None and category in FAILURES:
             save_failure(outcome, directory, keep_dir)
