@@ -189,6 +189,20 @@ fn champsim_records_become_compute_runs_loads_and_stores_in_any_compression() {
             WorkloadFormat::Champsim
         );
     }
+    // An xz file of two streams reads as `xz -dc` does: both (the first stream alone once
+    // ran, silently shorter); bytes after the last stream are an error.
+    let two = d.join("two.champsimtrace.xz");
+    let (first, second) = bytes.split_at(3 * 64);
+    xz(&two, first);
+    let mut more = std::fs::read(&two).unwrap();
+    xz(&d.join("second.xz"), second);
+    more.extend(std::fs::read(d.join("second.xz")).unwrap());
+    std::fs::write(&two, &more).unwrap();
+    assert_eq!(events(WorkloadFormat::Champsim, &two).unwrap(), expected);
+    more.extend(b"garbage");
+    std::fs::write(&two, &more).unwrap();
+    let err = events(WorkloadFormat::Champsim, &two).unwrap_err().to_string();
+    assert!(err.contains("corrupt or truncated xz stream"), "{err}");
     // The layout is ChampSim's: ip first, the flags at bytes 8 and 9, destination memory at
     // 16, source memory at 32.
     let raw = instr([0x11, 0, 0, 0], [0x22, 0]);

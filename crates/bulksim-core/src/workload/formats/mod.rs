@@ -96,7 +96,9 @@ pub fn open_decompressed(path: &Path) -> Result<(Box<dyn BufRead + Send>, Compre
         Compression::Xz => Box::new(BufReader::with_capacity(
             1 << 16,
             Decompressed {
-                inner: liblzma::bufread::XzDecoder::new(file),
+                // Every stream of the file, as `xz -dc` reads it (a single-stream decoder
+                // would stop at the first and ignore the rest, garbage included).
+                inner: liblzma::bufread::XzDecoder::new_multi_decoder(file),
                 compression,
             },
         )),
