@@ -81,18 +81,21 @@ def test_multicore_uses_captures_and_spec_traces_when_present(tmp_path, monkeypa
     spec = shared_traces_dir() / "ramulator-cpu"
     if not spec.is_dir():
         pytest.skip(f"{spec} is absent (set BULKSIM_SHARED_TRACES to the shared traces folder)")
-    captures = tmp_path / "captures"
-    captures.mkdir()
-    (captures / "forkbench").symlink_to(apps.SMALL_FORKBENCH)
-    monkeypatch.setenv("BULKSIM_CAPTURES", str(captures))
     monkeypatch.setattr(multicore, "QUICK_TRACE_RECORDS", 2000)
     rows = multicore.run(quick=True, workers=2)
     assert len(rows) == 3 * len(multicore.MECHANISMS)
     for r in rows:
-        assert sum(p == "capture:forkbench" for p in r.programs) == r.cores // 2
+        assert sum(p == "capture:forkbench-small" for p in r.programs) == r.cores // 2
         assert sum(p.startswith("spec:") for p in r.programs) == r.cores // 2
     sources = "; ".join(rows[0].sources)
-    assert "captures forkbench" in sources and "SPEC CPU2006 traces 403.gcc" in sources
+    assert "captures forkbench-small" in sources and "SPEC CPU2006 traces 403.gcc" in sources
+    # Without --quick, the suite's captures present stand for the copy-intensive half.
+    captures = tmp_path / "captures"
+    (captures / "gcc").mkdir(parents=True)
+    monkeypatch.setenv("BULKSIM_CAPTURES", str(captures))
+    copy, memory, notes = multicore.real_programs(quick=False, scratch=tmp_path)
+    assert copy == [("capture", "gcc", str(captures / "gcc"), "bulksim")]
+    assert len(memory) == len(multicore.SPEC_TRACES) and notes == []
 
 
 def test_a_broken_capture_is_one_error_line_from_the_worker_pool(tmp_path, monkeypatch):

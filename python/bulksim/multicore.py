@@ -14,7 +14,7 @@ with N/S kept, halved and doubled) and random-access programs over populated 16-
 differ from the paper's; the metric definitions are the paper's. Each program's alone IPC is
 measured alone on the baseline system; its shared IPC is its instructions over the cycles
 until it exited in the mix. ``--quick`` runs the SPEC traces' first ``QUICK_TRACE_RECORDS``
-records."""
+records and, for the copy-intensive half, the small forkbench capture committed as test data."""
 
 from __future__ import annotations
 
@@ -100,10 +100,15 @@ def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple],
 
     notes = []
     copy = []
-    for app in apps.APPS[:6]:
-        path = captures_dir() / app.capture
-        if path.is_dir():
-            copy.append(("capture", app.capture, str(path), "bulksim"))
+    if quick:
+        # The committed small capture: a full suite's programs run for minutes each.
+        if apps.SMALL_FORKBENCH.is_dir():
+            copy.append(("capture", "forkbench-small", str(apps.SMALL_FORKBENCH), "bulksim"))
+    else:
+        for app in apps.APPS[:6]:
+            path = captures_dir() / app.capture
+            if path.is_dir():
+                copy.append(("capture", app.capture, str(path), "bulksim"))
     if not copy:
         notes.append("copy-intensive: synthetic forkbench (no captures; `make workloads` makes them)")
     spec_dir = shared_traces_dir() / "ramulator-cpu"
