@@ -1069,8 +1069,7 @@ impl System {
         };
         // Bytes that cross memory devices can only move through the cores; pieces below the
         // offload granularity are the core's too.
-        let mechanism = if self.mem.router.within_one_device(&op) && op.bytes >= self.offload_min
-        {
+        let mechanism = if self.mem.router.within_one_device(&op) && op.bytes >= self.offload_min {
             mechanism
         } else {
             SystemMechanism::Cpu
