@@ -212,11 +212,14 @@ enum PoolOf {
     Sparse(BTreeMap<u32, u32>),
 }
 
-/// A free list per pool, each in the scattered order, freed frames appended.
+/// A free list per pool, each in the scattered order, freed frames appended; and per pool
+/// the frames freed, the most recent last (entries taken since by another path are skipped
+/// when met).
 #[derive(Clone, Debug, Default)]
 struct PoolLists {
     lists: Vec<Vec<u32>>,
     cursor: Vec<usize>,
+    freed: Vec<Vec<u32>>,
 }
 
 /// Free-frame bookkeeping every policy shares.
@@ -279,6 +282,7 @@ impl FreeFrames {
             }
             PoolLists {
                 cursor: vec![0; lists.len()],
+                freed: vec![Vec::new(); lists.len()],
                 lists,
             }
         });
@@ -345,6 +349,7 @@ impl FreeFrames {
         if let Some(l) = &mut self.lists {
             l.lists.push(Vec::new());
             l.cursor.push(0);
+            l.freed.push(Vec::new());
         }
         pool
     }
@@ -395,9 +400,18 @@ impl FreeFrames {
         }
     }
 
-    /// The next free frame of pool `pool` among those drawn, if any.
+    /// The free frame of pool `pool` freed most recently, else the next in the pool's
+    /// scattered order among those drawn, if any. Recently freed frames come first, as in
+    /// `alloc`: their lines may still be cached, and handing out never-used frames instead
+    /// would spread a program over ever more frames, all of a few subarrays' cache sets.
     fn next_in_pool(&mut self, pool: u32) -> Option<u32> {
         let lists = self.lists.as_mut()?;
+        let freed = &mut lists.freed[pool as usize];
+        while let Some(f) = freed.pop() {
+            if !self.used.contains(f) {
+                return Some(f);
+            }
+        }
         let (list, cursor) = (
             &lists.lists[pool as usize],
             &mut lists.cursor[pool as usize],
@@ -450,6 +464,7 @@ impl FreeFrames {
             let pool = self.pool_of(frame);
             if let Some(l) = &mut self.lists {
                 l.lists[pool as usize].push(frame);
+                l.freed[pool as usize].push(frame);
             }
         }
     }
@@ -690,6 +705,23 @@ mod tests {
                     assert!(copies.iter().all(|&d| !a.same_key(src, d)));
                 }
             }
+        }
+    }
+
+    #[test]
+    fn copies_take_the_pools_most_recently_freed_frame_first() {
+        let t = FrameTable::new(64);
+        for policy in [AllocatorPolicy::SubarrayAware, AllocatorPolicy::InterBank] {
+            let mut a = FrameAllocator::new(policy, 64, site, 7);
+            let copy = req(Purpose::CopyOnWrite { src_frame: 0 });
+            let first: Vec<u32> = (0..3).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+            a.free(first[0]);
+            a.free(first[2]);
+            // An ordinary allocation takes the last freed; the copy the one freed before.
+            assert_eq!(a.alloc(&req(Purpose::FirstTouch), &t), Some(first[2]));
+            assert_eq!(a.alloc(&copy, &t), Some(first[0]), "{policy:?}");
+            a.free(first[1]);
+            assert_eq!(a.alloc(&copy, &t), Some(first[1]), "{policy:?}");
         }
     }
 
