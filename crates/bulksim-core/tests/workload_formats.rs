@@ -201,7 +201,9 @@ fn champsim_records_become_compute_runs_loads_and_stores_in_any_compression() {
     assert_eq!(events(WorkloadFormat::Champsim, &two).unwrap(), expected);
     more.extend(b"garbage");
     std::fs::write(&two, &more).unwrap();
-    let err = events(WorkloadFormat::Champsim, &two).unwrap_err().to_string();
+    let err = events(WorkloadFormat::Champsim, &two)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("corrupt or truncated xz stream"), "{err}");
     // The layout is ChampSim's: ip first, the flags at bytes 8 and 9, destination memory at
     // 16, source memory at 32.
