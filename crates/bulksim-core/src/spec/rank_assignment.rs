@@ -65,7 +65,8 @@ fn stand_in_power(part: &str) -> PowerSpec {
     }
 }
 
-const SOURCE: &str = "Rank assignment paper, Table I (tRFC, tREFI) and Table II (cycles at 1600 MT/s); gaps are bulksim's choices (docs/rank_assignment.md)";
+const SOURCE: &str =
+    "rank-assignment paper, Tables I-II at 1600 MT/s; bulksim's choices in docs/rank_assignment.md";
 
 fn ddr4(name: &str, density_gbit: u32, rows: u32, rfc_ns: [u32; 3]) -> Spec {
     Spec {
