@@ -256,3 +256,17 @@ fn pcm_runs_a_random_trace_without_ref_and_keeps_write_recovery() {
     assert!(!gaps.is_empty());
     assert_eq!(*gaps.iter().min().unwrap(), 113, "{gaps:?}");
 }
+
+#[test]
+fn pcm_runs_idle_gaps_without_a_refresh_interval() {
+    // No command log: idle gaps take the refresh-skipping path, which must not divide by
+    // PCM's nREFI of 0. Two reads to one closed bank, far apart: each tRCD + tCL + tBL.
+    let c = config(&["dram.preset=\"PCM_x8_1600\"", "controller.refresh=\"none\""]);
+    let s = common::run_records(
+        &c,
+        vec![common::read(0, 0), common::read(1_000_000, 1 << 30)],
+    );
+    assert_eq!(s.refreshes, 0);
+    assert_eq!(s.reads, 2);
+    assert_eq!(s.read_latency.max_mem_cycles, 11 + 11 + 4);
+}
