@@ -260,7 +260,9 @@ fn pcm_runs_a_random_trace_without_ref_and_keeps_write_recovery() {
 #[test]
 fn pcm_runs_idle_gaps_without_a_refresh_interval() {
     // No command log: idle gaps take the refresh-skipping path, which must not divide by
-    // PCM's nREFI of 0. Two reads to one closed bank, far apart: each tRCD + tCL + tBL.
+    // PCM's nREFI of 0. Two reads far apart to two rows of bank 0 (1 GiB is row 16384 of
+    // bank 0 under RoBaRaCoCh: 8 banks x 8 KiB rows per row index): the second is a row
+    // conflict, tRP + tRCD + tCL + tBL.
     let c = config(&["dram.preset=\"PCM_x8_1600\"", "controller.refresh=\"none\""]);
     let s = common::run_records(
         &c,
@@ -268,5 +270,6 @@ fn pcm_runs_idle_gaps_without_a_refresh_interval() {
     );
     assert_eq!(s.refreshes, 0);
     assert_eq!(s.reads, 2);
-    assert_eq!(s.read_latency.max_mem_cycles, 11 + 11 + 4);
+    assert_eq!(s.row_conflicts, 1);
+    assert_eq!(s.read_latency.max_mem_cycles, 11 + 11 + 11 + 4);
 }
