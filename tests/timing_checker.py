@@ -314,7 +314,8 @@ def check_log(spec: dict, log_path: str) -> list[Violation]:
         checker.check(line, c)
         if c.name == "REF":
             refs.setdefault((c.channel, c.rank), []).append((line, c.cycle))
-    if commands:
+    # A part without a refresh command (PCM) owes no REFs.
+    if commands and spec.get("has_refresh", True):
         end_line, end = max(((line, c.cycle) for line, c in commands), key=lambda lc: lc[1])
         for rank, rank_refs in refs.items():
             checker.violations += refresh_rate_violations(

@@ -39,6 +39,16 @@ pub struct DramConfig {
     /// Columns per row per chip; 0 keeps the preset's.
     pub columns: u32,
     pub timing: BTreeMap<String, u32>,
+    pub temperature: Temperature,
+}
+
+/// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
+/// twice as often.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Temperature {
+    Normal,
+    Extended,
 }
 
 impl Default for DramConfig {
@@ -50,6 +60,7 @@ impl Default for DramConfig {
             rows_per_subarray: 512,
             columns: 0,
             timing: BTreeMap::new(),
+            temperature: Temperature::Normal,
         }
     }
 }
@@ -401,6 +412,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "overrides of the preset's timing parameters by name, e.g. { nCL = 17 }",
     ),
     doc(
+        "dram.temperature",
+        "normal | extended",
+        "extended (above 85 C): the preset's nREFI, nREFI2 and nREFI4 are halved (rounded down) before dram.timing overrides apply",
+    ),
+    doc(
         "controller.scheduler",
         "fcfs | frfcfs",
         "fcfs: oldest ready request first; frfcfs: ready row hits first, then oldest ready",
@@ -553,6 +569,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
         "controller.page_policy" => Some(&["open", "closed"]),
         "controller.refresh" => Some(&["all_bank", "none"]),
+        "dram.temperature" => Some(&["normal", "extended"]),
         "bulk.mechanism" => Some(&["channel", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
         "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
@@ -874,6 +891,9 @@ impl Config {
                 format!("memory.device.{i} ({name}): {p}")
             };
             problems.extend(own.into_iter().map(own_key));
+            if let Some(p) = spec.as_ref().and_then(|s| c.refresh_problem(s)) {
+                problems.push(format!("memory.device.{i} ({name}): {p}"));
+            }
             if let Some(bytes) = spec.and_then(|s| limits::capacity_bytes(&s.organisation)) {
                 total = total.saturating_add(bytes);
             }
@@ -934,6 +954,12 @@ impl Config {
                 o.columns = d.columns;
             }
         }
+        if d.temperature == Temperature::Extended {
+            let t = &mut spec.timing;
+            for refi in [&mut t.n_refi, &mut t.n_refi2, &mut t.n_refi4] {
+                *refi /= 2;
+            }
+        }
         let mut organisation_ok = problems.is_empty();
         for (key, v) in [("dram.channels", d.channels), ("dram.ranks", d.ranks)] {
             if !v.is_power_of_two() {
@@ -961,18 +987,22 @@ impl Config {
             }
         }
         let t = &spec.timing;
+        // A part without REF has no refresh timings to check (they are 0 and unused).
+        let refresh_interval = spec.has_refresh.then_some(("nREFI", t.n_refi));
         for (name, v) in [
             ("nBL", t.n_bl),
             ("nCL", t.n_cl),
             ("nRCD", t.n_rcd),
             ("nRP", t.n_rp),
-            ("nREFI", t.n_refi),
-        ] {
+        ]
+        .into_iter()
+        .chain(refresh_interval)
+        {
             if v == 0 {
                 problems.push(format!("dram.timing.{name}: must be at least 1 cycle"));
             }
         }
-        if t.n_refi <= t.n_rfc {
+        if spec.has_refresh && t.n_refi <= t.n_rfc {
             problems.push(format!(
                 "dram.timing.nREFI: {} must exceed nRFC ({}) or the rank never leaves refresh",
                 t.n_refi, t.n_rfc
@@ -1001,9 +1031,33 @@ impl Config {
         (Some(spec), problems)
     }
 
+    /// The part `[dram]` describes, with its channels, ranks and timing overrides, and
+    /// without the checks of the rest of the config (`spec show` shows a part, e.g. a PCM
+    /// part, whatever the controller's refresh policy).
+    pub fn dram_spec(&self) -> Result<Spec> {
+        match self.resolve_spec() {
+            (_, problems) if !problems.is_empty() => Err(config_err(problems[0].clone())),
+            (Some(spec), _) => Ok(spec),
+            (None, _) => unreachable!("a spec that did not resolve has a problem"),
+        }
+    }
+
+    /// The error of refreshing a part that has no refresh command (REF), naming the key.
+    fn refresh_problem(&self, spec: &Spec) -> Option<String> {
+        (!spec.has_refresh && self.controller.refresh != RefreshPolicy::None).then(|| {
+            format!(
+                "controller.refresh: all_bank, but {} has no refresh command (REF); set controller.refresh = \"none\"",
+                spec.name
+            )
+        })
+    }
+
     /// The resolved spec (`None` when the preset is unknown) and every problem of the config.
     fn resolve(&self) -> (Option<Spec>, Vec<String>) {
         let (spec, mut problems) = self.resolve_spec();
+        if let Some(p) = spec.as_ref().and_then(|s| self.refresh_problem(s)) {
+            problems.push(p);
+        }
         let c = &self.controller;
         // Queue entries are allocated up front and scanned every cycle (`controller::queue`).
         for (key, v) in [

@@ -39,8 +39,8 @@ fn to_py(e: Error) -> PyErr {
 }
 
 /// Defaults, then the config file (if any, with its includes), then the preset (if any), then
-/// `key=value` overrides.
-fn resolve(
+/// `key=value` overrides, merged in that order.
+fn merged(
     config_path: Option<&str>,
     preset: Option<&str>,
     sets: &[String],
@@ -54,7 +54,16 @@ fn resolve(
         all.push(format!("dram.preset=\"{p}\""));
     }
     all.extend(sets.iter().cloned());
-    let config = base.apply_sets(&all)?;
+    base.apply_sets(&all)
+}
+
+/// `merged`, validated as a whole.
+fn resolve(
+    config_path: Option<&str>,
+    preset: Option<&str>,
+    sets: &[String],
+) -> Result<Config, Error> {
+    let config = merged(config_path, preset, sets)?;
     config.validate()?;
     Ok(config)
 }
@@ -383,8 +392,10 @@ fn spec_json(
     preset: Option<&str>,
     sets: Vec<String>,
 ) -> PyResult<String> {
-    let config = resolve(config_path, preset, &sets).map_err(to_py)?;
-    let spec = config.spec().map_err(to_py)?;
+    // The part alone: the rest of the config (e.g. a refresh policy the part cannot run)
+    // does not stop `spec show`.
+    let config = merged(config_path, preset, &sets).map_err(to_py)?;
+    let spec = config.dram_spec().map_err(to_py)?;
     Ok(serde_json::to_string(&spec).expect("spec serializes"))
 }
 

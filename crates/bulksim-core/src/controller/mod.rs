@@ -150,7 +150,9 @@ impl Controller {
         let Some(ref_to_ref) = self.ref_to_ref else {
             return false;
         };
-        if until.saturating_sub(now) < 2 * interval
+        // interval 0: a part without refresh (nREFI unused), nothing to skip.
+        if interval == 0
+            || until.saturating_sub(now) < 2 * interval
             || !self.is_idle()
             || self.refresh.pending_ranks().next().is_some()
             || self.drain.is_draining()

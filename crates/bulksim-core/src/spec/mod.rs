@@ -9,6 +9,7 @@ mod rule_macro;
 pub mod ddr3;
 pub mod ddr4;
 pub mod presets;
+pub mod rank_assignment;
 pub mod rowclone;
 
 use serde::Serialize;
@@ -193,8 +194,12 @@ timing_params! {
     n_wtr_l => "nWTR_L", "end of write data to RD, same bank group";
     n_faw => "nFAW", "four-activate window per rank";
     n_rtrs => "nRTRS", "rank-to-rank data bus switching gap";
-    n_rfc => "nRFC", "REF to next ACT/REF of the rank";
-    n_refi => "nREFI", "average interval between all-bank refreshes of a rank";
+    n_rfc => "nRFC", "REF to next ACT/REF of the rank (the refresh in use: 1x granularity)";
+    n_refi => "nREFI", "average interval between all-bank refreshes of a rank (the refresh in use: 1x granularity)";
+    n_rfc2 => "nRFC2", "REF to next ACT/REF at fine granularity 2x (DDR4 FGR; 0 = not given by the preset)";
+    n_refi2 => "nREFI2", "average REF interval at fine granularity 2x (0 = not given by the preset)";
+    n_rfc4 => "nRFC4", "REF to next ACT/REF at fine granularity 4x (DDR4 FGR; 0 = not given by the preset)";
+    n_refi4 => "nREFI4", "average REF interval at fine granularity 4x (0 = not given by the preset)";
 }
 
 /// One timing rule: after a `preceding` command on a node of `level`, a `following` command on
@@ -327,6 +332,9 @@ pub struct Spec {
     pub tck_ns: f64,
     pub organisation: Organisation,
     pub timing: Timing,
+    /// Whether the part has a refresh command (REF). False for non-volatile parts (PCM): the
+    /// config must then disable refresh, and the refresh timings are unused (0).
+    pub has_refresh: bool,
     pub power: PowerSpec,
     /// The datasheet or JEDEC bin the numbers come from.
     pub source: String,

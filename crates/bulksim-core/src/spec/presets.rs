@@ -5,18 +5,64 @@
 use super::{Organisation, PowerSpec, Spec, Standard, Timing};
 
 /// Names of every preset, in display order.
-pub const PRESET_NAMES: &[&str] = &["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"];
+pub const PRESET_NAMES: &[&str] = &[
+    "DDR3_2Gb_x8_1066",
+    "DDR3_4Gb_x8_1600",
+    "DDR4_8Gb_x8_2400",
+    "DDR4_8Gb_x8_1600",
+    "DDR4_16Gb_x8_1600",
+    "DDR4_32Gb_x8_1600",
+    "PCM_x8_1600",
+];
 
 pub fn preset(name: &str) -> Option<Spec> {
     match name {
         "DDR3_2Gb_x8_1066" => Some(ddr3_2gb_x8_1066()),
         "DDR3_4Gb_x8_1600" => Some(ddr3_4gb_x8_1600()),
         "DDR4_8Gb_x8_2400" => Some(ddr4_8gb_x8_2400()),
+        "DDR4_8Gb_x8_1600" | "DDR4_16Gb_x8_1600" | "DDR4_32Gb_x8_1600" | "PCM_x8_1600" => {
+            Some(super::rank_assignment::preset(name))
+        }
         _ => None,
     }
 }
 
-fn org(density_mbit: u32, bankgroups: u32, banks_per_group: u32, rows: u32) -> Organisation {
+/// A timing with every parameter 0: the base of struct updates, so presets without
+/// fine-granularity refresh data leave nRFC2/nRFC4/nREFI2/nREFI4 at 0 (not given).
+pub(crate) fn no_fine_granularity() -> Timing {
+    Timing {
+        n_bl: 0,
+        n_cl: 0,
+        n_cwl: 0,
+        n_rcd: 0,
+        n_rp: 0,
+        n_ras: 0,
+        n_rc: 0,
+        n_rtp: 0,
+        n_wr: 0,
+        n_ccd_s: 0,
+        n_ccd_l: 0,
+        n_rrd_s: 0,
+        n_rrd_l: 0,
+        n_wtr_s: 0,
+        n_wtr_l: 0,
+        n_faw: 0,
+        n_rtrs: 0,
+        n_rfc: 0,
+        n_refi: 0,
+        n_rfc2: 0,
+        n_refi2: 0,
+        n_rfc4: 0,
+        n_refi4: 0,
+    }
+}
+
+pub(crate) fn org(
+    density_mbit: u32,
+    bankgroups: u32,
+    banks_per_group: u32,
+    rows: u32,
+) -> Organisation {
     Organisation {
         density_mbit,
         dq: 8,
@@ -63,7 +109,9 @@ fn ddr3_2gb_x8_1066() -> Spec {
             n_rtrs: 2,
             n_rfc: 86,
             n_refi: 4160,
+            ..no_fine_granularity()
         },
+        has_refresh: true,
         power: ddr3_2gb_x8_power(),
         source: "JEDEC JESD79-3F DDR3-1066G; Micron MT41J256M8 (2Gb x8) -187".into(),
     }
@@ -124,7 +172,9 @@ fn ddr3_4gb_x8_1600() -> Spec {
             n_rtrs: 2,
             n_rfc: 208,
             n_refi: 6240,
+            ..no_fine_granularity()
         },
+        has_refresh: true,
         // Same die family as the 2Gb part; its DDR3-1066 currents stand in until the 4Gb
         // DDR3-1600 values are entered (documented in docs/energy.md).
         power: PowerSpec {
@@ -169,7 +219,9 @@ fn ddr4_8gb_x8_2400() -> Spec {
             n_rtrs: 2,
             n_rfc: 420,
             n_refi: 9360,
+            ..no_fine_granularity()
         },
+        has_refresh: true,
         power: ddr4_8gb_x8_power(),
         source: "JEDEC JESD79-4B DDR4-2400R; Micron MT40A1G8 (8Gb x8) -083E".into(),
     }
@@ -183,7 +235,7 @@ fn ddr4_8gb_x8_2400() -> Spec {
 /// IDD5B = (2475 - 225)/9, IPP0 = (54 - 27)/9, IPP5B = (279 - 27)/9. The data sheets give no
 /// I/O powers for DDR4; the DDR3 values of TN-41-01 are scaled by (1.2 V / 1.5 V)^2 as an
 /// estimate (docs/energy.md).
-fn ddr4_8gb_x8_power() -> PowerSpec {
+pub(crate) fn ddr4_8gb_x8_power() -> PowerSpec {
     let io_scale = (1.2f64 / 1.5).powi(2);
     PowerSpec {
         vdd: 1.2,
