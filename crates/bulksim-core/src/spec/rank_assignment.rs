@@ -1,5 +1,5 @@
 //! The parts of the refresh / rank-assignment study (Table I and II of the paper digested in
-//! /work/shared/papers/rank_assignment.md): DDR4-1600 x8 chips of 8, 16 and 32 Gb, and a PCM
+//! ../shared/papers/rank_assignment.md): DDR4-1600 x8 chips of 8, 16 and 32 Gb, and a PCM
 //! part with the same interface and PCM's array timings. This module owns their values; each
 //! value the paper does not give is bulksim's choice, listed in docs/rank_assignment.md.
 //! PCM is data only: the DDR4 rule table, its own timings, and `has_refresh: false`.
