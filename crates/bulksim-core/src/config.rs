@@ -458,13 +458,13 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc(
         "controller.address_mapping",
-        "field order",
-        "address bits, most significant field first, from Ch Ra Bg Ba Ro Co",
+        "name | field order",
+        "non_interleaved, channel_interleaved, bank_interleaved or bank_xor (the paper's Fig 5, docs/rank_assignment.md), or address bits most significant field first from Ch Ra Bg Ba Ro Co; a field may appear twice if one part gives its bit count (Co2)",
     ),
     doc(
         "controller.xor_bank",
         "bool",
-        "XOR the bank bits with the low row bits (permutation interleaving)",
+        "XOR the bank bits with the low row bits (permutation interleaving); bank_xor implies it",
     ),
     doc(
         "bulk.mechanism",

@@ -3,8 +3,10 @@
 //! channel bits just above the line offset), with an optional XOR bank permutation (bank bits
 //! XOR the low row bits, spreading row conflicts across banks). Without an explicit `Bg`
 //! field, `Ba` covers bank group and bank with the bank-group bits lowest, so consecutive `Ba`
-//! values alternate bank groups. Every count must be a power of two.
-
+//! values alternate bank groups. A field may be split in two by giving one part an explicit bit
+//! count (`RoRaChCoBaCo2`: the two low column bits below the bank bits, the rest above); the
+//! lower part holds the field's low bits. The four named mappings of the rank-assignment paper's
+//! Fig 5 (`NAMED_MAPPINGS`) resolve to such strings. Every count must be a power of two.
 use crate::error::{config_err, Result};
 use crate::spec::Organisation;
 
@@ -35,19 +37,61 @@ enum Field {
     Column,
 }
 
+/// One run of address bits holding bits `value_shift..` of a field's value.
 #[derive(Clone, Copy, Debug)]
 struct Slice {
     field: Field,
     shift: u32,
     mask: u64,
+    value_shift: u32,
+}
+
+/// Where a field's value sits in the address: a low part and an optional high part (mask 0
+/// when the field is not split), so decoding stays branch-free.
+#[derive(Clone, Copy, Debug, Default)]
+struct FieldBits {
+    low_shift: u32,
+    low_mask: u64,
+    high_shift: u32,
+    high_mask: u64,
+    /// Width of the low part: where the high part's bits go in the value.
+    low_width: u32,
+}
+
+impl FieldBits {
+    #[inline]
+    fn read(&self, addr: u64) -> u64 {
+        ((addr >> self.low_shift) & self.low_mask)
+            | (((addr >> self.high_shift) & self.high_mask) << self.low_width)
+    }
+}
+
+/// The paper's Fig 5 mappings by name (docs/rank_assignment.md, "Mappings"): the field order
+/// each resolves to and whether it XORs the bank bits with the low row bits.
+pub const NAMED_MAPPINGS: &[(&str, &str, bool)] = &[
+    // Line offset, then the whole row's columns: a 4 KB page stays in one row of one bank.
+    ("non_interleaved", "RoRaBaChCo", false),
+    // Consecutive lines alternate channels; a page stays in one rank.
+    ("channel_interleaved", "RoRaBaCoCh", false),
+    // Four lines (2 column bits) per bank, then the next bank of the same rank.
+    ("bank_interleaved", "RoRaChCoBaCo2", false),
+    ("bank_xor", "RoRaChCoBaCo2", true),
+];
+
+/// The field order and XOR flag a mapping name stands for, `None` for a field-order string.
+pub fn named_mapping(name: &str) -> Option<(&'static str, bool)> {
+    NAMED_MAPPINGS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .map(|&(_, order, xor)| (order, xor))
 }
 
 #[derive(Clone, Debug)]
 pub struct AddressMapper {
     slices: Vec<Slice>,
-    /// (shift, mask) per field in `Field` order, mask 0 for an absent field: decoding reads
-    /// every field with a shift and an and, no loop or branch (it runs once per request).
-    by_field: [(u32, u64); 6],
+    /// Per field in `Field` order, masks 0 for an absent field: decoding reads every field
+    /// with shifts and ands, no loop or branch (it runs once per request).
+    by_field: [FieldBits; 6],
     xor_bank: bool,
     explicit_bg: bool,
     bg_bits: u32,
@@ -83,13 +127,21 @@ impl AddressMapper {
         let line_bytes = org.line_bytes();
         let offset_bits = log2_exact(line_bytes as u32, "line size")?;
 
-        let expected = "each of Ch, Ra, Ba, Ro, Co exactly once, optionally Bg, most significant first (e.g. RoBaRaCoCh)";
-        if order.len() % 2 != 0 || !order.is_ascii() {
-            return Err(config_err(format!("{MAPPING_KEY}: '{order}' is not a sequence of two-letter fields; expected {expected}")));
-        }
-        let mut fields = Vec::new();
-        for i in (0..order.len()).step_by(2) {
-            let f = match &order[i..i + 2] {
+        let expected = "a mapping name (non_interleaved, channel_interleaved, bank_interleaved, bank_xor) or each of Ch, Ra, Ba, Ro, Co once, optionally Bg, most significant first (e.g. RoBaRaCoCh); a field may appear twice if one part gives its bit count (e.g. RoRaChCoBaCo2)";
+        let (order, xor_bank) = match named_mapping(order) {
+            Some((named_order, named_xor)) => (named_order, named_xor || xor_bank),
+            None => (order, xor_bank),
+        };
+        let mut fields: Vec<(Field, Option<u32>, &str)> = Vec::new();
+        let bytes = order.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let name = order.get(i..i + 2).ok_or_else(|| {
+                config_err(format!(
+                    "{MAPPING_KEY}: '{order}' is not a sequence of two-letter fields; expected {expected}"
+                ))
+            })?;
+            let f = match name {
                 "Ch" => Field::Channel,
                 "Ra" => Field::Rank,
                 "Bg" => Field::BankGroup,
@@ -102,13 +154,69 @@ impl AddressMapper {
                     )))
                 }
             };
-            if fields.contains(&f) {
+            let digits_end = i
+                + 2
+                + bytes[i + 2..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+            let count = if digits_end > i + 2 {
+                let text = &order[i + 2..digits_end];
+                match text.parse::<u32>() {
+                    Ok(n) if n > 0 => Some(n),
+                    _ => {
+                        return Err(config_err(format!(
+                            "{MAPPING_KEY}: bit count '{text}' of '{name}' in '{order}' is not a positive number; expected {expected}"
+                        )))
+                    }
+                }
+            } else {
+                None
+            };
+            fields.push((f, count, name));
+            i = digits_end;
+        }
+        let explicit_bg = fields.iter().any(|&(f, _, _)| f == Field::BankGroup);
+        let width = |f: Field| match f {
+            Field::Channel => ch_bits,
+            Field::Rank => ra_bits,
+            Field::BankGroup => bg_bits,
+            Field::Bank if explicit_bg => ba_bits,
+            Field::Bank => ba_bits + bg_bits,
+            Field::Row => ro_bits,
+            Field::Column => co_bits,
+        };
+        // Each part's bit count: given, or the rest of the field's width.
+        let mut part_bits = Vec::with_capacity(fields.len());
+        for &(f, count, name) in &fields {
+            let parts: Vec<Option<u32>> = fields
+                .iter()
+                .filter(|&&(g, _, _)| g == f)
+                .map(|&(_, c, _)| c)
+                .collect();
+            let given = parts
+                .iter()
+                .flatten()
+                .fold(0u32, |sum, &c| sum.saturating_add(c));
+            let uncounted = parts.iter().filter(|c| c.is_none()).count();
+            if parts.len() > 2 || (parts.len() == 2 && uncounted == 2) {
                 return Err(config_err(format!(
-                    "{MAPPING_KEY}: field '{}' appears twice in '{order}'; expected {expected}",
-                    &order[i..i + 2]
+                    "{MAPPING_KEY}: field '{name}' appears {} times in '{order}' (at most twice, one part with a bit count); expected {expected}",
+                    parts.len()
                 )));
             }
-            fields.push(f);
+            let fits = if uncounted == 1 {
+                given <= width(f)
+            } else {
+                given == width(f)
+            };
+            if !fits {
+                return Err(config_err(format!(
+                    "{MAPPING_KEY}: the bit counts of '{name}' in '{order}' add up to {given} but the field has {} bits; expected {expected}",
+                    width(f)
+                )));
+            }
+            part_bits.push(count.unwrap_or(width(f) - given));
         }
         for needed in [
             Field::Channel,
@@ -117,42 +225,47 @@ impl AddressMapper {
             Field::Row,
             Field::Column,
         ] {
-            if !fields.contains(&needed) {
+            if !fields.iter().any(|&(f, _, _)| f == needed) {
                 return Err(config_err(format!(
                     "{MAPPING_KEY}: '{order}' lacks a field; expected {expected}"
                 )));
             }
         }
-        let explicit_bg = fields.contains(&Field::BankGroup);
         let mut slices: Vec<Slice> = Vec::new();
         let mut shift = offset_bits;
-        for &f in fields.iter().rev() {
-            let bits = match f {
-                Field::Channel => ch_bits,
-                Field::Rank => ra_bits,
-                Field::BankGroup => bg_bits,
-                Field::Bank if explicit_bg => ba_bits,
-                Field::Bank => ba_bits + bg_bits,
-                Field::Row => ro_bits,
-                Field::Column => co_bits,
-            };
+        // From the least significant part up, so a split field's lower part takes its low bits.
+        for (&(f, _, _), &bits) in fields.iter().zip(&part_bits).rev() {
+            let value_shift = slices
+                .iter()
+                .filter(|s| s.field == f)
+                .map(|s| s.mask.count_ones())
+                .sum();
             slices.push(Slice {
                 field: f,
                 shift,
                 mask: (1u64 << bits) - 1,
+                value_shift,
             });
             shift += bits;
         }
         // Minimum copy granularity: the column field's top bit bounds the smallest aligned range
         // that holds whole rows (of every bank and channel interleaved below it).
-        let column = slices
+        let column_top = slices
             .iter()
-            .find(|s| s.field == Field::Column)
+            .filter(|s| s.field == Field::Column)
+            .map(|s| s.shift + s.mask.count_ones())
+            .max()
             .expect("column field");
-        let mcgr = 1u64 << (column.shift + column.mask.count_ones());
-        let mut by_field = [(0, 0); 6];
+        let mcgr = 1u64 << column_top;
+        let mut by_field = [FieldBits::default(); 6];
         for sl in &slices {
-            by_field[sl.field as usize] = (sl.shift, sl.mask);
+            let bits = &mut by_field[sl.field as usize];
+            if sl.value_shift == 0 {
+                (bits.low_shift, bits.low_mask) = (sl.shift, sl.mask);
+                bits.low_width = sl.mask.count_ones();
+            } else {
+                (bits.high_shift, bits.high_mask) = (sl.shift, sl.mask);
+            }
         }
         Ok(AddressMapper {
             mcgr,
@@ -235,7 +348,7 @@ impl AddressMapper {
                 Field::Row => a.row as u64,
                 Field::Column => (a.column / self.burst_length) as u64,
             };
-            addr |= (v & s.mask) << s.shift;
+            addr |= ((v >> s.value_shift) & s.mask) << s.shift;
         }
         addr
     }
@@ -243,16 +356,12 @@ impl AddressMapper {
     /// The channel of `addr` alone (what `decode` would give), for a cheap queue-space check.
     #[inline]
     pub fn channel_of(&self, addr: u64) -> u32 {
-        let (shift, mask) = self.by_field[Field::Channel as usize];
-        ((addr >> shift) & mask) as u32
+        self.by_field[Field::Channel as usize].read(addr) as u32
     }
 
     #[inline]
     pub fn decode(&self, addr: u64) -> DramAddr {
-        let field = |f: Field| {
-            let (shift, mask) = self.by_field[f as usize];
-            (addr >> shift) & mask
-        };
+        let field = |f: Field| self.by_field[f as usize].read(addr);
         let (ch, ra, bg, ba, ro, co) = (
             field(Field::Channel),
             field(Field::Rank),
