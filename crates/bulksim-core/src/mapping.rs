@@ -64,6 +64,12 @@ impl FieldBits {
         ((addr >> self.low_shift) & self.low_mask)
             | (((addr >> self.high_shift) & self.high_mask) << self.low_width)
     }
+
+    /// `read` for a field in one piece (no high part).
+    #[inline]
+    fn read_whole(&self, addr: u64) -> u64 {
+        (addr >> self.low_shift) & self.low_mask
+    }
 }
 
 /// The paper's Fig 5 mappings by name (docs/rank_assignment.md, "Mappings"): the field order
@@ -92,6 +98,9 @@ pub struct AddressMapper {
     /// Per field in `Field` order, masks 0 for an absent field: decoding reads every field
     /// with shifts and ands, no loop or branch (it runs once per request).
     by_field: [FieldBits; 6],
+    /// Some field is split in two (`Co2`): decoding reads high parts too. Without, the
+    /// cheaper whole-field read keeps trace replay at its former cost per request.
+    split: bool,
     xor_bank: bool,
     explicit_bg: bool,
     bg_bits: u32,
@@ -267,8 +276,10 @@ impl AddressMapper {
                 (bits.high_shift, bits.high_mask) = (sl.shift, sl.mask);
             }
         }
+        let split = by_field.iter().any(|b| b.high_mask != 0);
         Ok(AddressMapper {
             mcgr,
+            split,
             slices,
             by_field,
             xor_bank,
@@ -361,7 +372,16 @@ impl AddressMapper {
 
     #[inline]
     pub fn decode(&self, addr: u64) -> DramAddr {
-        let field = |f: Field| self.by_field[f as usize].read(addr);
+        if self.split {
+            self.decode_with(addr, FieldBits::read)
+        } else {
+            self.decode_with(addr, FieldBits::read_whole)
+        }
+    }
+
+    #[inline(always)]
+    fn decode_with(&self, addr: u64, read: impl Fn(&FieldBits, u64) -> u64) -> DramAddr {
+        let field = |f: Field| read(&self.by_field[f as usize], addr);
         let (ch, ra, bg, ba, ro, co) = (
             field(Field::Channel),
             field(Field::Rank),
