@@ -37,6 +37,20 @@ cleanup() {
 	exit "$status"
 }
 
+# positive_knob NAME DEFAULT [WHAT]: NAME from the environment (DEFAULT when unset), a positive
+# integer, else one error naming it ("expected WHAT", default "a positive integer").
+positive_knob() {
+	local name=$1
+	printf -v "$name" '%s' "${!name:-$2}"
+	[[ "${!name}" =~ ^[1-9][0-9]*$ ]] || die "$name=${!name}: expected ${3:-a positive integer}"
+}
+
+# seed_knob: SEED from the environment (1 when unset), a non-negative integer.
+seed_knob() {
+	SEED="${SEED:-1}"
+	[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+}
+
 workload_init() {
 	CAPTURE="${CAPTURE:-bulksim}"
 	case "$CAPTURE" in
@@ -44,15 +58,13 @@ workload_init() {
 	*) die "CAPTURE=$CAPTURE: expected 'bulksim' (capture the program, the default) or 'none' (run it natively)" ;;
 	esac
 	OUT="${OUT:-$WORKLOADS_DIR/captures/$NAME}"
-	MAX="${MAX:-$MAX_DEFAULT}"
-	[[ "$MAX" =~ ^[1-9][0-9]*$ ]] || die "MAX=$MAX: expected a positive number of instructions"
+	positive_knob MAX "$MAX_DEFAULT" "a positive number of instructions"
 	if [[ "$CAPTURE" == none ]]; then
 		SLOWDOWN=1
 	else
 		SLOWDOWN=$CAPTURE_SLOWDOWN_ALLOWANCE
 	fi
-	TIME_LIMIT="${TIME_LIMIT:-$((LIMIT_NATIVE * SLOWDOWN))}"
-	[[ "$TIME_LIMIT" =~ ^[1-9][0-9]*$ ]] || die "TIME_LIMIT=$TIME_LIMIT: expected a positive number of seconds"
+	positive_knob TIME_LIMIT "$((LIMIT_NATIVE * SLOWDOWN))" "a positive number of seconds"
 	for tool in timeout setsid python3; do
 		command -v "$tool" >/dev/null || die "$tool not found (needed by every workload script)"
 	done

@@ -7,10 +7,8 @@ NAME=gcc
 MAX_DEFAULT=1000000000
 LIMIT_NATIVE=60
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-FUNCTIONS="${FUNCTIONS:-25}"
-SEED="${SEED:-1}"
-[[ "$FUNCTIONS" =~ ^[1-9][0-9]*$ ]] || die "FUNCTIONS=$FUNCTIONS: expected a positive integer"
-[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+positive_knob FUNCTIONS 25
+seed_knob
 workload_init
 need_packages gcc libc6-dev binutils
 

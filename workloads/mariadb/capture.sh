@@ -8,10 +8,8 @@ NAME=mariadb
 MAX_DEFAULT=1000000000
 LIMIT_NATIVE=120
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-ROWS="${ROWS:-20000}"
-SEED="${SEED:-1}"
-[[ "$ROWS" =~ ^[1-9][0-9]*$ ]] || die "ROWS=$ROWS: expected a positive number of rows"
-[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+positive_knob ROWS 20000 "a positive number of rows"
+seed_knob
 workload_init
 need_packages mariadb-server mariadb-client
 

@@ -8,14 +8,10 @@ NAME=memcached
 MAX_DEFAULT=1000000000
 LIMIT_NATIVE=60
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-KEYS="${KEYS:-200000}"
-VALUE_BYTES="${VALUE_BYTES:-200}"
-THREADS="${THREADS:-4}"
-SEED="${SEED:-1}"
-for knob in KEYS VALUE_BYTES THREADS; do
-	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
-done
-[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+positive_knob KEYS 200000
+positive_knob VALUE_BYTES 200
+positive_knob THREADS 4
+seed_knob
 workload_init
 need_packages memcached
 

@@ -9,13 +9,9 @@ NAME=redis
 MAX_DEFAULT=1000000000
 LIMIT_NATIVE=60
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-KEYS="${KEYS:-40000}"
-VALUE_BYTES="${VALUE_BYTES:-100}"
-SEED="${SEED:-1}"
-for knob in KEYS VALUE_BYTES; do
-	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
-done
-[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+positive_knob KEYS 40000
+positive_knob VALUE_BYTES 100
+seed_knob
 workload_init
 need_packages redis-server redis-tools
 

@@ -7,13 +7,9 @@ NAME=shell
 MAX_DEFAULT=1000000000
 LIMIT_NATIVE=60
 source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
-DIRS="${DIRS:-100}"
-FILES="${FILES:-1000}"
-SEED="${SEED:-1}"
-for knob in DIRS FILES; do
-	[[ "${!knob}" =~ ^[1-9][0-9]*$ ]] || die "$knob=${!knob}: expected a positive integer"
-done
-[[ "$SEED" =~ ^[0-9]+$ ]] || die "SEED=$SEED: expected a non-negative integer"
+positive_knob DIRS 100
+positive_knob FILES 1000
+seed_knob
 workload_init
 need_packages findutils coreutils dash
 
