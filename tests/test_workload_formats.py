@@ -190,3 +190,25 @@ def test_convert_through_a_configured_cache_and_bad_arguments(tmp_path):
         assert r.returncode != 0
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_workload_options_and_mix_arguments_are_checked(tmp_path):
+    # Small files the test writes: they run without the shared traces.
+    t = tmp_path / "t.msc"
+    t.write_text("2 R 0x1000 0x1\n0 W 0x2000\n")
+    out = tmp_path / "s.json"
+    r = cli("run", "--workload", t, "--workload-format", "msc", "--copies", "2", "--json", out)
+    assert r.returncode == 0, r.stderr
+    assert "(format msc, given; 2 copies)" in r.stdout
+    stats = json.loads(out.read_text())
+    assert [c["instructions"] for c in stats["cores"]] == [2 + 2 + 1] * 2
+    r = cli("run", "--trace", t, "--copies", "2")
+    assert r.returncode != 0 and "--workload-format and --copies go with --workload" in r.stderr
+    r = cli("run", "--workload", t, "--copies", "0")
+    assert r.returncode != 0 and "--copies" in r.stderr
+    with pytest.raises(api.ArgumentError, match=r"programs: expected 1 to 1024 \(path, format\) pairs"):
+        api.run_mix(programs=[])
+    with pytest.raises(api.ArgumentError, match=r"fmt='usimm': expected one of bulksim, msc"):
+        api.run_mix(programs=[(t, "usimm")])
+    two = api.run_mix(programs=[(t, "msc"), (t, None)])
+    assert [th["copy"] for th in two["threads"]] == [0, 1]
