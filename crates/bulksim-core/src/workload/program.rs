@@ -466,37 +466,34 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let op = f.next().unwrap_or_default();
     let sized = f.clone().count() == 2;
     let mut n = || num(f.next()).map_err(|e| format!("{e}; {EXPECTED}"));
-    let range = |n: &mut dyn FnMut() -> std::result::Result<u64, String>| -> std::result::Result<(u64, u64), String> {
-        Ok((n()?, n()?))
-    };
     let event = match op {
         "C" => Event::Compute(n()?),
-        "L" if sized => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::LoadRange { vaddr, bytes }
-        }
-        "S" if sized => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::StoreRange { vaddr, bytes }
-        }
+        "L" if sized => Event::LoadRange {
+            vaddr: n()?,
+            bytes: n()?,
+        },
+        "S" if sized => Event::StoreRange {
+            vaddr: n()?,
+            bytes: n()?,
+        },
         "L" => Event::Load(n()?),
         "S" => Event::Store(n()?),
-        "N" => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::MapResident { vaddr, bytes }
-        }
-        "U" => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::Unmap { vaddr, bytes }
-        }
-        "K" => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::KernelToUser { vaddr, bytes }
-        }
-        "G" => {
-            let (vaddr, bytes) = range(&mut n)?;
-            Event::KernelFromUser { vaddr, bytes }
-        }
+        "N" => Event::MapResident {
+            vaddr: n()?,
+            bytes: n()?,
+        },
+        "U" => Event::Unmap {
+            vaddr: n()?,
+            bytes: n()?,
+        },
+        "K" => Event::KernelToUser {
+            vaddr: n()?,
+            bytes: n()?,
+        },
+        "G" => Event::KernelFromUser {
+            vaddr: n()?,
+            bytes: n()?,
+        },
         "R" => Event::MemRead(n()?),
         "B" => Event::MemWrite(n()?),
         "E" => Event::Exec,
