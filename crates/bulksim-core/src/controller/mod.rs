@@ -23,7 +23,7 @@ use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
 use refresh::Refresh;
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
-use scheduler::HitCap;
+use scheduler::{HitCap, Owned};
 use unavailability::Unavailability;
 use write_drain::WriteDrain;
 
@@ -34,15 +34,26 @@ stat_struct! {
         pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
         pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line"),
         pub writes_merged: u64 = sum("requests", "writes folded into a queued write to the same line"),
-        pub row_hits: u64 = sum("requests", "requests served without an ACT or PRE of their own"),
-        pub row_misses: u64 = sum("requests", "requests that needed an ACT to a closed bank"),
-        pub row_conflicts: u64 = sum("requests", "requests that needed a PRE of another row first"),
+        pub row_hits: u64 = sum("requests", "requests served without an ACT of their own"),
+        pub row_misses: u64 = sum("requests", "requests served from an ACT of their own to a closed bank"),
+        pub row_conflicts: u64 = sum("requests", "requests served from an ACT of their own after a PRE of another row of theirs"),
+        pub wasted_acts: WastedActs = nested(),
         #[serde(skip)]
         pub read_latency: LatencyHistogram = merge(LatencyHistogram::merge, "memory cycles", "read latencies of reads served by DRAM, from arrival to the last data beat"),
         pub last_done: u64 = max("memory cycles", "cycle of the last data beat of any served request"),
         /// For their energy.
         #[serde(skip)]
         pub bulk_commands: RankActivity = merge(RankActivity::add_counts, "commands", "commands issued for bulk operations (engine and tagged requests)"),
+    }
+}
+
+stat_struct! {
+    /// ACTs whose row closed before the request it was opened for was served from it (that
+    /// request then needs another ACT). Every ACT the controller issues for a request is
+    /// either its served request's (a row miss or conflict) or one of these.
+    pub struct WastedActs {
+        pub refresh: u64 = sum("ACTs", "rows closed unused by a refresh's precharge-all"),
+        pub other: u64 = sum("ACTs", "rows closed unused by anything else (the bulk engine's precharges)"),
     }
 }
 
@@ -58,6 +69,10 @@ pub struct Controller {
     /// A DramAddr per rank, for rank-wide commands (PREA, REF).
     rank_addrs: Vec<DramAddr>,
     hits_since_act: Vec<u32>,
+    /// Per bank: its open row was opened for a request not served yet (its owner).
+    owned: Vec<bool>,
+    /// Owners waiting in the read and the write queue.
+    owners: [u32; 2],
     read_data_delay: u64,
     write_data_delay: u64,
     pub bulk: BulkEngine,
@@ -105,6 +120,8 @@ impl Controller {
             ),
             rank_addrs,
             hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
+            owned: vec![false; (o.ranks * o.banks_per_rank()) as usize],
+            owners: [0; 2],
             read_data_delay: (t.n_cl + t.n_bl) as u64,
             write_data_delay: (t.n_cwl + t.n_bl) as u64,
             bulk: BulkEngine::new(spec),
@@ -264,8 +281,14 @@ impl Controller {
         let mut next = u64::MAX;
         let refreshing = self.refresh.poll(now);
         if !self.bulk.is_idle() {
+            let changes = self.device.open_row_changes();
             match self.bulk.tick(&mut self.device, &self.refresh, now) {
-                Tick::Issued => return now + 1,
+                Tick::Issued => {
+                    if self.device.open_row_changes() != changes {
+                        self.release_closed_owners(false);
+                    }
+                    return now + 1;
+                }
                 Tick::Wait(t) => next = t,
             }
         }
@@ -283,6 +306,9 @@ impl Controller {
                 let t = self.device.earliest(cmd, &addr);
                 if t <= now {
                     self.device.issue(cmd, &addr, now);
+                    if cmd == Command::PreA {
+                        self.release_closed_owners(true);
+                    }
                     if cmd == Command::Ref {
                         let due = self.refresh.due(rank);
                         self.unavailable.refresh(rank, due, now + self.refresh_busy);
@@ -296,6 +322,17 @@ impl Controller {
         next = next.min(self.refresh.next_due());
 
         let writing = self.drain.update(self.reads.len(), self.writes.len(), now);
+        if self.owners[!writing as usize] > 0 {
+            // A row opened for a request of the other queue stays open for it: serve it
+            // across the mode switch.
+            match self.ready_owner(!writing, now) {
+                Ok(index) => {
+                    self.serve(!writing, index, self.column_of(!writing, index), now);
+                    return now + 1;
+                }
+                Err(t) => next = next.min(t),
+            }
+        }
         let queue = if writing {
             &mut self.writes
         } else {
@@ -312,6 +349,7 @@ impl Controller {
             &self.refresh,
             self.bulk.locked(),
             &cap,
+            &Owned(&self.owned),
             now,
         );
         match pick.choice {
@@ -354,6 +392,64 @@ impl Controller {
         next
     }
 
+    /// The oldest owner (a request whose row was opened for it) of the given queue whose
+    /// column command is ready at `now`, or the earliest cycle one could be. Owners of a rank
+    /// due for refresh wait for it (its precharge-all closes their rows).
+    fn ready_owner(&mut self, writing: bool, now: u64) -> Result<usize, u64> {
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
+        let mut next = u64::MAX;
+        for i in 0..queue.len() {
+            let r = queue.entries()[i];
+            if !r.activated || self.refresh.is_pending(r.addr.rank) {
+                continue;
+            }
+            let (cmd, t) = queue.look_up(i, &self.device);
+            debug_assert!(cmd.is_column(), "an owner's row is open");
+            if t <= now {
+                return Ok(i);
+            }
+            next = next.min(t);
+        }
+        Err(next)
+    }
+
+    fn column_of(&self, writing: bool, index: usize) -> Command {
+        let queue = if writing { &self.writes } else { &self.reads };
+        queue.entries()[index].column
+    }
+
+    /// After a precharge the controller did not choose (a refresh's PREA, or the bulk
+    /// engine's), the owners whose rows closed lose them: their ACT was wasted, and they will
+    /// need another.
+    #[cold]
+    fn release_closed_owners(&mut self, refresh: bool) {
+        for writing in [false, true] {
+            let queue = if writing {
+                &mut self.writes
+            } else {
+                &mut self.reads
+            };
+            for i in 0..queue.len() {
+                let r = queue.get_mut(i);
+                if r.activated && self.device.open_row(&r.addr) != Some(r.addr.row) {
+                    r.activated = false;
+                    self.owned[r.addr.bank_index as usize] = false;
+                    self.owners[writing as usize] -= 1;
+                    let w = &mut self.stats.wasted_acts;
+                    if refresh {
+                        w.refresh += 1;
+                    } else {
+                        w.other += 1;
+                    }
+                }
+            }
+        }
+    }
+
     fn serve(&mut self, writing: bool, index: usize, cmd: Command, now: u64) {
         let queue = if writing {
             &mut self.writes
@@ -384,19 +480,25 @@ impl Controller {
             Command::Act => {
                 req.activated = true;
                 self.hits_since_act[bank] = 0;
+                self.owned[bank] = true;
+                self.owners[writing as usize] += 1;
             }
             Command::Pre => req.precharged = true,
             _ => {
                 debug_assert!(cmd.is_column());
                 self.hits_since_act[bank] += 1;
                 let req = queue.remove(index);
+                if req.activated {
+                    self.owned[bank] = false;
+                    self.owners[writing as usize] -= 1;
+                }
                 let s = &mut self.stats;
-                if req.precharged {
-                    s.row_conflicts += 1;
-                } else if req.activated {
-                    s.row_misses += 1;
-                } else {
+                if !req.activated {
                     s.row_hits += 1;
+                } else if req.precharged {
+                    s.row_conflicts += 1;
+                } else {
+                    s.row_misses += 1;
                 }
                 let done = match req.kind {
                     RequestKind::Read => {

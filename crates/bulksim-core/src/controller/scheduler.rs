@@ -2,7 +2,12 @@
 //! oldest request whose next command is ready. FR-FCFS takes the oldest ready row hit, else the
 //! oldest ready request, and never precharges a row that queued requests still hit (unless the
 //! row-hit cap has been reached for that bank; then hits yield to older requests for other
-//! rows of that bank). Requests to banks the bulk engine has locked wait. The same scan yields
+//! rows of that bank). Under both, a row opened for a request (its *owner*, in either queue)
+//! stays open until the owner's column command: no PRE, and no other request's auto-precharge,
+//! closes it first, and the cap never holds the owner back (only refresh may close the row;
+//! `Controller` serves an owner waiting in the other queue). Without this, rows opened before a
+//! switch between reads and writes were closed unused (issue #15 item 4, docs/validation.md).
+//! Requests to banks the bulk engine has locked wait. The same scan yields
 //! the earliest cycle any waiting request could become ready (a lower bound), which the
 //! idle-skipping loop jumps to. Only requests whose cached ready hint has come due are looked
 //! up in the timing tables (see `queue.rs`).
@@ -28,6 +33,19 @@ pub struct HitCap<'a> {
     pub hits_since_act: &'a [u32],
 }
 
+/// Per bank, whether its open row was opened for a request not yet served (in either queue).
+pub struct Owned<'a>(pub &'a [bool]);
+
+impl Owned<'_> {
+    /// Whether `cmd` for `r` would close a row opened for another request.
+    #[inline]
+    fn closes_for_another(&self, r: &Request, cmd: Command) -> bool {
+        matches!(cmd, Command::Pre | Command::RdA | Command::WrA)
+            && !r.activated
+            && self.0[r.addr.bank_index as usize]
+    }
+}
+
 impl HitCap<'_> {
     #[inline]
     fn reached(&self, bank_index: u32) -> bool {
@@ -36,6 +54,7 @@ impl HitCap<'_> {
 }
 
 /// Chooses the request (and command) to serve at `now`.
+#[allow(clippy::too_many_arguments)]
 pub fn pick(
     policy: Scheduler,
     queue: &mut RequestQueue,
@@ -43,21 +62,23 @@ pub fn pick(
     refresh: &Refresh,
     locked: Option<&[bool]>,
     cap: &HitCap,
+    owned: &Owned,
     now: u64,
 ) -> Pick {
     queue.sync(device);
     // The common case, nothing blocked, gets a scan without the blocking test.
     let locked = locked.unwrap_or(&[]);
     if refresh.any_pending() || !locked.is_empty() {
-        scan::<true>(policy, queue, device, refresh, locked, cap, now)
+        scan::<true>(policy, queue, device, refresh, locked, cap, owned, now)
     } else {
-        scan::<false>(policy, queue, device, refresh, locked, cap, now)
+        scan::<false>(policy, queue, device, refresh, locked, cap, owned, now)
     }
 }
 
 /// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`,
 /// requests to a rank due for refresh or a bank the bulk engine has locked are skipped (the
 /// refresh's or the engine's own timing wakes the controller).
+#[allow(clippy::too_many_arguments)]
 fn scan<const BLOCKING: bool>(
     policy: Scheduler,
     queue: &mut RequestQueue,
@@ -65,6 +86,7 @@ fn scan<const BLOCKING: bool>(
     refresh: &Refresh,
     locked: &[bool],
     cap: &HitCap,
+    owned: &Owned,
     now: u64,
 ) -> Pick {
     let mut next_ready = u64::MAX;
@@ -87,6 +109,10 @@ fn scan<const BLOCKING: bool>(
         }
         let entries = queue.entries();
         let r = &entries[i];
+        if owned.closes_for_another(r, cmd) {
+            // Held until the owner's column command; that command's readiness wakes us.
+            continue;
+        }
         match policy {
             Scheduler::Fcfs => {
                 return Pick {
@@ -95,7 +121,7 @@ fn scan<const BLOCKING: bool>(
                 }
             }
             Scheduler::Frfcfs => {
-                let capped = cap.reached(r.addr.bank_index);
+                let capped = cap.reached(r.addr.bank_index) && !r.activated;
                 if cmd.is_column() && !capped {
                     return Pick {
                         choice: Some((i, cmd)),

@@ -451,6 +451,7 @@ impl MemorySystem {
             row_hits: total.row_hits,
             row_misses: total.row_misses,
             row_conflicts: total.row_conflicts,
+            wasted_acts: total.wasted_acts.clone(),
             row_hit_rate: if accesses == 0 {
                 0.0
             } else {
