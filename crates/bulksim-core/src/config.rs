@@ -97,8 +97,90 @@ pub struct ControllerConfig {
     pub write_high_watermark: f64,
     pub write_low_watermark: f64,
     pub refresh: RefreshPolicy,
+    pub write_drain: WriteDrainConfig,
     pub address_mapping: String,
     pub xor_bank: bool,
+}
+
+/// Which requests share one write-drain state: the channel's whole write queue, or each
+/// rank's writes (the Rank Assignment paper's Table II: other ranks keep serving reads).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrainScope {
+    Channel,
+    Rank,
+}
+
+/// How writes compete with reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrainPolicy {
+    /// Reads first; writes drained between the high and low watermarks.
+    Watermark,
+    /// Reads and writes in one order, by the scheduler (no drain periods).
+    EqualPriority,
+    /// Writes are absorbed when they arrive and never reach DRAM (an upper bound).
+    Ideal,
+}
+
+/// `[controller.write_drain]`: where and how writes are drained (see `controller::write_drain`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WriteDrainConfig {
+    pub scope: DrainScope,
+    pub policy: DrainPolicy,
+    /// High watermark in entries of the scope's writes; 0: channel scope takes
+    /// `controller.write_high_watermark` of the write queue, rank scope 10.
+    pub high: u32,
+    /// Low watermark in entries; 0 with `high` 0: the fraction (channel) or 5 (rank).
+    pub low: u32,
+    pub coordinate: bool,
+}
+
+impl Default for WriteDrainConfig {
+    fn default() -> Self {
+        WriteDrainConfig {
+            scope: DrainScope::Channel,
+            policy: DrainPolicy::Watermark,
+            high: 0,
+            low: 0,
+            coordinate: false,
+        }
+    }
+}
+
+/// Per-rank watermarks of the Rank Assignment paper's Table II, the rank scope's default.
+pub const RANK_DRAIN_WATERMARKS: (u32, u32) = (10, 5);
+
+impl ControllerConfig {
+    /// The write drain's (high, low) watermarks in entries of its scope's writes, and the
+    /// write entries each scope unit may hold.
+    pub fn drain_watermarks(&self) -> (usize, usize, usize) {
+        let d = &self.write_drain;
+        match d.scope {
+            DrainScope::Channel if d.high == 0 => {
+                let size = self.write_queue_size as usize;
+                let high =
+                    ((self.write_high_watermark * size as f64).round() as usize).clamp(1, size);
+                let low = ((self.write_low_watermark * size as f64).round() as usize).min(high - 1);
+                (high, low, size)
+            }
+            DrainScope::Channel => (
+                d.high as usize,
+                d.low as usize,
+                self.write_queue_size as usize,
+            ),
+            DrainScope::Rank => {
+                let (high, low) = if d.high == 0 {
+                    RANK_DRAIN_WATERMARKS
+                } else {
+                    (d.high, d.low)
+                };
+                // bulksim's choice: room for two drains' worth of writes per rank.
+                (high as usize, low as usize, 2 * high as usize)
+            }
+        }
+    }
 }
 
 impl Default for ControllerConfig {
@@ -112,6 +194,7 @@ impl Default for ControllerConfig {
             write_high_watermark: 0.8,
             write_low_watermark: 0.2,
             refresh: RefreshPolicy::AllBank,
+            write_drain: WriteDrainConfig::default(),
             address_mapping: "RoBaRaCoCh".into(),
             xor_bank: false,
         }
@@ -455,6 +538,31 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "controller.refresh",
         "all_bank | none",
         "all_bank: one REF per rank every tREFI, staggered across ranks; none: no refresh",
+    ),
+    doc(
+        "controller.write_drain.scope",
+        "channel | rank",
+        "channel: one drain state for the channel's write queue (reads wait during a drain); rank: each rank drains its own writes while the other ranks keep serving reads, with 2 x high write entries per rank (bulksim's choice)",
+    ),
+    doc(
+        "controller.write_drain.policy",
+        "watermark | equal_priority | ideal",
+        "watermark: reads first, writes drained from high down to low; equal_priority: reads and writes in one order by the scheduler, no drains; ideal: writes absorbed on arrival, never issued (an upper bound)",
+    ),
+    doc(
+        "controller.write_drain.high",
+        "writes",
+        "a drain starts when the scope holds this many writes; 0: channel scope uses controller.write_high_watermark, rank scope 10 (the paper's Table II)",
+    ),
+    doc(
+        "controller.write_drain.low",
+        "writes",
+        "a drain stops at this many writes if reads wait; used when high is set (rank scope default 5)",
+    ),
+    doc(
+        "controller.write_drain.coordinate",
+        "bool",
+        "rank scope: when one rank starts a drain, every rank of the channel with writes starts one too (each stops at its own low watermark)",
     ),
     doc(
         "controller.address_mapping",
@@ -1081,6 +1189,34 @@ impl Config {
                     "{key}: {v} is out of range; expected a fraction in 0..=1"
                 ));
             }
+        }
+        let d = &c.write_drain;
+        if d.high > 0 && d.low >= d.high {
+            problems.push(format!(
+                "controller.write_drain.low: {} must be below controller.write_drain.high ({})",
+                d.low, d.high
+            ));
+        } else if d.high == 0 && d.low > 0 {
+            problems.push(format!(
+                "controller.write_drain.low: {} needs controller.write_drain.high set as well",
+                d.low
+            ));
+        } else if d.high > 2048 {
+            problems.push(format!(
+                "controller.write_drain.high: {} is out of range; expected 1..=2048 writes",
+                d.high
+            ));
+        }
+        if d.coordinate && d.scope != DrainScope::Rank {
+            problems.push(
+                "controller.write_drain.coordinate: needs controller.write_drain.scope = \"rank\" (a channel-scope drain already covers every rank)".into(),
+            );
+        }
+        if d.scope == DrainScope::Channel && d.high as usize > c.write_queue_size as usize {
+            problems.push(format!(
+                "controller.write_drain.high: {} exceeds controller.write_queue_size ({})",
+                d.high, c.write_queue_size
+            ));
         }
         if watermarks_ok && c.write_low_watermark >= c.write_high_watermark {
             problems.push(format!(

@@ -227,7 +227,7 @@ fn enqueue_when_room(
             return Err(stalled(now));
         }
         now = target;
-        if mem.can_accept(channel, kind) {
+        if mem.can_accept(channel, kind, addr) {
             *stall_cycles += now - blocked_at;
             mem.enqueue(channel, kind, addr, now);
             return Ok(now);

@@ -199,6 +199,7 @@ stat_struct! {
         pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
         pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line, without a DRAM access"),
         pub writes_merged: u64 = sum("requests", "writes folded into a queued write to the same line"),
+        pub writes_absorbed: u64 = sum("requests", "writes dropped on arrival, never issued (controller.write_drain.policy = ideal)"),
         pub read_latency: LatencyStats = nested(what = "read", span = " over reads served by DRAM, from arrival at the controller to the last data beat"),
         pub bandwidth_gbps: f64 = derived("GB/s (1e9 B/s)", "bytes moved by RD and WR bursts over `simulated_ns`, all channels"),
         pub peak_bandwidth_gbps: f64 = sum("GB/s (1e9 B/s)", "data rate x bus width x channels"),

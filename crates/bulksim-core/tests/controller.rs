@@ -148,7 +148,10 @@ fn multi_channel_spreads_lines_and_adds_bandwidth() {
 /// reverse), 4% of all ACTs on this mix.
 fn act_balance(s: &bulksim_core::stats::Stats) -> (u64, u64) {
     let served = s.row_misses + s.row_conflicts;
-    (s.commands["ACT"], served + s.wasted_acts.refresh + s.wasted_acts.other)
+    (
+        s.commands["ACT"],
+        served + s.wasted_acts.refresh + s.wasted_acts.other,
+    )
 }
 
 #[test]

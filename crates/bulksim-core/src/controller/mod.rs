@@ -13,7 +13,9 @@ pub mod scheduler;
 pub mod unavailability;
 pub mod write_drain;
 
-use crate::config::{ControllerConfig, PagePolicy, RefreshPolicy, Scheduler};
+use crate::config::{
+    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, Scheduler,
+};
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
 use crate::spec::{Command, Spec};
@@ -34,6 +36,7 @@ stat_struct! {
         pub writes: u64 = sum("requests", "write requests received (including merged ones)"),
         pub reads_forwarded: u64 = sum("requests", "reads answered from a queued write to the same line"),
         pub writes_merged: u64 = sum("requests", "writes folded into a queued write to the same line"),
+        pub writes_absorbed: u64 = sum("requests", "writes dropped on arrival by controller.write_drain.policy = ideal"),
         pub row_hits: u64 = sum("requests", "requests served without an ACT of their own"),
         pub row_misses: u64 = sum("requests", "requests served from an ACT of their own to a closed bank"),
         pub row_conflicts: u64 = sum("requests", "requests served from an ACT of their own after a PRE of another row of theirs"),
@@ -65,6 +68,8 @@ pub struct Controller {
     reads: RequestQueue,
     writes: RequestQueue,
     drain: WriteDrain,
+    /// Scratch per-rank masks of ranks blocked for reads and for writes this cycle.
+    blocked: [Vec<bool>; 2],
     refresh: Refresh,
     /// A DramAddr per rank, for rank-wide commands (PREA, REF).
     rank_addrs: Vec<DramAddr>,
@@ -107,12 +112,19 @@ impl Controller {
             row_hit_cap: cfg.row_hit_cap,
             page_policy: cfg.page_policy,
             reads: RequestQueue::new(cfg.read_queue_size as usize),
-            writes: RequestQueue::new(cfg.write_queue_size as usize),
+            writes: RequestQueue::new(match cfg.write_drain.scope {
+                DrainScope::Channel => cfg.write_queue_size as usize,
+                DrainScope::Rank => cfg.drain_watermarks().2 * o.ranks as usize,
+            }),
             drain: WriteDrain::new(
-                cfg.write_queue_size as usize,
-                cfg.write_high_watermark,
-                cfg.write_low_watermark,
+                cfg.write_drain.policy,
+                cfg.write_drain.scope,
+                cfg.write_drain.coordinate,
+                cfg.drain_watermarks(),
+                o.ranks as usize,
+                (o.ranks * o.banks_per_rank()) as usize,
             ),
+            blocked: [vec![false; o.ranks as usize], vec![false; o.ranks as usize]],
             refresh: Refresh::new(
                 cfg.refresh == RefreshPolicy::AllBank,
                 o.ranks as usize,
@@ -210,13 +222,27 @@ impl Controller {
         true
     }
 
-    /// Whether a request of `kind` can enter its queue now.
+    /// Whether a request of `kind` can enter its queue now, for a write to a rank the
+    /// caller does not know yet (per-rank drains: `can_accept_write`).
     #[inline]
     pub fn can_accept(&self, kind: RequestKind) -> bool {
         match kind {
             RequestKind::Read => !self.reads.is_full(),
             RequestKind::Write => !self.writes.is_full(),
         }
+    }
+
+    /// Whether writes have per-rank room (`controller.write_drain.scope = "rank"`), so that
+    /// a write's rank must be asked with `can_accept_write`.
+    #[inline]
+    pub fn writes_per_rank(&self) -> bool {
+        self.drain.per_rank()
+    }
+
+    /// Whether a write to `rank` can enter the write queue now.
+    #[inline]
+    pub fn can_accept_write(&self, rank: u32) -> bool {
+        self.drain.has_room(rank)
     }
 
     /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
@@ -244,6 +270,15 @@ impl Controller {
             }
             RequestKind::Write => {
                 self.stats.writes += 1;
+                if self.drain.policy == DrainPolicy::Ideal {
+                    // Absorbed: the write costs nothing and is done on arrival.
+                    self.stats.writes_absorbed += 1;
+                    self.stats.last_done = self.stats.last_done.max(now);
+                    if tag != NO_TAG {
+                        self.served.push((tag, kind, now));
+                    }
+                    return;
+                }
                 if let Some(i) = pending_write {
                     self.stats.writes_merged += 1;
                     if tag != NO_TAG {
@@ -256,6 +291,7 @@ impl Controller {
                     }
                     return;
                 }
+                self.drain.write_queued(addr.rank);
                 &mut self.writes
             }
         };
@@ -321,11 +357,20 @@ impl Controller {
         }
         next = next.min(self.refresh.next_due());
 
-        let writing = self.drain.update(self.reads.len(), self.writes.len(), now);
+        let draining = self.drain.update(self.reads.len(), now);
+        if self.drain.per_rank() || self.drain.policy == DrainPolicy::EqualPriority {
+            return self.tick_both_queues(now, next);
+        }
+        let writing = draining;
         if self.owners[!writing as usize] > 0 {
             // A row opened for a request of the other queue stays open for it: serve it
             // across the mode switch.
-            match self.ready_owner(!writing, now) {
+            let queue = if writing {
+                &mut self.reads
+            } else {
+                &mut self.writes
+            };
+            match ready_owner(queue, &self.device, self.refresh.pending_mask(), None, now) {
                 Ok(index) => {
                     self.serve(!writing, index, self.column_of(!writing, index), now);
                     return now + 1;
@@ -346,7 +391,9 @@ impl Controller {
             self.scheduler,
             queue,
             &self.device,
-            &self.refresh,
+            self.refresh
+                .any_pending()
+                .then(|| self.refresh.pending_mask()),
             self.bulk.locked(),
             &cap,
             &Owned(&self.owned),
@@ -366,6 +413,106 @@ impl Controller {
                 next.min(self.earliest_ready(writing, now + 1))
             }
             None => next.min(pick.next_ready),
+        }
+    }
+
+    /// One decision when reads and writes compete in one cycle: per-rank write drains (reads
+    /// of the ranks not draining, writes of the ranks draining) or `equal_priority` (every
+    /// request). The two queues' picks are compared as the scheduler would over one queue:
+    /// FR-FCFS prefers a column command (a row hit), then the older request; FCFS the older.
+    #[inline(never)]
+    fn tick_both_queues(&mut self, now: u64, mut next: u64) -> u64 {
+        let per_rank = self.drain.per_rank();
+        let pending = self.refresh.pending_mask();
+        // Blocked ranks for reads (draining or refreshing) and writes (not draining, or
+        // refreshing); equal priority blocks only refreshing ranks.
+        let draining = self.drain.rank_draining();
+        for (r, &p) in pending.iter().enumerate() {
+            let d = per_rank && draining[r];
+            self.blocked[0][r] = p || d;
+            self.blocked[1][r] = p || (per_rank && !d);
+        }
+        if per_rank && self.owners != [0, 0] {
+            // An owner on the other side of its rank's drain is still served from its row.
+            for writing in [false, true] {
+                if self.owners[writing as usize] == 0 {
+                    continue;
+                }
+                let queue = if writing {
+                    &mut self.writes
+                } else {
+                    &mut self.reads
+                };
+                match ready_owner(
+                    queue,
+                    &self.device,
+                    pending,
+                    Some((draining, !writing)),
+                    now,
+                ) {
+                    Ok(index) => {
+                        self.serve(writing, index, self.column_of(writing, index), now);
+                        return now + 1;
+                    }
+                    Err(t) => next = next.min(t),
+                }
+            }
+        }
+        let cap = HitCap {
+            cap: self.row_hit_cap,
+            hits_since_act: &self.hits_since_act,
+        };
+        let owned = Owned(&self.owned);
+        let locked = self.bulk.locked();
+        let read_pick = scheduler::pick(
+            self.scheduler,
+            &mut self.reads,
+            &self.device,
+            Some(&self.blocked[0]),
+            locked,
+            &cap,
+            &owned,
+            now,
+        );
+        let write_pick = if self.writes.is_empty() || (per_rank && !self.drain.is_draining()) {
+            scheduler::Pick {
+                choice: None,
+                next_ready: u64::MAX,
+            }
+        } else {
+            scheduler::pick(
+                self.scheduler,
+                &mut self.writes,
+                &self.device,
+                Some(&self.blocked[1]),
+                locked,
+                &cap,
+                &owned,
+                now,
+            )
+        };
+        let choice = match (read_pick.choice, write_pick.choice) {
+            (Some(r), Some(w)) => {
+                let read_first = match self.scheduler {
+                    Scheduler::Frfcfs if r.1.is_column() != w.1.is_column() => r.1.is_column(),
+                    _ => self.reads.entries()[r.0].arrival <= self.writes.entries()[w.0].arrival,
+                };
+                Some(if read_first { (false, r) } else { (true, w) })
+            }
+            (Some(r), None) => Some((false, r)),
+            (None, Some(w)) => Some((true, w)),
+            (None, None) => None,
+        };
+        match choice {
+            Some((writing, (index, cmd))) => {
+                self.serve(writing, index, cmd, now);
+                if cmd.is_column() || self.refresh.any_pending() {
+                    return now + 1;
+                }
+                next.min(self.earliest_ready(false, now + 1))
+                    .min(self.earliest_ready(true, now + 1))
+            }
+            None => next.min(read_pick.next_ready).min(write_pick.next_ready),
         }
     }
 
@@ -390,31 +537,6 @@ impl Controller {
             next = next.min(t);
         }
         next
-    }
-
-    /// The oldest owner (a request whose row was opened for it) of the given queue whose
-    /// column command is ready at `now`, or the earliest cycle one could be. Owners of a rank
-    /// due for refresh wait for it (its precharge-all closes their rows).
-    fn ready_owner(&mut self, writing: bool, now: u64) -> Result<usize, u64> {
-        let queue = if writing {
-            &mut self.writes
-        } else {
-            &mut self.reads
-        };
-        let mut next = u64::MAX;
-        for i in 0..queue.len() {
-            let r = queue.entries()[i];
-            if !r.activated || self.refresh.is_pending(r.addr.rank) {
-                continue;
-            }
-            let (cmd, t) = queue.look_up(i, &self.device);
-            debug_assert!(cmd.is_column(), "an owner's row is open");
-            if t <= now {
-                return Ok(i);
-            }
-            next = next.min(t);
-        }
-        Err(next)
     }
 
     fn column_of(&self, writing: bool, index: usize) -> Command {
@@ -492,6 +614,10 @@ impl Controller {
                     self.owned[bank] = false;
                     self.owners[writing as usize] -= 1;
                 }
+                if writing {
+                    self.drain
+                        .write_served(req.addr.rank, req.addr.bank_index, now);
+                }
                 let s = &mut self.stats;
                 if !req.activated {
                     s.row_hits += 1;
@@ -515,4 +641,35 @@ impl Controller {
             }
         }
     }
+}
+
+/// The oldest owner (a request whose row was opened for it) in `queue` whose column command
+/// is ready at `now`, or the earliest cycle one could be. Owners of a rank due for refresh
+/// wait for it (its precharge-all closes their rows). `only`: (per-rank drain state, the
+/// state an owner's rank must be in to count).
+fn ready_owner(
+    queue: &mut RequestQueue,
+    device: &Device,
+    refresh_pending: &[bool],
+    only: Option<(&[bool], bool)>,
+    now: u64,
+) -> Result<usize, u64> {
+    let mut next = u64::MAX;
+    for i in 0..queue.len() {
+        let r = queue.entries()[i];
+        let rank = r.addr.rank as usize;
+        if !r.activated
+            || refresh_pending[rank]
+            || only.is_some_and(|(state, want)| state[rank] != want)
+        {
+            continue;
+        }
+        let (cmd, t) = queue.look_up(i, device);
+        debug_assert!(cmd.is_column(), "an owner's row is open");
+        if t <= now {
+            return Ok(i);
+        }
+        next = next.min(t);
+    }
+    Err(next)
 }

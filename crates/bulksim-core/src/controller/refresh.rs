@@ -53,6 +53,12 @@ impl Refresh {
         self.pending[rank as usize]
     }
 
+    /// Per rank, whether it is blocked for refresh (as of the last `poll`).
+    #[inline]
+    pub fn pending_mask(&self) -> &[bool] {
+        &self.pending
+    }
+
     pub fn pending_ranks(&self) -> impl Iterator<Item = u32> + '_ {
         self.pending
             .iter()

@@ -13,7 +13,6 @@
 //! up in the timing tables (see `queue.rs`).
 
 use super::queue::RequestQueue;
-use super::refresh::Refresh;
 use super::request::Request;
 use crate::config::Scheduler;
 use crate::device::Device;
@@ -59,7 +58,7 @@ pub fn pick(
     policy: Scheduler,
     queue: &mut RequestQueue,
     device: &Device,
-    refresh: &Refresh,
+    blocked_ranks: Option<&[bool]>,
     locked: Option<&[bool]>,
     cap: &HitCap,
     owned: &Owned,
@@ -68,22 +67,25 @@ pub fn pick(
     queue.sync(device);
     // The common case, nothing blocked, gets a scan without the blocking test.
     let locked = locked.unwrap_or(&[]);
-    if refresh.any_pending() || !locked.is_empty() {
-        scan::<true>(policy, queue, device, refresh, locked, cap, owned, now)
-    } else {
-        scan::<false>(policy, queue, device, refresh, locked, cap, owned, now)
+    match blocked_ranks {
+        Some(ranks) => scan::<true>(policy, queue, device, ranks, locked, cap, owned, now),
+        None if !locked.is_empty() => {
+            scan::<true>(policy, queue, device, &[], locked, cap, owned, now)
+        }
+        None => scan::<false>(policy, queue, device, &[], locked, cap, owned, now),
     }
 }
 
 /// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`,
-/// requests to a rank due for refresh or a bank the bulk engine has locked are skipped (the
-/// refresh's or the engine's own timing wakes the controller).
+/// requests to a blocked rank (due for refresh, or on the other side of a per-rank write
+/// drain) or a bank the bulk engine has locked are skipped (the refresh's, the drain's or the
+/// engine's own timing wakes the controller).
 #[allow(clippy::too_many_arguments)]
 fn scan<const BLOCKING: bool>(
     policy: Scheduler,
     queue: &mut RequestQueue,
     device: &Device,
-    refresh: &Refresh,
+    blocked_ranks: &[bool],
     locked: &[bool],
     cap: &HitCap,
     owned: &Owned,
@@ -96,7 +98,7 @@ fn scan<const BLOCKING: bool>(
         start = i + 1;
         if BLOCKING {
             let r = &queue.entries()[i];
-            if refresh.is_pending(r.addr.rank)
+            if blocked_ranks.get(r.addr.rank as usize) == Some(&true)
                 || locked.get(r.addr.bank_index as usize) == Some(&true)
             {
                 continue;

@@ -1,6 +1,7 @@
 //! Where a channel's ranks could not serve requests, and why: per rank, each refresh from the
 //! cycle it fell due (new commands to the rank wait from then) to the end of its tRFC; per
-//! channel, each write-drain period (reads wait while writes are served). Totals are always
+//! channel or per rank (`controller.write_drain.scope`), each write-drain period (reads of the
+//! drained scope wait while writes are served). Totals are always
 //! kept; the intervals themselves are kept when asked for (`sim.record_intervals`), for
 //! metrics such as "threads stalled per refresh". The controller records refreshes here; the
 //! write drain counts its own periods (`write_drain.rs`), added by `with_drains` when read.
@@ -19,10 +20,14 @@ pub enum Cause {
 /// One period of unavailability, in memory cycles [start, end).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct Interval {
+    /// The rank (None: a channel-wide write drain, every rank).
     pub rank: Option<u32>,
     pub cause: Cause,
     pub start_mem_cycles: u64,
     pub end_mem_cycles: u64,
+    /// A write drain's distinct banks written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub banks_written: Option<u32>,
 }
 
 /// Unavailability of one rank.
@@ -32,6 +37,10 @@ pub struct RankUnavailability {
     pub refreshes: u64,
     /// Memory cycles from each refresh falling due to the end of its tRFC, summed.
     pub refresh_mem_cycles: u64,
+    /// Write-drain periods of this rank alone (rank scope).
+    pub write_drains: u64,
+    /// Memory cycles of those periods, summed.
+    pub write_drain_mem_cycles: u64,
 }
 
 /// Unavailability of one channel and its ranks.
@@ -40,8 +49,10 @@ pub struct Unavailability {
     pub ranks: Vec<RankUnavailability>,
     /// Write-drain periods (reads wait).
     pub write_drains: u64,
-    /// Memory cycles spent draining writes, summed.
+    /// Memory cycles spent draining writes, summed (over ranks, for rank scope).
     pub write_drain_mem_cycles: u64,
+    /// Distinct banks written per drain period, summed over the periods.
+    pub write_drain_banks_written: u64,
     /// Every interval, in order of its end, when recording is on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<Interval>,
@@ -71,6 +82,7 @@ impl Unavailability {
                 cause: Cause::Refresh,
                 start_mem_cycles: due,
                 end_mem_cycles: end,
+                banks_written: None,
             });
         }
     }
@@ -98,12 +110,18 @@ impl Unavailability {
         let mut u = self.clone();
         u.write_drains = drain.periods;
         u.write_drain_mem_cycles = drain.period_mem_cycles;
+        u.write_drain_banks_written = drain.banks_written;
+        for (r, &(periods, cycles)) in u.ranks.iter_mut().zip(&drain.rank_periods) {
+            r.write_drains = periods;
+            r.write_drain_mem_cycles = cycles;
+        }
         if !drain.recorded.is_empty() {
-            let drains = drain.recorded.iter().map(|&(start, end)| Interval {
-                rank: None,
+            let drains = drain.recorded.iter().map(|p| Interval {
+                rank: p.rank,
                 cause: Cause::WriteDrain,
-                start_mem_cycles: start,
-                end_mem_cycles: end,
+                start_mem_cycles: p.start,
+                end_mem_cycles: p.end,
+                banks_written: Some(p.banks_written),
             });
             let recorded_at = |i: &Interval| match i.cause {
                 Cause::Refresh => i.end_mem_cycles - refresh_busy,
@@ -120,18 +138,36 @@ impl Unavailability {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::{DrainPolicy, DrainScope};
+
+    fn channel_drain() -> WriteDrain {
+        WriteDrain::new(
+            DrainPolicy::Watermark,
+            DrainScope::Channel,
+            false,
+            (4, 0, 4),
+            2,
+            32,
+        )
+    }
 
     #[test]
     fn refreshes_and_drains_are_summed_and_recorded() {
         let mut u = Unavailability::new(2, true);
         // REF issued at 150 for a refresh due at 100, busy 150 cycles.
         u.refresh(1, 100, 300);
-        let mut drain = WriteDrain::new(4, 1.0, 0.0); // drains at 4 writes, back at 0
+        let mut drain = channel_drain(); // drains at 4 writes, back at 0
         drain.record = true;
-        assert!(drain.update(1, 4, 120));
-        assert!(!drain.update(1, 0, 140));
-        assert!(drain.update(1, 4, 400));
-        assert!(!drain.update(1, 0, 450));
+        let fill = |d: &mut WriteDrain| (0..4).for_each(|_| d.write_queued(0));
+        let empty = |d: &mut WriteDrain, now| (0..4).for_each(|_| d.write_served(0, 1, now));
+        fill(&mut drain);
+        assert!(drain.update(1, 120));
+        empty(&mut drain, 139);
+        assert!(!drain.update(1, 140));
+        fill(&mut drain);
+        assert!(drain.update(1, 400));
+        empty(&mut drain, 449);
+        assert!(!drain.update(1, 450));
         let all = u.with_drains(&drain, 150);
         assert_eq!(all.ranks[1].refreshes, 1);
         assert_eq!(all.ranks[1].refresh_mem_cycles, 200);
@@ -153,7 +189,7 @@ mod tests {
         );
         let mut quiet = Unavailability::new(1, false);
         quiet.refresh(0, 0, 10);
-        let quiet = quiet.with_drains(&WriteDrain::new(4, 1.0, 0.0), 10);
+        let quiet = quiet.with_drains(&channel_drain(), 10);
         assert!(quiet.intervals.is_empty());
     }
 }

@@ -170,10 +170,10 @@ impl MemorySystem {
     /// when `tag` is not `NO_TAG` its completion appears in `completions`. False if the
     /// channel's queue is full.
     pub fn try_enqueue_client(&mut self, kind: RequestKind, addr: u64, now: u64, tag: u32) -> bool {
-        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
-        if !ctrl.can_accept(kind) {
+        if !self.can_accept_client(kind, addr) {
             return false;
         }
+        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
         let dram = self.mapper.decode(addr);
         let tag = if tag == NO_TAG {
             NO_TAG
@@ -188,7 +188,7 @@ impl MemorySystem {
     /// Whether a client request of `kind` to `addr` would find room in its channel's queue.
     #[inline]
     pub fn can_accept_client(&self, kind: RequestKind, addr: u64) -> bool {
-        self.controllers[self.mapper.channel_of(addr) as usize].can_accept(kind)
+        self.can_accept(self.mapper.channel_of(addr) as usize, kind, addr)
     }
 
     /// Client requests served since the last call: (tag, cycle their data is done).
@@ -240,7 +240,7 @@ impl MemorySystem {
     pub fn try_enqueue(&mut self, kind: RequestKind, addr: u64, now: u64) -> bool {
         // A blocked front end retries every cycle it runs, so check space before decoding.
         let channel = self.channel_of(addr);
-        if !self.can_accept(channel, kind) {
+        if !self.can_accept(channel, kind, addr) {
             return false;
         }
         self.enqueue(channel, kind, addr, now);
@@ -264,11 +264,16 @@ impl MemorySystem {
         self.mapper.channel_of(addr) as usize
     }
 
-    /// Whether `channel`'s queue has room for a `kind` request now. Only a tick can change
-    /// the answer.
+    /// Whether `channel`'s queue has room for a `kind` request to `addr` now. Only a tick
+    /// can change the answer. Only per-rank write room needs the address decoded.
     #[inline]
-    pub fn can_accept(&self, channel: usize, kind: RequestKind) -> bool {
-        self.controllers[channel].can_accept(kind)
+    pub fn can_accept(&self, channel: usize, kind: RequestKind, addr: u64) -> bool {
+        let c = &self.controllers[channel];
+        if kind == RequestKind::Write && c.writes_per_rank() {
+            c.can_accept_write(self.mapper.decode(addr).rank)
+        } else {
+            c.can_accept(kind)
+        }
     }
 
     /// Steps every channel at `now`; returns the earliest cycle anything can change next.
@@ -302,7 +307,11 @@ impl MemorySystem {
         self.copier.step(now, |kind, addr, tag| {
             let dram = mapper.decode(addr);
             let ctrl = &mut controllers[dram.channel as usize];
-            if !ctrl.can_accept(kind) {
+            let room = match kind {
+                RequestKind::Write if ctrl.writes_per_rank() => ctrl.can_accept_write(dram.rank),
+                _ => ctrl.can_accept(kind),
+            };
+            if !room {
                 return false;
             }
             ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag);
@@ -441,6 +450,7 @@ impl MemorySystem {
             writes: total.writes,
             reads_forwarded: total.reads_forwarded,
             writes_merged: total.writes_merged,
+            writes_absorbed: total.writes_absorbed,
             read_latency: LatencyStats::from_histogram(&total.read_latency, tck_ns),
             bandwidth_gbps: if cycles == 0 {
                 0.0
