@@ -79,11 +79,91 @@ pub enum PagePolicy {
     Closed,
 }
 
+/// When a channel's ranks refresh relative to one another.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RefreshPolicy {
-    AllBank,
+    /// One rank at a time, spread over tREFI (`stagger` says over which ranks).
+    #[serde(alias = "all_bank")]
+    Staggered,
+    /// Every rank at once (their REFs on consecutive command-bus cycles).
+    Simultaneous,
+    /// No refresh (tRFC 0).
     None,
+}
+
+impl RefreshPolicy {
+    pub fn name(self) -> &'static str {
+        match self {
+            RefreshPolicy::Staggered => "staggered",
+            RefreshPolicy::Simultaneous => "simultaneous",
+            RefreshPolicy::None => "none",
+        }
+    }
+}
+
+/// Over which ranks staggered refreshes are spread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stagger {
+    /// Each channel's ranks over tREFI: rank r of R first due at (r + 1) tREFI / R.
+    Channel,
+    /// All ranks of the memory over tREFI: rank k = channel x R + r of N first due at
+    /// (k + 1) tREFI / N (bulksim's choice of offsets).
+    System,
+}
+
+/// `[controller.refresh]`, or a policy name alone (`controller.refresh = "none"`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RefreshConfig {
+    pub policy: RefreshPolicy,
+    /// DDR4 fine granularity refresh: 1, 2 or 4 REFs per 1x interval.
+    pub granularity: u32,
+    /// With FGR, each REF takes the preset's nRFC2/nRFC4 (true) or nRFC / granularity.
+    pub fgr_overhead: bool,
+    pub stagger: Stagger,
+}
+
+impl Default for RefreshConfig {
+    fn default() -> Self {
+        RefreshConfig {
+            policy: RefreshPolicy::Staggered,
+            granularity: 1,
+            fgr_overhead: true,
+            stagger: Stagger::Channel,
+        }
+    }
+}
+
+/// Reads `controller.refresh` as a table or as a policy name.
+fn refresh_config<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> std::result::Result<RefreshConfig, D::Error> {
+    struct Either;
+    impl<'de> serde::de::Visitor<'de> for Either {
+        type Value = RefreshConfig;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str(
+                "a policy name (staggered, simultaneous, none) or a [controller.refresh] table",
+            )
+        }
+        fn visit_str<E: serde::de::Error>(self, v: &str) -> std::result::Result<RefreshConfig, E> {
+            let policy =
+                RefreshPolicy::deserialize(serde::de::value::StrDeserializer::<E>::new(v))?;
+            Ok(RefreshConfig {
+                policy,
+                ..Default::default()
+            })
+        }
+        fn visit_map<M: serde::de::MapAccess<'de>>(
+            self,
+            m: M,
+        ) -> std::result::Result<RefreshConfig, M::Error> {
+            RefreshConfig::deserialize(serde::de::value::MapAccessDeserializer::new(m))
+        }
+    }
+    d.deserialize_any(Either)
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,7 +176,8 @@ pub struct ControllerConfig {
     pub write_queue_size: u32,
     pub write_high_watermark: f64,
     pub write_low_watermark: f64,
-    pub refresh: RefreshPolicy,
+    #[serde(deserialize_with = "refresh_config")]
+    pub refresh: RefreshConfig,
     pub write_drain: WriteDrainConfig,
     pub address_mapping: String,
     pub xor_bank: bool,
@@ -193,7 +274,7 @@ impl Default for ControllerConfig {
             write_queue_size: 32,
             write_high_watermark: 0.8,
             write_low_watermark: 0.2,
-            refresh: RefreshPolicy::AllBank,
+            refresh: RefreshConfig::default(),
             write_drain: WriteDrainConfig::default(),
             address_mapping: "RoBaRaCoCh".into(),
             xor_bank: false,
@@ -536,8 +617,28 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc(
         "controller.refresh",
-        "all_bank | none",
-        "all_bank: one REF per rank every tREFI, staggered across ranks; none: no refresh",
+        "table | policy name",
+        "refresh settings below; a name alone (e.g. \"none\") sets controller.refresh.policy with the other keys at their defaults",
+    ),
+    doc(
+        "controller.refresh.policy",
+        "staggered | simultaneous | none",
+        "staggered (all_bank is an alias): one all-bank REF per rank every tREFI, ranks offset over tREFI (see stagger); simultaneous: every rank due at once; none: no refresh (tRFC 0)",
+    ),
+    doc(
+        "controller.refresh.granularity",
+        "1 | 2 | 4",
+        "DDR4 fine granularity refresh: tREFI / granularity between REFs (the preset's nREFI2/nREFI4 when given), each taking tRFC at that granularity",
+    ),
+    doc(
+        "controller.refresh.fgr_overhead",
+        "bool",
+        "with granularity 2 or 4: true takes the preset's nRFC2/nRFC4 (JEDEC: each REF pays its own recovery); false takes nRFC / granularity (the paper's optimistic FGR)",
+    ),
+    doc(
+        "controller.refresh.stagger",
+        "channel | system",
+        "staggered policy: channel spreads each channel's R ranks (rank r first due at (r+1) tREFI/R); system spreads all N ranks of the memory (rank channel*R + r due at (k+1) tREFI/N, bulksim's choice); refreshes that still overlap are counted in refresh.overlap_ns",
     ),
     doc(
         "controller.write_drain.scope",
@@ -676,7 +777,12 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
     match key {
         "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
         "controller.page_policy" => Some(&["open", "closed"]),
-        "controller.refresh" => Some(&["all_bank", "none"]),
+        "controller.refresh" | "controller.refresh.policy" => {
+            Some(&["staggered", "simultaneous", "none", "all_bank"])
+        }
+        "controller.refresh.stagger" => Some(&["channel", "system"]),
+        "controller.write_drain.scope" => Some(&["channel", "rank"]),
+        "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
         "dram.temperature" => Some(&["normal", "extended"]),
         "bulk.mechanism" => Some(&["channel", "mc_dma", "rowclone"]),
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
@@ -1094,6 +1200,23 @@ impl Config {
                 spec.timing.set(name, value);
             }
         }
+        let r = &self.controller.refresh;
+        if spec.has_refresh && (r.granularity == 2 || r.granularity == 4) {
+            // Fine granularity refresh: the REFs in use are the 2x or 4x ones.
+            let t = &mut spec.timing;
+            let g = r.granularity;
+            let (refi_k, rfc_k) = if g == 2 {
+                (t.n_refi2, t.n_rfc2)
+            } else {
+                (t.n_refi4, t.n_rfc4)
+            };
+            t.n_refi = if refi_k > 0 { refi_k } else { t.n_refi / g };
+            if !r.fgr_overhead {
+                t.n_rfc = t.n_rfc.div_ceil(g);
+            } else if rfc_k > 0 {
+                t.n_rfc = rfc_k;
+            }
+        }
         let t = &spec.timing;
         // A part without REF has no refresh timings to check (they are 0 and unused).
         let refresh_interval = spec.has_refresh.then_some(("nREFI", t.n_refi));
@@ -1152,10 +1275,30 @@ impl Config {
 
     /// The error of refreshing a part that has no refresh command (REF), naming the key.
     fn refresh_problem(&self, spec: &Spec) -> Option<String> {
-        (!spec.has_refresh && self.controller.refresh != RefreshPolicy::None).then(|| {
-            format!(
-                "controller.refresh: all_bank, but {} has no refresh command (REF); set controller.refresh = \"none\"",
+        let r = &self.controller.refresh;
+        if !spec.has_refresh && r.policy != RefreshPolicy::None {
+            return Some(format!(
+                "controller.refresh: {}, but {} has no refresh command (REF); set controller.refresh = \"none\"",
+                r.policy.name(),
                 spec.name
+            ));
+        }
+        if ![1, 2, 4].contains(&r.granularity) {
+            return Some(format!(
+                "controller.refresh.granularity: {} is not a DDR4 refresh granularity; expected 1, 2 or 4",
+                r.granularity
+            ));
+        }
+        let t = &spec.timing;
+        let rfc_k = match r.granularity {
+            2 => t.n_rfc2,
+            4 => t.n_rfc4,
+            _ => t.n_rfc,
+        };
+        (r.policy != RefreshPolicy::None && r.fgr_overhead && rfc_k == 0).then(|| {
+            format!(
+                "controller.refresh.granularity: {} needs nRFC{} from the preset, but {} does not give it; set dram.timing.nRFC{} or controller.refresh.fgr_overhead = false",
+                r.granularity, r.granularity, spec.name, r.granularity
             )
         })
     }
@@ -1520,7 +1663,12 @@ fn flat_keys(table: &toml::Table, prefix: &str) -> Vec<String> {
             toml::Value::Table(t) if key == "dram.timing" => {
                 keys.extend(t.keys().map(|name| format!("{key}.{name}")));
             }
-            toml::Value::Table(t) if !CONFIG_FIELDS.iter().any(|f| f.key == key) => {
+            toml::Value::Table(t)
+                if !CONFIG_FIELDS.iter().any(|f| f.key == key)
+                    || CONFIG_FIELDS
+                        .iter()
+                        .any(|f| f.key.starts_with(&format!("{key}."))) =>
+            {
                 keys.extend(flat_keys(t, &key));
             }
             toml::Value::Array(items) => {
@@ -1548,6 +1696,8 @@ mod tests {
         let mut keys = flat_keys(&table, "");
         keys.push("dram.timing".into());
         keys.push("include".into());
+        // A table that also takes a shorthand value (`controller.refresh = "none"`).
+        keys.push("controller.refresh".into());
         keys.sort();
         keys.dedup();
         keys
@@ -1586,7 +1736,7 @@ mod tests {
             (c.controller.read_queue_size, c.controller.write_queue_size),
             (32, 32)
         );
-        assert_eq!(c.controller.refresh, RefreshPolicy::AllBank);
+        assert_eq!(c.controller.refresh.policy, RefreshPolicy::Staggered);
         c.validate().unwrap();
     }
 

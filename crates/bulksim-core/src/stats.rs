@@ -189,6 +189,13 @@ stat_struct! {
 }
 
 stat_struct! {
+    /// How refreshes of different ranks coincided.
+    pub struct RefreshStats {
+        pub overlap_ns: f64 = sum("ns", "for each REF, the part of its tRFC during which another rank's refresh, begun earlier, was still running, summed; among a channel's ranks, or all ranks under controller.refresh.stagger = system (simultaneous refresh overlaps by design)"),
+    }
+}
+
+stat_struct! {
     /// The memory system's stats: one device's channels together.
     pub struct Stats {
         pub preset: String = keep("name", "memory part preset simulated"),
@@ -210,6 +217,7 @@ stat_struct! {
         pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
         pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
         pub refreshes: u64 = sum("commands", "all-bank REF commands issued"),
+        pub refresh: RefreshStats = nested(),
         pub frontend_stall_mem_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
         pub out_of_range_requests: u64 = sum("requests", "requests whose address exceeded capacity (upper bits ignored)"),
         pub mcgr_bytes: u64 = keep("bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),

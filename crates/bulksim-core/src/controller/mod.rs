@@ -14,7 +14,7 @@ pub mod unavailability;
 pub mod write_drain;
 
 use crate::config::{
-    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, Scheduler,
+    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, Scheduler, Stagger,
 };
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
@@ -23,7 +23,7 @@ use crate::stat_struct::stat_struct;
 use crate::stats::LatencyHistogram;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
-use refresh::Refresh;
+use refresh::{Refresh, Schedule};
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::{HitCap, Owned};
 use unavailability::Unavailability;
@@ -84,6 +84,11 @@ pub struct Controller {
     /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
     pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
+    /// The REF issued in the last tick, if any: (rank, cycle, end of its tRFC).
+    pub refresh_issued: Option<(u32, u64, u64)>,
+    /// Whether idle refreshes may be booked in closed form (not when their overlap with
+    /// other channels' refreshes is counted, under the system-wide stagger).
+    book_idle_refreshes: bool,
     /// Refresh periods of this channel's ranks (the write drain counts its own periods).
     unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
@@ -125,10 +130,18 @@ impl Controller {
                 (o.ranks * o.banks_per_rank()) as usize,
             ),
             blocked: [vec![false; o.ranks as usize], vec![false; o.ranks as usize]],
-            refresh: Refresh::new(
-                cfg.refresh == RefreshPolicy::AllBank,
+            refresh: Refresh::scheduled(
+                cfg.refresh.policy != RefreshPolicy::None && spec.has_refresh,
                 o.ranks as usize,
                 t.n_refi as u64,
+                match (cfg.refresh.policy, cfg.refresh.stagger) {
+                    (RefreshPolicy::Simultaneous, _) => Schedule::Simultaneous,
+                    (_, Stagger::System) => Schedule::System {
+                        channel,
+                        channels: o.channels,
+                    },
+                    (_, Stagger::Channel) => Schedule::PerChannel,
+                },
             ),
             rank_addrs,
             hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
@@ -139,6 +152,8 @@ impl Controller {
             bulk: BulkEngine::new(spec),
             served: Vec::new(),
             stats: ControllerStats::default(),
+            refresh_issued: None,
+            book_idle_refreshes: cfg.refresh.stagger != Stagger::System,
             unavailable: Unavailability::new(o.ranks as usize, false),
             refresh_busy: t.n_rfc as u64,
             ref_to_ref: {
@@ -181,6 +196,7 @@ impl Controller {
         };
         // interval 0: a part without refresh (nREFI unused), nothing to skip.
         if interval == 0
+            || !self.book_idle_refreshes
             || until.saturating_sub(now) < 2 * interval
             || !self.is_idle()
             || self.refresh.pending_ranks().next().is_some()
@@ -348,6 +364,7 @@ impl Controller {
                     if cmd == Command::Ref {
                         let due = self.refresh.due(rank);
                         self.unavailable.refresh(rank, due, now + self.refresh_busy);
+                        self.refresh_issued = Some((rank, now, now + self.refresh_busy));
                         self.refresh.done(rank);
                     }
                     return now + 1;

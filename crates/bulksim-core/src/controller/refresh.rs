@@ -1,8 +1,22 @@
-//! All-bank refresh bookkeeping: each rank owes one REF every tREFI; ranks are staggered so
-//! rank r's first REF falls due at (r + 1) * tREFI / ranks. A due rank is blocked for new
+//! All-bank refresh bookkeeping: each rank owes one REF every tREFI (at the configured
+//! granularity, resolved into the spec's nREFI/nRFC). Staggered ranks are offset over tREFI:
+//! per channel rank r's first REF falls due at (r + 1) * tREFI / ranks, or system-wide rank
+//! k = channel * ranks + r at (k + 1) * tREFI / (channels * ranks); simultaneous ranks all fall
+//! due at tREFI. A due rank is blocked for new
 //! commands until its banks are precharged (PREA) and the REF issues. An idle controller may
 //! book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes exactly when
 //! due while nothing else happens, so the rounds are known in closed form.
+
+/// How first due cycles are spread over ranks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Schedule {
+    /// Over the channel's ranks.
+    PerChannel,
+    /// Over all ranks of `channels` channels; this is `channel`.
+    System { channel: u32, channels: u32 },
+    /// Every rank at once.
+    Simultaneous,
+}
 
 #[derive(Clone, Debug)]
 pub struct Refresh {
@@ -14,9 +28,23 @@ pub struct Refresh {
 }
 
 impl Refresh {
+    /// Refresh of one channel's `ranks` ranks, each every `interval` cycles, staggered over
+    /// `ranks` or, system-wide, over all `channels * ranks` ranks; `simultaneous` puts every
+    /// rank's first REF at `interval`.
     pub fn new(enabled: bool, ranks: usize, interval: u64) -> Refresh {
+        Self::scheduled(enabled, ranks, interval, Schedule::PerChannel)
+    }
+
+    pub fn scheduled(enabled: bool, ranks: usize, interval: u64, schedule: Schedule) -> Refresh {
         let next_due = (0..ranks as u64)
-            .map(|r| (r + 1) * interval / ranks as u64)
+            .map(|r| match schedule {
+                Schedule::PerChannel => (r + 1) * interval / ranks as u64,
+                Schedule::System { channel, channels } => {
+                    let k = channel as u64 * ranks as u64 + r;
+                    (k + 1) * interval / (channels as u64 * ranks as u64)
+                }
+                Schedule::Simultaneous => interval,
+            })
             .collect();
         Refresh {
             enabled,
@@ -142,6 +170,25 @@ mod tests {
         assert!(r.poll(1250));
         assert_eq!(r.pending_ranks().count(), 4);
         assert_eq!(Refresh::new(false, 1, 1000).next_due(), u64::MAX);
+    }
+
+    #[test]
+    fn system_stagger_spreads_all_ranks_and_simultaneous_aligns_them() {
+        // 2 channels x 2 ranks over 1000 cycles: ranks due at 250, 500 (channel 0) and 750,
+        // 1000 (channel 1).
+        let c1 = Refresh::scheduled(
+            true,
+            2,
+            1000,
+            Schedule::System {
+                channel: 1,
+                channels: 2,
+            },
+        );
+        assert_eq!((c1.due(0), c1.due(1)), (750, 1000));
+        let s = Refresh::scheduled(true, 4, 1000, Schedule::Simultaneous);
+        assert!((0..4).all(|r| s.due(r) == 1000));
+        assert_eq!(s.min_spacing(), 0);
     }
 
     #[test]

@@ -11,7 +11,7 @@ use crate::bulk::plan::Planner;
 use crate::bulk::reserved::ReservedRows;
 use crate::bulk::tracker::BulkTracker;
 use crate::bulk::{BulkOp, Move};
-use crate::config::{Config, Mechanism};
+use crate::config::{Config, Mechanism, Stagger};
 use crate::controller::unavailability::Unavailability;
 use crate::controller::{Controller, ControllerStats, RequestKind, CLIENT_TAG, NO_TAG};
 use crate::device::CommandLog;
@@ -19,6 +19,7 @@ use crate::device::RankActivity;
 use crate::energy::{rank_energy, EnergyBreakdown};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapper;
+use crate::memory::refresh_overlap::RefreshOverlap;
 use crate::spec::{Command, Spec};
 use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
 use std::path::Path;
@@ -42,6 +43,7 @@ pub struct MemorySystem {
     bulk_work: bool,
     client_outstanding: u64,
     completions: Vec<(u32, u64)>,
+    refresh_overlap: RefreshOverlap,
 }
 
 impl MemorySystem {
@@ -58,6 +60,11 @@ impl MemorySystem {
                 ctrl
             })
             .collect();
+        let refresh_overlap = RefreshOverlap::new(
+            spec.organisation.channels as usize,
+            spec.organisation.ranks as usize,
+            c.refresh.stagger == Stagger::System,
+        );
         let b = &config.bulk;
         let reserved =
             (b.mechanism == Mechanism::Rowclone).then(|| ReservedRows::new(&spec.organisation));
@@ -77,6 +84,7 @@ impl MemorySystem {
             bulk_work: false,
             client_outstanding: 0,
             completions: Vec::new(),
+            refresh_overlap,
         })
     }
 
@@ -285,8 +293,11 @@ impl MemorySystem {
             next = self.step_copier(now);
         }
         let bulk = bulk || self.client_outstanding > 0;
-        for c in &mut self.controllers {
+        for (ch, c) in self.controllers.iter_mut().enumerate() {
             next = next.min(c.tick(now));
+            if let Some((rank, start, end)) = c.refresh_issued.take() {
+                self.refresh_overlap.refresh(ch as u32, rank, start, end);
+            }
         }
         if bulk {
             next = next.min(self.collect_bulk_events(now));
@@ -462,6 +473,9 @@ impl MemorySystem {
             row_misses: total.row_misses,
             row_conflicts: total.row_conflicts,
             wasted_acts: total.wasted_acts.clone(),
+            refresh: crate::stats::RefreshStats {
+                overlap_ns: self.refresh_overlap.cycles as f64 * tck_ns,
+            },
             row_hit_rate: if accesses == 0 {
                 0.0
             } else {

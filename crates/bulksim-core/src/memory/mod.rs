@@ -1,10 +1,11 @@
 //! Main memory below the caches: the memory router (`router`), which owns the physical address
 //! space, the functional image of its bytes and the memory devices placed in it, and each
 //! device's channels (`channels`: address mapping, per-channel controllers, bulk-operation
-//! planning and the channel copier).
+//! planning and the channel copier), and the refreshes' overlap across ranks (`refresh_overlap`).
 
 pub mod channels;
 pub mod device;
+pub mod refresh_overlap;
 pub mod router;
 
 pub use channels::MemorySystem;

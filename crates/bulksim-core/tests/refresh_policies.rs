@@ -1,0 +1,203 @@
+//! Refresh policies (`[controller.refresh]`): the unavailable share of a rank is tRFC/tREFI of
+//! the density, temperature and granularity in use (the Rank Assignment paper's Table I and
+//! §II-E/F), staggered refreshes never overlap while N x tRFC <= tREFI, simultaneous ones
+//! coincide, and bad settings are one error naming the key.
+
+mod common;
+use bulksim_core::config::Config;
+use bulksim_core::controller::unavailability::{Cause, Unavailability};
+use bulksim_core::sim;
+use bulksim_core::stats::Stats;
+use common::*;
+
+const TCK_NS: f64 = 1.25;
+
+fn ddr4_1600(density: u32, more: &[&str]) -> Config {
+    let preset = format!("dram.preset=\"DDR4_{density}Gb_x8_1600\"");
+    let mut sets = vec![preset.as_str(), "sim.record_intervals=true"];
+    sets.extend_from_slice(more);
+    config(&sets)
+}
+
+/// An idle memory for `cycles` memory cycles: a read at 0 and one at the end.
+fn idle(c: &Config, cycles: u64) -> (Stats, Vec<Unavailability>) {
+    let records = vec![read(0, 0), read(cycles, 64)];
+    let (stats, router) = sim::run_keeping_memory(c, &mut records.into_iter(), None, None).unwrap();
+    let u = router.devices[0].channels.unavailability();
+    (stats, u)
+}
+
+/// Unavailable memory cycles of rank 0 of channel 0 per `window` cycles.
+fn unavailable_per(u: &[Unavailability], window: u64, cycles: u64) -> f64 {
+    u[0].ranks[0].refresh_mem_cycles as f64 * window as f64 / cycles as f64
+}
+
+#[test]
+fn the_unavailable_share_is_trfc_over_trefi() {
+    // Table I: tRFC 350/480/640 ns for 8/16/32 Gb; tREFI 7.8 us (3.9 us extended).
+    for (density, trfc_ns) in [(8, 350.0), (16, 480.0), (32, 640.0)] {
+        for (temperature, trefi_ns) in [("normal", 7800.0), ("extended", 3900.0)] {
+            let t = format!("dram.temperature=\"{temperature}\"");
+            let c = ddr4_1600(density, &[&t]);
+            let cycles = 200 * (trefi_ns / TCK_NS) as u64;
+            let (_, u) = idle(&c, cycles);
+            let share = u[0].ranks[0].refresh_mem_cycles as f64 / cycles as f64;
+            let expected = trfc_ns / trefi_ns;
+            assert!(
+                (share - expected).abs() < 0.01 * expected,
+                "{density} Gb {temperature}: {share} vs {expected}"
+            );
+        }
+    }
+}
+
+#[test]
+fn fine_granularity_costs_its_recovery_per_ref() {
+    // 32 Gb, per 7.8 us: 1 x 640 ns, 2 x 480 = 960 ns (+50%), 4 x 350 = 1400 ns; without the
+    // DDR4 overhead 2 x 320 and 4 x 160 ns, i.e. 640 ns at every granularity.
+    let window = (7800.0 / TCK_NS) as u64;
+    let cycles = 100 * window;
+    for (granularity, overhead, busy_ns) in [
+        (1, true, 640.0),
+        (2, true, 960.0),
+        (4, true, 1400.0),
+        (2, false, 640.0),
+        (4, false, 640.0),
+    ] {
+        let g = format!("controller.refresh.granularity={granularity}");
+        let o = format!("controller.refresh.fgr_overhead={overhead}");
+        let c = ddr4_1600(32, &[&g, &o]);
+        let (s, u) = idle(&c, cycles);
+        let per_window_ns = unavailable_per(&u, window, cycles) * TCK_NS;
+        assert!(
+            (per_window_ns - busy_ns).abs() < 0.01 * busy_ns,
+            "FGR-{granularity}x overhead {overhead}: {per_window_ns} ns per 7.8 us, expected {busy_ns}"
+        );
+        assert_eq!(
+            s.refreshes, u[0].ranks[0].refreshes,
+            "one rank, one channel"
+        );
+    }
+    // Extended temperature halves the FGR intervals too: 4x REFs every 0.975 us.
+    let c = ddr4_1600(
+        32,
+        &[
+            "dram.temperature=\"extended\"",
+            "controller.refresh.granularity=4",
+        ],
+    );
+    assert_eq!(c.spec().unwrap().timing.n_refi, 780);
+    assert_eq!(c.spec().unwrap().timing.n_rfc, 280);
+}
+
+fn refresh_starts(u: &[Unavailability]) -> Vec<Vec<u64>> {
+    u.iter()
+        .flat_map(|ch| {
+            (0..ch.ranks.len() as u32).map(move |r| {
+                ch.intervals
+                    .iter()
+                    .filter(|i| i.cause == Cause::Refresh && i.rank == Some(r))
+                    .map(|i| i.start_mem_cycles)
+                    .collect()
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn staggered_refreshes_never_overlap_and_simultaneous_ones_coincide() {
+    // 2 channels x 2 ranks of 32 Gb at extended temperature: 4 x 640 ns < 3.9 us, so a
+    // system-wide stagger keeps one rank refreshing at a time.
+    let base = [
+        "dram.channels=2",
+        "dram.ranks=2",
+        "dram.temperature=\"extended\"",
+    ];
+    let with = |more: &[&str]| {
+        let mut sets = base.to_vec();
+        sets.extend_from_slice(more);
+        ddr4_1600(32, &sets)
+    };
+    let cycles = 50 * 3120;
+    let (s, u) = idle(&with(&["controller.refresh.stagger=\"system\""]), cycles);
+    assert_eq!(s.refresh.overlap_ns, 0.0);
+    // Ranks due a quarter of tREFI apart: 780 cycles.
+    let starts = refresh_starts(&u);
+    assert_eq!(
+        starts.iter().map(|s| s[0]).collect::<Vec<_>>(),
+        [780, 1560, 2340, 3120]
+    );
+    // The channel stagger offsets each channel's two ranks by half of tREFI; the two channels'
+    // rank r refresh together, which a channel's overlap does not count.
+    let (s, u) = idle(&with(&[]), cycles);
+    assert_eq!(s.refresh.overlap_ns, 0.0);
+    let starts = refresh_starts(&u);
+    assert_eq!((starts[0][0], starts[2][0]), (1560, 1560));
+    // Simultaneous: all four ranks are due at once; a channel's second REF follows its first
+    // on the next command cycle, so its tRFC overlaps the first's by tRFC - 1 cycles.
+    let (s, u) = idle(
+        &with(&["controller.refresh.policy=\"simultaneous\""]),
+        cycles,
+    );
+    let starts = refresh_starts(&u);
+    assert!(starts.iter().all(|s| s[0] == 3120), "{starts:?}");
+    let refs_per_rank = starts[0].len() as f64;
+    let expected = 2.0 * refs_per_rank * (512.0 - 1.0) * TCK_NS;
+    assert!(
+        (s.refresh.overlap_ns - expected).abs() <= 2.0 * 512.0 * TCK_NS,
+        "{} vs {expected}",
+        s.refresh.overlap_ns
+    );
+    // FGR-4x at extended temperature: 4 x 350 ns > 975 ns, so even the system stagger overlaps.
+    let (s, _) = idle(
+        &with(&[
+            "controller.refresh.stagger=\"system\"",
+            "controller.refresh.granularity=4",
+        ]),
+        cycles,
+    );
+    assert!(s.refresh.overlap_ns > 0.0);
+}
+
+#[test]
+fn a_policy_name_alone_still_works_and_bad_keys_are_named() {
+    let c = config(&["controller.refresh=\"none\""]);
+    let (s, _) = idle(&c, 100_000);
+    assert_eq!(s.refreshes, 0);
+    let c = config(&["controller.refresh=\"all_bank\""]);
+    let (s, _) = idle(&c, 100_000);
+    assert!(s.refreshes > 0);
+    for (sets, key) in [
+        (
+            &["controller.refresh.granularity=3"][..],
+            "controller.refresh.granularity",
+        ),
+        (
+            &["controller.refresh.policy=\"sometimes\""],
+            "controller.refresh.policy",
+        ),
+        (
+            &["controller.refresh.stagger=\"bank\""],
+            "controller.refresh.stagger",
+        ),
+        (
+            // DDR3 gives no FGR tRFC.
+            &[
+                "dram.preset=\"DDR3_4Gb_x8_1600\"",
+                "controller.refresh.granularity=2",
+            ],
+            "controller.refresh.granularity",
+        ),
+        (
+            &["controller.refresh.polcy=\"none\""],
+            "controller.refresh.policy",
+        ),
+    ] {
+        let err = Config::default()
+            .apply_sets(sets)
+            .and_then(|c| c.validate().map(|_| c))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(key), "{sets:?}: {err}");
+    }
+}
