@@ -18,6 +18,7 @@ use crate::config::{
 };
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
+use crate::memory::refresh_overlap::RefreshOverlap;
 use crate::spec::{Command, Spec};
 use crate::stat_struct::stat_struct;
 use crate::stats::LatencyHistogram;
@@ -84,11 +85,16 @@ pub struct Controller {
     /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
     pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
-    /// The REF issued in the last tick, if any: (rank, cycle, end of its tRFC).
+    /// Under the system-wide stagger, the REF issued in the last tick, if any: (rank,
+    /// cycle, end of its tRFC), for the device's overlap count across channels.
     pub refresh_issued: Option<(u32, u64, u64)>,
-    /// Whether idle refreshes may be booked in closed form (not when their overlap with
-    /// other channels' refreshes is counted, under the system-wide stagger).
-    book_idle_refreshes: bool,
+    /// The system-wide stagger is on: REFs are reported, and idle refreshes are stepped
+    /// rather than booked in closed form, so that the overlap across channels is seen.
+    system_stagger: bool,
+    /// Overlap of this channel's ranks' refreshes (channel stagger and simultaneous).
+    pub refresh_overlap: RefreshOverlap,
+    /// Reads and writes compete in one cycle (per-rank drains or equal priority).
+    both_queues: bool,
     /// Refresh periods of this channel's ranks (the write drain counts its own periods).
     unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
@@ -153,7 +159,10 @@ impl Controller {
             served: Vec::new(),
             stats: ControllerStats::default(),
             refresh_issued: None,
-            book_idle_refreshes: cfg.refresh.stagger != Stagger::System,
+            system_stagger: cfg.refresh.stagger == Stagger::System,
+            refresh_overlap: RefreshOverlap::new(1, o.ranks as usize, false),
+            both_queues: cfg.write_drain.scope == DrainScope::Rank
+                || cfg.write_drain.policy == DrainPolicy::EqualPriority,
             unavailable: Unavailability::new(o.ranks as usize, false),
             refresh_busy: t.n_rfc as u64,
             ref_to_ref: {
@@ -196,7 +205,7 @@ impl Controller {
         };
         // interval 0: a part without refresh (nREFI unused), nothing to skip.
         if interval == 0
-            || !self.book_idle_refreshes
+            || self.system_stagger
             || until.saturating_sub(now) < 2 * interval
             || !self.is_idle()
             || self.refresh.pending_ranks().next().is_some()
@@ -364,7 +373,12 @@ impl Controller {
                     if cmd == Command::Ref {
                         let due = self.refresh.due(rank);
                         self.unavailable.refresh(rank, due, now + self.refresh_busy);
-                        self.refresh_issued = Some((rank, now, now + self.refresh_busy));
+                        let end = now + self.refresh_busy;
+                        if self.system_stagger {
+                            self.refresh_issued = Some((rank, now, end));
+                        } else {
+                            self.refresh_overlap.refresh(0, rank, now, end);
+                        }
                         self.refresh.done(rank);
                     }
                     return now + 1;
@@ -375,7 +389,7 @@ impl Controller {
         next = next.min(self.refresh.next_due());
 
         let draining = self.drain.update(self.reads.len(), now);
-        if self.drain.per_rank() || self.drain.policy == DrainPolicy::EqualPriority {
+        if self.both_queues {
             return self.tick_both_queues(now, next);
         }
         let writing = draining;
@@ -389,7 +403,7 @@ impl Controller {
             };
             match ready_owner(queue, &self.device, self.refresh.pending_mask(), None, now) {
                 Ok(index) => {
-                    self.serve(!writing, index, self.column_of(!writing, index), now);
+                    self.serve_rare(!writing, index, self.column_of(!writing, index), now);
                     return now + 1;
                 }
                 Err(t) => next = next.min(t),
@@ -468,7 +482,7 @@ impl Controller {
                     now,
                 ) {
                     Ok(index) => {
-                        self.serve(writing, index, self.column_of(writing, index), now);
+                        self.serve_rare(writing, index, self.column_of(writing, index), now);
                         return now + 1;
                     }
                     Err(t) => next = next.min(t),
@@ -522,12 +536,12 @@ impl Controller {
         };
         match choice {
             Some((writing, (index, cmd))) => {
-                self.serve(writing, index, cmd, now);
+                self.serve_rare(writing, index, cmd, now);
                 if cmd.is_column() || self.refresh.any_pending() {
                     return now + 1;
                 }
-                next.min(self.earliest_ready(false, now + 1))
-                    .min(self.earliest_ready(true, now + 1))
+                next.min(self.earliest_ready_rare(false, now + 1))
+                    .min(self.earliest_ready_rare(true, now + 1))
             }
             None => next.min(read_pick.next_ready).min(write_pick.next_ready),
         }
@@ -536,6 +550,12 @@ impl Controller {
     /// The earliest cycle at or after `from` at which a request of the active queue has its
     /// next command ready; stops at the first one ready by `from`. Ignores FR-FCFS hold-backs,
     /// so it may wake the controller early, never late.
+    #[inline(never)]
+    fn earliest_ready_rare(&mut self, writing: bool, from: u64) -> u64 {
+        self.earliest_ready(writing, from)
+    }
+
+    #[inline(never)]
     fn earliest_ready(&mut self, writing: bool, from: u64) -> u64 {
         let queue = if writing {
             &mut self.writes
@@ -589,6 +609,14 @@ impl Controller {
         }
     }
 
+    /// `serve` for the rare paths (owners across a mode switch, both queues at once), so
+    /// that the common path keeps `serve` inlined.
+    #[inline(never)]
+    fn serve_rare(&mut self, writing: bool, index: usize, cmd: Command, now: u64) {
+        self.serve(writing, index, cmd, now);
+    }
+
+    #[inline(always)]
     fn serve(&mut self, writing: bool, index: usize, cmd: Command, now: u64) {
         let queue = if writing {
             &mut self.writes

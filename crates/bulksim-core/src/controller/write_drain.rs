@@ -43,6 +43,9 @@ pub struct WriteDrain {
     low: usize,
     /// Write entries one scope unit may hold.
     capacity: usize,
+    /// The channel scope's state (a field of its own: the hot path of every tick).
+    channel: Unit,
+    /// The rank scope's states, one per rank (empty for the channel scope).
     units: Vec<Unit>,
     /// Units draining now.
     draining_units: usize,
@@ -74,8 +77,12 @@ impl WriteDrain {
         banks: usize,
     ) -> WriteDrain {
         let units = match scope {
-            DrainScope::Channel => 1,
+            DrainScope::Channel => 0,
             DrainScope::Rank => ranks,
+        };
+        let unit = Unit {
+            banks: vec![0; banks.div_ceil(64)],
+            ..Default::default()
         };
         WriteDrain {
             policy,
@@ -84,13 +91,8 @@ impl WriteDrain {
             high,
             low,
             capacity,
-            units: vec![
-                Unit {
-                    banks: vec![0; banks.div_ceil(64)],
-                    ..Default::default()
-                };
-                units
-            ],
+            channel: unit.clone(),
+            units: vec![unit; units],
             draining_units: 0,
             rank_draining: vec![false; ranks],
             periods: 0,
@@ -111,25 +113,38 @@ impl WriteDrain {
         self.scope == DrainScope::Rank
     }
 
+    /// The state unit of `rank`: None for the channel's, else the rank's index.
     #[inline]
-    fn unit(&self, rank: u32) -> usize {
+    fn unit(&self, rank: u32) -> Option<usize> {
         match self.scope {
-            DrainScope::Channel => 0,
-            DrainScope::Rank => rank as usize,
+            DrainScope::Channel => None,
+            DrainScope::Rank => Some(rank as usize),
+        }
+    }
+
+    #[inline]
+    fn state(&mut self, unit: Option<usize>) -> &mut Unit {
+        match unit {
+            None => &mut self.channel,
+            Some(i) => &mut self.units[i],
         }
     }
 
     /// Whether a write to `rank` finds room.
     #[inline]
     pub fn has_room(&self, rank: u32) -> bool {
-        self.units[self.unit(rank)].writes < self.capacity
+        let u = match self.unit(rank) {
+            None => &self.channel,
+            Some(i) => &self.units[i],
+        };
+        u.writes < self.capacity
     }
 
     /// A write to `rank` entered the queue.
     #[inline]
     pub fn write_queued(&mut self, rank: u32) {
         let u = self.unit(rank);
-        self.units[u].writes += 1;
+        self.state(u).writes += 1;
     }
 
     /// A write to `rank`'s bank `bank` (channel-wide index) was served at `now`. A drain
@@ -138,7 +153,7 @@ impl WriteDrain {
     #[inline]
     pub fn write_served(&mut self, rank: u32, bank: u32, now: u64) {
         let i = self.unit(rank);
-        let u = &mut self.units[i];
+        let u = self.state(i);
         u.writes -= 1;
         if u.draining {
             u.banks[bank as usize / 64] |= 1 << (bank % 64);
@@ -164,20 +179,20 @@ impl WriteDrain {
     /// returns whether any unit is draining.
     #[inline]
     pub fn update(&mut self, reads: usize, now: u64) -> bool {
-        if self.policy != DrainPolicy::Watermark {
-            return false;
-        }
-        if self.units.len() == 1 {
-            let u = &self.units[0];
+        if self.units.is_empty() {
+            let u = &self.channel;
             let flip = if u.draining {
                 u.writes == 0 || (u.writes <= self.low && reads > 0)
             } else {
                 u.writes >= self.high || (reads == 0 && u.writes > 0)
             };
-            if flip {
-                self.flip(0, now);
+            if flip && self.policy == DrainPolicy::Watermark {
+                self.flip(None, now);
             }
-            return self.draining_units > 0;
+            return self.channel.draining;
+        }
+        if self.policy != DrainPolicy::Watermark {
+            return false;
         }
         let mut start_all = false;
         // Coordinated ranks stop together: once every draining rank is down to its low
@@ -197,17 +212,17 @@ impl WriteDrain {
                     u.writes <= self.low && reads > 0
                 };
                 if u.writes == 0 || low {
-                    self.flip(i, now);
+                    self.flip(Some(i), now);
                 }
             } else if u.writes >= self.high || (reads == 0 && u.writes > 0) {
-                self.flip(i, now);
+                self.flip(Some(i), now);
                 start_all |= self.coordinate;
             }
         }
         if start_all {
             for i in 0..self.units.len() {
                 if !self.units[i].draining && self.units[i].writes > 0 {
-                    self.flip(i, now);
+                    self.flip(Some(i), now);
                 }
             }
         }
@@ -215,9 +230,13 @@ impl WriteDrain {
     }
 
     #[cold]
-    fn flip(&mut self, i: usize, now: u64) {
+    fn flip(&mut self, unit: Option<usize>, now: u64) {
         let per_rank = self.per_rank();
-        let u = &mut self.units[i];
+        let i = unit.unwrap_or(0);
+        let u = match unit {
+            None => &mut self.channel,
+            Some(i) => &mut self.units[i],
+        };
         if !u.draining {
             u.draining = true;
             u.since = now;
@@ -244,7 +263,7 @@ impl WriteDrain {
                 });
             }
         }
-        let draining = self.units[i].draining;
+        let draining = self.state(unit).draining;
         if per_rank {
             self.rank_draining[i] = draining;
         } else {
@@ -272,7 +291,7 @@ mod tests {
 
     fn set_writes(d: &mut WriteDrain, rank: u32, n: usize) {
         let u = d.unit(rank);
-        d.units[u].writes = n;
+        d.state(u).writes = n;
     }
 
     #[test]

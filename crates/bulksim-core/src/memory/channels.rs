@@ -43,7 +43,9 @@ pub struct MemorySystem {
     bulk_work: bool,
     client_outstanding: u64,
     completions: Vec<(u32, u64)>,
-    refresh_overlap: RefreshOverlap,
+    /// Under the system-wide stagger, the overlap of all ranks' refreshes (else each
+    /// controller counts its channel's).
+    system_refresh_overlap: Option<RefreshOverlap>,
 }
 
 impl MemorySystem {
@@ -60,11 +62,13 @@ impl MemorySystem {
                 ctrl
             })
             .collect();
-        let refresh_overlap = RefreshOverlap::new(
-            spec.organisation.channels as usize,
-            spec.organisation.ranks as usize,
-            c.refresh.stagger == Stagger::System,
-        );
+        let system_refresh_overlap = (c.refresh.stagger == Stagger::System).then(|| {
+            RefreshOverlap::new(
+                spec.organisation.channels as usize,
+                spec.organisation.ranks as usize,
+                true,
+            )
+        });
         let b = &config.bulk;
         let reserved =
             (b.mechanism == Mechanism::Rowclone).then(|| ReservedRows::new(&spec.organisation));
@@ -84,7 +88,7 @@ impl MemorySystem {
             bulk_work: false,
             client_outstanding: 0,
             completions: Vec::new(),
-            refresh_overlap,
+            system_refresh_overlap,
         })
     }
 
@@ -293,10 +297,14 @@ impl MemorySystem {
             next = self.step_copier(now);
         }
         let bulk = bulk || self.client_outstanding > 0;
-        for (ch, c) in self.controllers.iter_mut().enumerate() {
+        for c in &mut self.controllers {
             next = next.min(c.tick(now));
-            if let Some((rank, start, end)) = c.refresh_issued.take() {
-                self.refresh_overlap.refresh(ch as u32, rank, start, end);
+        }
+        if let Some(overlap) = &mut self.system_refresh_overlap {
+            for (ch, c) in self.controllers.iter_mut().enumerate() {
+                if let Some((rank, start, end)) = c.refresh_issued.take() {
+                    overlap.refresh(ch as u32, rank, start, end);
+                }
             }
         }
         if bulk {
@@ -474,7 +482,13 @@ impl MemorySystem {
             row_conflicts: total.row_conflicts,
             wasted_acts: total.wasted_acts.clone(),
             refresh: crate::stats::RefreshStats {
-                overlap_ns: self.refresh_overlap.cycles as f64 * tck_ns,
+                overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
+                    + self
+                        .controllers
+                        .iter()
+                        .map(|c| c.refresh_overlap.cycles)
+                        .sum::<u64>()) as f64
+                    * tck_ns,
             },
             row_hit_rate: if accesses == 0 {
                 0.0
