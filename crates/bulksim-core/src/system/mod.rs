@@ -39,6 +39,7 @@ use crate::os::allocator::{
 };
 use crate::os::{Os, Pid, Work};
 use crate::port::Port;
+use crate::workload::looping::LoopingSource;
 use crate::workload::program::Event;
 use crate::workload::source::{EventSource, Workload};
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
@@ -234,8 +235,13 @@ impl System {
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
+        let looping = config.system.loop_workloads;
         for thread in workload.threads {
-            let reader = thread.source;
+            let reader = if looping {
+                Box::new(LoopingSource::new(thread.source, thread.reopen))
+            } else {
+                thread.source
+            };
             threads.push(Thread {
                 state: if reader.starts_as_child() {
                     ThreadState::NotStarted
@@ -281,8 +287,11 @@ impl System {
             d.next_cycle = 0;
         }
         let core_count = cores.len();
-        let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
+        let mut mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
+        if config.sim.stop_after_dram_accesses > 0 {
+            mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
+        }
         Ok(System {
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
@@ -356,6 +365,10 @@ impl System {
                 self.fast_forward_compute();
             }
             self.step_memory();
+            if self.mem.memory_accepted >= self.mem.memory_accept_limit {
+                self.stop_all_threads();
+                break;
+            }
             self.deliver_events();
             let mut active = false;
             for c in 0..self.cores.len() {
@@ -469,6 +482,30 @@ impl System {
             self.threads[t].instructions += retired;
         }
         self.now += cycles * self.core_fs;
+    }
+
+    /// `sim.stop_after_dram_accesses` is reached: the run ends now, as if every running
+    /// thread exited at this moment (its stall on memory, if any, counted up to now).
+    fn stop_all_threads(&mut self) {
+        let now = self.now;
+        for (c, core) in self.cores.iter_mut().enumerate() {
+            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), core.thread) {
+                let th = &mut self.threads[t];
+                th.stalls += 1;
+                th.stall_fs += now - since;
+                if self.record_intervals {
+                    th.stall_intervals.push((since, now));
+                }
+            }
+            if core.thread.is_some() || !core.run_queue.is_empty() {
+                core.last_exit_fs = now;
+            }
+        }
+        for th in &mut self.threads {
+            if matches!(th.state, ThreadState::Runnable | ThreadState::Waiting) {
+                th.end_fs = now;
+            }
+        }
     }
 
     /// Instructions retired so far, over all cores.
@@ -827,7 +864,10 @@ impl System {
                     }
                     self.push_slot(c, next_cycle, NO_LINE);
                 } else if way.is_some() {
-                    self.push_slot(c, self.now + self.hit_fs, NO_LINE);
+                    let data_fs = self.now + self.hit_fs;
+                    let core = &mut self.cores[c];
+                    core.load_data_fs = core.load_data_fs.max(data_fs);
+                    self.push_slot(c, data_fs, NO_LINE);
                 } else {
                     self.push_slot(c, u64::MAX, line);
                 }
@@ -861,8 +901,14 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
-            Event::MemRead(va) | Event::MemWrite(va) => {
+            Event::MemRead(va) | Event::MemWrite(va) | Event::MemReadDependent(va) => {
                 if full {
+                    return Ok(Step::Retry(ev, false));
+                }
+                // Pointer chasing: the address is known once every older load has its data.
+                if matches!(ev, Event::MemReadDependent(_))
+                    && !self.cores[c].loads_have_data(self.now)
+                {
                     return Ok(Step::Retry(ev, false));
                 }
                 let Some(pa) = self.translate(c, t, pid, va, false)? else {

@@ -6,6 +6,7 @@ pub mod forkbench;
 pub mod formats;
 pub mod generate;
 pub mod lines;
+pub mod looping;
 pub mod program;
 pub mod rng;
 pub mod source;

@@ -1,0 +1,81 @@
+//! Looping a thread's event stream (`system.loop_workloads`): when the stream ends (its end
+//! or an exit) it starts again from its beginning, so a short trace (the 100,000-line MSC
+//! and SPEC heads) runs as long as `sim.stop_after_dram_accesses` asks. The first pass runs
+//! as written; later passes replay the work and skip what set the process up once, since its
+//! effect is still there: maps (`A`, `P`, `N`: a map over a mapped range would replace its
+//! pages), thread starts (`F`, `T`: the threads run already) and waits (`W`: looped children
+//! never exit). A later pass that unmaps (`U`) or execs (`E`) is an error: the pass after it
+//! would run on memory that is gone. A pass that replays nothing ends the thread.
+
+use crate::error::{Error, Result};
+use crate::workload::program::Event;
+use crate::workload::source::{EventSource, Reopen};
+
+pub struct LoopingSource {
+    current: Box<dyn EventSource>,
+    reopen: Reopen,
+    /// Passes started after the first.
+    repeats: u64,
+    /// Events given out in the current pass.
+    given: u64,
+}
+
+impl LoopingSource {
+    pub fn new(source: Box<dyn EventSource>, reopen: Reopen) -> LoopingSource {
+        LoopingSource {
+            current: source,
+            reopen,
+            repeats: 0,
+            given: 0,
+        }
+    }
+}
+
+impl EventSource for LoopingSource {
+    fn next_event(&mut self) -> Result<Option<Event>> {
+        loop {
+            let event = match self.current.next_event()? {
+                None | Some(Event::Exit) => {
+                    if self.given == 0 {
+                        return Ok(None);
+                    }
+                    self.current = (self.reopen)()?;
+                    self.repeats += 1;
+                    self.given = 0;
+                    continue;
+                }
+                Some(e) => e,
+            };
+            if self.repeats > 0 {
+                match event {
+                    Event::Map { .. }
+                    | Event::MapPopulated { .. }
+                    | Event::MapResident { .. }
+                    | Event::Fork(_)
+                    | Event::Spawn(_)
+                    | Event::Wait => continue,
+                    Event::Unmap { .. } | Event::Exec => {
+                        return Err(Error::Trace(format!(
+                            "{}: system.loop_workloads: pass {} of this thread unmaps or execs \
+                             (`U`, `E`), so the pass after it would run on memory that is \
+                             gone; a looped trace may not unmap or exec",
+                            self.current.location(),
+                            self.repeats + 1
+                        )))
+                    }
+                    _ => {}
+                }
+            }
+            self.given += 1;
+            return Ok(Some(event));
+        }
+    }
+
+    fn location(&self) -> String {
+        self.current.location()
+    }
+
+    fn starts_as_child(&self) -> bool {
+        self.current.starts_as_child()
+    }
+}
