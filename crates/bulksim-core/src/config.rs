@@ -195,6 +195,8 @@ pub struct SystemConfig {
     /// Each thread's event stream restarts from its beginning when it ends
     /// (`workload::looping`); needs `sim.stop_after_dram_accesses`.
     pub loop_workloads: bool,
+    /// Cores in the full system; 0: one per starting thread.
+    pub cores: u32,
 }
 
 impl Default for SystemConfig {
@@ -207,6 +209,7 @@ impl Default for SystemConfig {
             time_slice_instructions: 3_000_000,
             bulk_offload_min_bytes: 4096,
             loop_workloads: false,
+            cores: 0,
         }
     }
 }
@@ -507,7 +510,8 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
     doc("system.bulk_offload_min_bytes", "bytes", "the smallest piece of a memcpy/meminit (the part within one page) that goes to system.bulk_mechanism; smaller pieces run as the core's copy loop through the cache. The default, one 4 KB page, is the RowClone paper's minimum copy granularity (section 4.3.2: software uses the instructions for regions at least this large; its evaluation's copies and initializations are whole pages); 1 sends every piece"),
     doc("system.time_slice_instructions", "instructions", "a thread that has retired this many instructions since it got its core gives the core to the next runnable thread there (a forked child or spawned thread; it drains its window first); 0: a thread keeps its core until it waits or exits. bulksim's choice: about 1 ms at 3.2 GHz and IPC 1, the order of Linux's scheduling granularity"),
-    doc("system.loop_workloads", "bool", "full system: each thread's event stream starts again from its beginning when it ends (its end or an exit), so short traces run until sim.stop_after_dram_accesses, which it needs; later passes skip the maps, thread starts and waits of the first (their effect stays); a later pass that unmaps or execs is an error (docs/workloads.md, Looping)"),
+    doc("system.cores", "cores", "full system: cores; 0: one per thread that starts the workload. More (at most 1024) add spare cores that start idle: a forked or spawned thread starts on an idle spare core when there is one, else it waits for its parent's core (so an 8-thread process runs its threads side by side with 8 cores); fewer than the starting threads is an error"),
+    doc("system.loop_workloads", "bool", "full system: each thread's event stream starts again from its beginning when it ends (its end or an exit), so short traces run until sim.stop_after_dram_accesses, which it needs; waits (`W`) are skipped (looped children never exit) and later passes skip the first's maps and thread starts (their effect stays); a later pass that unmaps or execs is an error (docs/workloads.md, Looping)"),
     doc(
         "system.cpu_full_line_stores",
         "fetch | allocate",
@@ -1126,6 +1130,12 @@ impl Config {
             problems.push(format!(
                 "system.core_ghz: {} is out of range; expected (0, 20]",
                 self.system.core_ghz
+            ));
+        }
+        if self.system.cores > 1024 {
+            problems.push(format!(
+                "system.cores: {} is out of range; expected 0 (one per starting thread) to 1024",
+                self.system.cores
             ));
         }
         if self.system.loop_workloads && self.sim.stop_after_dram_accesses == 0 {

@@ -1,5 +1,6 @@
 //! The full system and its scheduler: trace-driven out-of-order cores (one per initial thread;
-//! forked children run on their parent's core when it waits or exits), the cache hierarchy
+//! forked children run on their parent's core when it waits or exits, or on an idle spare
+//! core when `system.cores` adds some), the cache hierarchy
 //! (`cache::Hierarchy`), the OS memory manager, and the memory router with its devices below.
 //! Time is one integer clock in femtoseconds on which the core clock and each device's clock
 //! are periods; the loop steps the cores every core cycle while any can make progress, each
@@ -155,6 +156,9 @@ pub struct System {
     max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
+    /// The first spare core (`system.cores`): cores from here on start idle and take
+    /// forked and spawned threads.
+    spare_cores_from: usize,
     now: u64,
     memcpy_ops: u64,
     meminit_ops: u64,
@@ -190,7 +194,7 @@ impl System {
         };
         config.validate()?;
         // Before anything sized by the config is allocated; one core per thread at most.
-        let cores = workload.threads.len();
+        let cores = workload.threads.len().max(config.system.cores as usize);
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
         for d in &mut router.devices {
@@ -280,6 +284,21 @@ impl System {
                 path.display()
             )));
         }
+        // Spare cores (`system.cores` above the starting threads) take forked and spawned
+        // threads, so a multi-threaded process runs its threads side by side.
+        let spare_cores_from = cores.len();
+        let wanted = config.system.cores as usize;
+        if wanted > 0 && wanted < cores.len() {
+            return Err(Error::Config(format!(
+                "system.cores: {wanted}, but {} starts {} threads, one core each; expected at least {} (or 0: one core per starting thread)",
+                path.display(),
+                cores.len(),
+                cores.len()
+            )));
+        }
+        while cores.len() < wanted {
+            cores.push(Core::new());
+        }
         // Every device is stepped from its first cycle: with idle skipping, that step plans
         // the next at the first refresh due, so a device refreshes on time also before its
         // first request (not in a burst of overdue REFs when it comes); without, every cycle.
@@ -315,6 +334,7 @@ impl System {
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
+            spare_cores_from,
             now: 0,
             memcpy_ops: 0,
             meminit_ops: 0,
@@ -998,7 +1018,11 @@ impl System {
                 th.state = ThreadState::Runnable;
                 th.parent = Some(t);
                 self.threads[t].live_children += 1;
-                self.cores[c].run_queue.push_back(child);
+                // An idle spare core if there is one, else the parent's core.
+                let target = (self.spare_cores_from..self.cores.len())
+                    .find(|&k| self.cores[k].thread.is_none() && self.cores[k].run_queue.is_empty())
+                    .unwrap_or(c);
+                self.cores[target].run_queue.push_back(child);
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)

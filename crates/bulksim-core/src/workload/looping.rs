@@ -1,11 +1,12 @@
 //! Looping a thread's event stream (`system.loop_workloads`): when the stream ends (its end
 //! or an exit) it starts again from its beginning, so a short trace (the 100,000-line MSC
 //! and SPEC heads) runs as long as `sim.stop_after_dram_accesses` asks. The first pass runs
-//! as written; later passes replay the work and skip what set the process up once, since its
-//! effect is still there: maps (`A`, `P`, `N`: a map over a mapped range would replace its
-//! pages), thread starts (`F`, `T`: the threads run already) and waits (`W`: looped children
-//! never exit). A later pass that unmaps (`U`) or execs (`E`) is an error: the pass after it
-//! would run on memory that is gone. A pass that replays nothing ends the thread.
+//! as written, except waits (`W`), skipped on every pass: looped children never exit. Later
+//! passes replay the work and skip what set the process up once, since its effect is still
+//! there: maps (`A`, `P`, `N`: a map over a mapped range would replace its pages) and thread
+//! starts (`F`, `T`: the threads run already). A later pass that unmaps (`U`) or execs (`E`)
+//! is an error: the pass after it would run on memory that is gone. A pass that gives out
+//! nothing ends the thread.
 
 use crate::error::{Error, Result};
 use crate::workload::program::Event;
@@ -46,14 +47,16 @@ impl EventSource for LoopingSource {
                 }
                 Some(e) => e,
             };
+            if event == Event::Wait {
+                continue;
+            }
             if self.repeats > 0 {
                 match event {
                     Event::Map { .. }
                     | Event::MapPopulated { .. }
                     | Event::MapResident { .. }
                     | Event::Fork(_)
-                    | Event::Spawn(_)
-                    | Event::Wait => continue,
+                    | Event::Spawn(_) => continue,
                     Event::Unmap { .. } | Event::Exec => {
                         return Err(Error::Trace(format!(
                             "{}: system.loop_workloads: pass {} of this thread unmaps or execs \
