@@ -8,6 +8,7 @@ use bulksim_core::system::{run_opened_workload, run_workload};
 use bulksim_core::workload::program::Event;
 use bulksim_core::workload::source::{Workload, WorkloadFormat};
 use common::*;
+use std::path::Path;
 
 const PAGE: u64 = 4096;
 /// The region every test thread reads (resident: no faults).
@@ -277,4 +278,241 @@ fn fewer_cores_than_starting_threads_is_an_error() {
     );
     let (stats, _) = run_workload(&stopping(0, &["system.cores=3"]), &d).unwrap();
     assert_eq!(stats.cores.len(), 3);
+}
+
+/// What a stand-in's files hold, counted from their events alone.
+#[derive(Default, Debug)]
+struct Counted {
+    instructions: u64,
+    reads: u64,
+    dependent: u64,
+    writes: u64,
+    /// Per thread, the accesses outside the page range it writes (its own pages).
+    shared: u64,
+    pages: std::collections::BTreeSet<u64>,
+    spawns: u64,
+}
+
+/// Counts the workload in `d`. Thread t's own pages are the t-th of as many equal parts of
+/// the region thread 0 maps as there are threads; every write-back must lie in them (a
+/// stand-in writes only its own pages, so it needs no coherence).
+fn count_workload(d: &Path) -> Counted {
+    use bulksim_core::workload::program::{thread_files, ProgramReader};
+    let files = thread_files(d).unwrap();
+    let all: Vec<Vec<Event>> = files
+        .iter()
+        .map(|f| {
+            let mut r = ProgramReader::open(f).unwrap();
+            std::iter::from_fn(|| r.next_event().unwrap()).collect()
+        })
+        .collect();
+    let Event::MapResident { vaddr, bytes } = all[0][0] else {
+        panic!("thread 0 starts with its resident map: {:?}", all[0][0]);
+    };
+    let part = bytes / files.len() as u64;
+    let mut c = Counted::default();
+    for (t, events) in all.iter().enumerate() {
+        let own = vaddr + t as u64 * part..vaddr + (t as u64 + 1) * part;
+        for e in events {
+            match *e {
+                Event::Compute(n) => c.instructions += n,
+                Event::Exit => {}
+                _ => c.instructions += 1,
+            }
+            let a = match *e {
+                Event::MemRead(a) => {
+                    c.reads += 1;
+                    a
+                }
+                Event::MemReadDependent(a) => {
+                    c.reads += 1;
+                    c.dependent += 1;
+                    a
+                }
+                Event::MemWrite(a) => {
+                    c.writes += 1;
+                    assert!(
+                        own.contains(&a),
+                        "thread {t} writes {a:#x} outside {own:x?}"
+                    );
+                    a
+                }
+                Event::Spawn(_) => {
+                    c.spawns += 1;
+                    continue;
+                }
+                _ => continue,
+            };
+            assert!((vaddr..vaddr + bytes).contains(&a), "{a:#x} is not mapped");
+            c.pages.insert(a / PAGE);
+            if !own.contains(&a) {
+                c.shared += 1;
+            }
+        }
+    }
+    c
+}
+
+fn synth(
+    name: &str,
+    threads: u32,
+    accesses: u64,
+    working_set: &str,
+    seed: u64,
+) -> (
+    std::path::PathBuf,
+    bulksim_core::workload::synthetic::Summary,
+) {
+    use bulksim_core::workload::synthetic::Synthetic;
+    let d = dir(
+        "synthetic",
+        &format!("{name}-{threads}-{accesses}-{working_set}-{seed}"),
+    );
+    std::fs::remove_dir(&d).unwrap();
+    let s = Synthetic::new(name, threads, accesses, working_set, seed).unwrap();
+    let summary = s.write(&d).unwrap();
+    (d, summary)
+}
+
+/// Every stand-in as its files count: above 20 DRAM accesses per 1000 instructions, the
+/// write-back and sharing fractions docs/rank_assignment.md gives, reads dependent only in
+/// synth-mcf, one process of 8 threads for the sharing ones, and the summary the command
+/// prints equal to the count.
+#[test]
+fn stand_ins_have_the_documented_mpki_write_and_sharing_fractions() {
+    // (name, accesses per 1000 instructions, write-backs, to other threads' pages)
+    let table = [
+        ("synth-gems", 30.0, 0.25, 0.0),
+        ("synth-lbm", 40.0, 0.5, 0.0),
+        ("synth-mcf", 25.0, 0.1, 0.0),
+        ("synth-share15", 25.0, 0.25, 0.15),
+        ("synth-share60", 30.0, 0.15, 0.6),
+    ];
+    for (name, mpki, writes, shared) in table {
+        let (d, summary) = synth(name, 0, 20_000, "small", 7);
+        let c = count_workload(&d);
+        let threads = if shared > 0.0 { 8 } else { 1 };
+        let accesses = c.reads + c.writes;
+        assert_eq!(accesses, threads * 20_000, "{name}");
+        let measured = 1000.0 * accesses as f64 / c.instructions as f64;
+        assert!(measured > 20.0, "{name}: {measured} MPKI");
+        assert!(
+            (measured / mpki - 1.0).abs() < 0.02,
+            "{name}: {measured} MPKI"
+        );
+        let w = c.writes as f64 / accesses as f64;
+        assert!((w - writes).abs() < 0.001, "{name}: write fraction {w}");
+        let s = c.shared as f64 / accesses as f64;
+        assert!((s - shared).abs() < 0.005, "{name}: sharing fraction {s}");
+        assert_eq!(c.spawns, threads - 1, "{name}");
+        let expected_dependent = if name == "synth-mcf" { c.reads } else { 0 };
+        assert_eq!(c.dependent, expected_dependent, "{name}");
+        assert_eq!(
+            (
+                summary.instructions,
+                summary.reads,
+                summary.writes,
+                summary.shared_accesses
+            ),
+            (c.instructions, c.reads, c.writes, c.shared),
+            "{name}: the printed summary"
+        );
+        assert_eq!(summary.footprint_pages, c.pages.len() as u64, "{name}");
+        // A small working set is 4 MiB per thread, all of it touched by a random stand-in.
+        assert!(c.pages.len() as u64 <= threads * 1024, "{name}");
+    }
+}
+
+/// The large working set spreads mcf's random reads over 256 MiB: about as many distinct
+/// pages as reads (65,536 pages), against at most 1024 in the small one.
+#[test]
+fn the_large_working_set_spreads_over_256_mib() {
+    let (d, _) = synth("synth-mcf", 1, 20_000, "large", 1);
+    let c = count_workload(&d);
+    let span = c.pages.iter().max().unwrap() - c.pages.iter().min().unwrap() + 1;
+    assert!(span > 65_000 && span <= 65_536, "{span} pages");
+    assert!(c.pages.len() > 15_000, "{} pages", c.pages.len());
+}
+
+/// Same (name, threads, accesses, working set, seed), same bytes; another seed, other files.
+#[test]
+fn stand_ins_are_deterministic_in_their_seed() {
+    let read = |d: &Path| std::fs::read(d.join("thread-3.trace")).unwrap();
+    let (a, _) = synth("synth-share60", 4, 2000, "small", 5);
+    let b = dir("synthetic", "again");
+    std::fs::remove_dir(&b).unwrap();
+    bulksim_core::workload::synthetic::Synthetic::new("synth-share60", 4, 2000, "small", 5)
+        .unwrap()
+        .write(&b)
+        .unwrap();
+    assert_eq!(read(&a), read(&b));
+    let (c, _) = synth("synth-share60", 4, 2000, "small", 6);
+    assert_ne!(read(&a), read(&c));
+}
+
+/// Bad requests: one error naming the argument, the value and what was expected.
+#[test]
+fn bad_stand_in_requests_are_one_line_errors() {
+    use bulksim_core::workload::synthetic::Synthetic;
+    let cases = [
+        (
+            "synth-xyz",
+            0,
+            10,
+            "small",
+            "unknown synthetic workload 'synth-xyz'; expected one of synth-gems",
+        ),
+        (
+            "synth-lbm",
+            2,
+            10,
+            "small",
+            "threads = 2: synth-lbm is single-threaded",
+        ),
+        (
+            "synth-share15",
+            1,
+            10,
+            "small",
+            "threads = 1: synth-share15 shares pages between threads; expected 2 to 64",
+        ),
+        (
+            "synth-share15",
+            65,
+            10,
+            "small",
+            "threads = 65: synth-share15 shares pages between threads; expected 2 to 64",
+        ),
+        (
+            "synth-gems",
+            1,
+            0,
+            "small",
+            "accesses = 0: expected 1 to 100000000",
+        ),
+        (
+            "synth-gems",
+            1,
+            10,
+            "huge",
+            "working set 'huge': expected small (4 MiB per thread) or large",
+        ),
+    ];
+    for (name, threads, accesses, ws, what) in cases {
+        let err = Synthetic::new(name, threads, accesses, ws, 1)
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with(what), "{err}");
+        assert!(!err.contains('\n'));
+    }
+    let (d, _) = synth("synth-gems", 1, 10, "small", 1);
+    let err = Synthetic::new("synth-gems", 1, 10, "small", 1)
+        .unwrap()
+        .write(&d)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with("exists and is not empty; give a new or empty directory"),
+        "{err}"
+    );
 }
