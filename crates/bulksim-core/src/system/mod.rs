@@ -22,7 +22,9 @@
 //! coherence protocol between them; a frame that changes owner is handed over instead.
 //!
 //! A run is bounded by `sim.max_cycles` core cycles: a compute record that alone would end
-//! past it, or a run that reaches it, stops with an error naming the record(s). Long runs
+//! past it, or a run that reaches it, stops with an error naming the record(s). With
+//! `sim.stop_after_dram_accesses` it ends, without error, in the core cycle in which the
+//! memory devices accept that many requests (`stop_all_threads`). Long runs
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
