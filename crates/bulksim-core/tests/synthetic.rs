@@ -247,6 +247,19 @@ fn looped_processes_start_their_threads_once_and_refuse_unmaps() {
     );
 }
 
+/// A thread that makes no memory access is not looped (it would loop for ever without
+/// bringing the run nearer its stop): it ends after its one pass, the other thread loops.
+#[test]
+fn a_thread_without_memory_accesses_is_not_looped() {
+    let d = dir("synthetic", "loop-compute");
+    write_thread(&d, 0, false, &post_llc_events(10, 0).0);
+    write_thread(&d, 1, false, &[Event::Compute(500), Event::Exit]);
+    let (stats, _) = run_workload(&stopping(100, &["system.loop_workloads=true"]), &d).unwrap();
+    assert_eq!(stats.memory.reads + stats.memory.writes, 100);
+    assert_eq!(stats.threads[1].instructions, 500);
+    assert!(stats.threads[1].end_ns < stats.simulated_ns);
+}
+
 #[test]
 fn looping_without_a_stop_is_a_config_error() {
     let err = bulksim_core::Config::default()

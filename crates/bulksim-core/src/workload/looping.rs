@@ -5,8 +5,9 @@
 //! passes replay the work and skip what set the process up once, since its effect is still
 //! there: maps (`A`, `P`, `N`: a map over a mapped range would replace its pages) and thread
 //! starts (`F`, `T`: the threads run already). A later pass that unmaps (`U`) or execs (`E`)
-//! is an error: the pass after it would run on memory that is gone. A pass that gives out
-//! nothing ends the thread.
+//! is an error: the pass after it would run on memory that is gone. A thread whose pass
+//! makes no memory access (only compute, maps, thread starts) is not looped: it could never
+//! bring the run to its stop, and would loop for ever.
 
 use crate::error::{Error, Result};
 use crate::workload::program::Event;
@@ -17,8 +18,8 @@ pub struct LoopingSource {
     reopen: Reopen,
     /// Passes started after the first.
     repeats: u64,
-    /// Events given out in the current pass.
-    given: u64,
+    /// Memory accesses given out in the current pass.
+    accesses: u64,
 }
 
 impl LoopingSource {
@@ -27,7 +28,7 @@ impl LoopingSource {
             current: source,
             reopen,
             repeats: 0,
-            given: 0,
+            accesses: 0,
         }
     }
 }
@@ -37,12 +38,12 @@ impl EventSource for LoopingSource {
         loop {
             let event = match self.current.next_event()? {
                 None | Some(Event::Exit) => {
-                    if self.given == 0 {
+                    if self.accesses == 0 {
                         return Ok(None);
                     }
                     self.current = (self.reopen)()?;
                     self.repeats += 1;
-                    self.given = 0;
+                    self.accesses = 0;
                     continue;
                 }
                 Some(e) => e,
@@ -69,7 +70,9 @@ impl EventSource for LoopingSource {
                     _ => {}
                 }
             }
-            self.given += 1;
+            if accesses_memory(&event) {
+                self.accesses += 1;
+            }
             return Ok(Some(event));
         }
     }
@@ -80,5 +83,33 @@ impl EventSource for LoopingSource {
 
     fn starts_as_child(&self) -> bool {
         self.current.starts_as_child()
+    }
+}
+
+/// Whether the event loads, stores, copies or initializes memory (through the caches or below).
+fn accesses_memory(e: &Event) -> bool {
+    match e {
+        Event::Load(_)
+        | Event::Store(_)
+        | Event::LoadRange { .. }
+        | Event::StoreRange { .. }
+        | Event::Memcpy { .. }
+        | Event::Meminit { .. }
+        | Event::KernelToUser { .. }
+        | Event::KernelFromUser { .. }
+        | Event::MemRead(_)
+        | Event::MemWrite(_)
+        | Event::MemReadDependent(_) => true,
+        Event::Compute(_)
+        | Event::Map { .. }
+        | Event::MapPopulated { .. }
+        | Event::MapResident { .. }
+        | Event::Unmap { .. }
+        | Event::Fork(_)
+        | Event::Spawn(_)
+        | Event::Yield(_)
+        | Event::Wait
+        | Event::Exit
+        | Event::Exec => false,
     }
 }
