@@ -1,4 +1,5 @@
 from collections.abc import Callable
+from typing import Any
 
 __version__: str
 
@@ -87,3 +88,12 @@ def generate_random_access(
     binary: bool = True,
 ) -> None: ...
 def system_stat_docs() -> str: ...
+def generate_synthetic(
+    name: str,
+    path: str,
+    threads: int = 0,
+    accesses: int = 250_000,
+    working_set: str = "small",
+    seed: int = 1,
+) -> dict[str, Any]: ...
+def synthetic_names() -> list[str]: ...

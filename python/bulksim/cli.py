@@ -308,6 +308,36 @@ def workload_forkbench(out, size_mb, pages, seed, text) -> None:
     click.echo(out)
 
 
+@main.command()
+@click.argument("name")
+@click.option(
+    "--out", type=click.Path(file_okay=False), required=True, help="New or empty directory to write."
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 2**32 - 1),
+    help="Threads (sharing stand-ins; default 8). Single-threaded ones take 1: run copies with --copies.",
+)
+@click.option("--accesses", type=U64, default=250_000, show_default=True, help="DRAM accesses per thread.")
+@click.option(
+    "--working-set", default="small", show_default=True, help="small (4 MiB per thread) or large (256 MiB)."
+)
+@click.option("--seed", type=U64, default=1, show_default=True)
+def synth(name, out, threads, accesses, working_set, seed) -> None:
+    """Write the synthetic stand-in NAME of a Rank Assignment program as a post-LLC workload
+    directory (docs/rank_assignment.md, Workloads): synth-gems, synth-lbm, synth-mcf (run as
+    copies), synth-share15, synth-share60 (one 8-thread process; run with system.cores = 8)."""
+    s = _guard(_core.generate_synthetic, name, out, threads or 0, accesses, working_set, seed)
+    accesses_all = s["reads"] + s["writes"]
+    click.echo(
+        f"{s['name']} ({s['stands_for']}): {s['threads']} thread(s), {accesses_all} DRAM accesses, "
+        f"{1000 * accesses_all / s['instructions']:.1f} per 1000 instructions, "
+        f"{100 * s['writes'] / accesses_all:.1f}% write-backs, "
+        f"{100 * s['shared_accesses'] / accesses_all:.1f}% to other threads' pages, "
+        f"footprint {s['footprint_bytes'] / 2**20:.1f} MiB -> {out}"
+    )
+
+
 @main.command(context_settings={"ignore_unknown_options": True})
 @click.option(
     "--out", type=click.Path(file_okay=False), help="Workload directory to write [capture-<program>]."

@@ -263,8 +263,8 @@ def _version_two_event(rng: random.Random, size: int) -> tuple[str, tuple[int, .
     access below the caches, or a resident map elsewhere."""
     n = rng.choice([1, 8, 100, 4096])
     start = REGION + rng.randrange(size - n + 1)
-    letter = rng.choice("lsKGRBN")
-    if letter in "RB":
+    letter = rng.choice("lsKGRBDN")
+    if letter in "RBD":
         return (letter, (start,))
     if letter == "N":
         return (letter, (2 * REGION + rng.randrange(16) * 4096, n))
@@ -272,7 +272,7 @@ def _version_two_event(rng: random.Random, size: int) -> tuple[str, tuple[int, .
 
 
 def _is_version_two(events) -> bool:
-    return any(letter in "NUKGRBETls" for letter, _ in events)
+    return any(letter in "NUKGRBDETls" for letter, _ in events)
 
 
 def _text(events, child: bool) -> bytes:

@@ -148,7 +148,7 @@ HEADERS = ("bulksim-workload 1", "bulksim-workload 2")
 #: ranged access, binary letters `l` and `s`).
 OPERANDS = {
     "C": 1, "L": 1, "S": 1, "M": 3, "I": 3, "A": 2, "P": 2, "F": 1, "W": 0, "X": 0,
-    "N": 2, "U": 2, "K": 2, "G": 2, "R": 1, "B": 1, "E": 0, "T": 1, "l": 2, "s": 2,
+    "N": 2, "U": 2, "K": 2, "G": 2, "R": 1, "B": 1, "D": 1, "E": 0, "T": 1, "l": 2, "s": 2,
 }  # fmt: skip
 #: Events over a byte range of the address space, counted as one instruction per line.
 RANGED = "lsKG"

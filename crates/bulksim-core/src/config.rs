@@ -356,6 +356,11 @@ pub struct SystemConfig {
     pub cpu_full_line_stores: LineStores,
     pub time_slice_instructions: u64,
     pub bulk_offload_min_bytes: u64,
+    /// Each thread's event stream restarts from its beginning when it ends
+    /// (`workload::looping`); needs `sim.stop_after_dram_accesses`.
+    pub loop_workloads: bool,
+    /// Cores in the full system; 0: one per starting thread.
+    pub cores: u32,
 }
 
 impl Default for SystemConfig {
@@ -367,6 +372,8 @@ impl Default for SystemConfig {
             cpu_full_line_stores: LineStores::Fetch,
             time_slice_instructions: 3_000_000,
             bulk_offload_min_bytes: 4096,
+            loop_workloads: false,
+            cores: 0,
         }
     }
 }
@@ -485,6 +492,9 @@ pub struct SimConfig {
     /// The longest run allowed (memory cycles in trace replay, core cycles in the full
     /// system): a guard against a corrupt cycle or instruction count running for days.
     pub max_cycles: u64,
+    /// A full-system run ends when the memory devices have accepted this many requests
+    /// (reads and writes); 0: off.
+    pub stop_after_dram_accesses: u64,
 }
 
 /// `sim.max_cycles` by default: about 83 s of DDR4-2400 memory cycles or 25 s of a 4 GHz core,
@@ -498,6 +508,7 @@ impl Default for SimConfig {
             record_intervals: false,
             memory_limit_mb: 0,
             max_cycles: DEFAULT_MAX_CYCLES,
+            stop_after_dram_accesses: 0,
         }
     }
 }
@@ -708,6 +719,8 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("system.core_ghz", "GHz", "core clock frequency (the memory clock is the preset's)"),
     doc("system.bulk_offload_min_bytes", "bytes", "the smallest piece of a memcpy/meminit (the part within one page) that goes to system.bulk_mechanism; smaller pieces run as the core's copy loop through the cache. The default, one 4 KB page, is the RowClone paper's minimum copy granularity (section 4.3.2: software uses the instructions for regions at least this large; its evaluation's copies and initializations are whole pages); 1 sends every piece"),
     doc("system.time_slice_instructions", "instructions", "a thread that has retired this many instructions since it got its core gives the core to the next runnable thread there (a forked child or spawned thread; it drains its window first); 0: a thread keeps its core until it waits or exits. bulksim's choice: about 1 ms at 3.2 GHz and IPC 1, the order of Linux's scheduling granularity"),
+    doc("system.cores", "cores", "full system: cores; 0: one per thread that starts the workload. More (at most 1024) add spare cores that start idle: a forked or spawned thread starts on an idle spare core when there is one, else it waits for its parent's core (so an 8-thread process runs its threads side by side with 8 cores); fewer than the starting threads is an error"),
+    doc("system.loop_workloads", "bool", "full system: each thread's event stream starts again from its beginning when it ends (its end or an exit), so short traces run until sim.stop_after_dram_accesses, which it needs; waits (`W`) are skipped (looped children never exit) and later passes skip the first's maps and thread starts (their effect stays); a later pass that unmaps or execs is an error (docs/workloads.md, Looping)"),
     doc(
         "system.cpu_full_line_stores",
         "fetch | allocate",
@@ -770,6 +783,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "sim.max_cycles",
         "cycles: memory cycles in trace replay, core cycles in the full system",
         "longest run allowed: a trace record whose cycle lies beyond it, a full-system compute record (`C n`) that would end beyond it, or a full-system run that reaches it stops with an error naming the record; raise it for longer runs (idle gaps cost no host time, refreshes included)",
+    ),
+    doc(
+        "sim.stop_after_dram_accesses",
+        "requests",
+        "full system: the run ends in the core cycle in which the memory devices have accepted this many requests from the caches (reads and writes, every channel and device; the Rank Assignment paper ends each run at 2 million); the stats are those of that moment, every running thread's end time being it; a workload that ends sooner just ends; 0: off",
     ),
 ];
 
@@ -1392,6 +1410,15 @@ impl Config {
                 "system.core_ghz: {} is out of range; expected (0, 20]",
                 self.system.core_ghz
             ));
+        }
+        if self.system.cores > 1024 {
+            problems.push(format!(
+                "system.cores: {} is out of range; expected 0 (one per starting thread) to 1024",
+                self.system.cores
+            ));
+        }
+        if self.system.loop_workloads && self.sim.stop_after_dram_accesses == 0 {
+            problems.push("system.loop_workloads: true needs sim.stop_after_dram_accesses above 0; a looped workload never ends by itself".into());
         }
         if self.sim.max_cycles == 0 {
             problems.push("sim.max_cycles: 0 is out of range; expected at least 1 cycle".into());

@@ -9,6 +9,7 @@ use bulksim_core::system::stats::SYSTEM_STAT_DOCS;
 use bulksim_core::workload::forkbench::{Forkbench, RandomAccess};
 use bulksim_core::workload::generate::{GenOptions, Generator};
 use bulksim_core::workload::source::{Workload, WorkloadFormat};
+use bulksim_core::workload::synthetic::{Synthetic, KINDS};
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Error};
 use pyo3::create_exception;
@@ -458,6 +459,43 @@ fn generate_trace(
         .map_err(to_py)
 }
 
+/// Writes a synthetic stand-in of the Rank Assignment study (`workload::synthetic`) into the
+/// directory `path`; returns what was written, counted as written.
+#[pyfunction]
+#[pyo3(signature = (name, path, threads=0, accesses=250_000, working_set="small", seed=1))]
+fn generate_synthetic<'py>(
+    py: Python<'py>,
+    name: &str,
+    path: &str,
+    threads: u32,
+    accesses: u64,
+    working_set: &str,
+    seed: u64,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let synthetic = Synthetic::new(name, threads, accesses, working_set, seed).map_err(to_py)?;
+    let s = py
+        .detach(|| synthetic.write(Path::new(path)))
+        .map_err(to_py)?;
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("name", synthetic.kind.name)?;
+    d.set_item("stands_for", synthetic.kind.stands_for)?;
+    d.set_item("threads", s.threads)?;
+    d.set_item("working_set_bytes", synthetic.working_set.bytes())?;
+    d.set_item("instructions", s.instructions)?;
+    d.set_item("reads", s.reads)?;
+    d.set_item("dependent_reads", s.dependent_reads)?;
+    d.set_item("writes", s.writes)?;
+    d.set_item("shared_accesses", s.shared_accesses)?;
+    d.set_item("footprint_bytes", s.footprint_pages * 4096)?;
+    Ok(d)
+}
+
+/// The synthetic stand-ins' names, in order.
+#[pyfunction]
+fn synthetic_names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name).collect()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", m.py().get_type::<ConfigError>())?;
@@ -483,5 +521,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(generate_forkbench, m)?)?;
     m.add_function(wrap_pyfunction!(generate_random_access, m)?)?;
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(generate_synthetic, m)?)?;
+    m.add_function(wrap_pyfunction!(synthetic_names, m)?)?;
     Ok(())
 }

@@ -82,6 +82,11 @@ pub struct Hierarchy {
     /// write-back buffer entry frees: while it stands still, a request refused or a line
     /// found missing would be refused or missing again (the `cpu` copy loop relies on it).
     pub epoch: u64,
+    /// Requests the memory devices accepted from the last level (reads and writes), and the
+    /// most they may accept (`sim.stop_after_dram_accesses`; u64::MAX: no limit): at the
+    /// limit the last level offers nothing more, so a run can stop at exactly that count.
+    pub memory_accepted: u64,
+    pub memory_accept_limit: u64,
 }
 
 impl Hierarchy {
@@ -106,6 +111,8 @@ impl Hierarchy {
             free_ids: Vec::new(),
             traffic: Traffic::default(),
             epoch: 1,
+            memory_accepted: 0,
+            memory_accept_limit: u64::MAX,
         })
     }
 
@@ -504,10 +511,11 @@ impl Hierarchy {
     pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
         let last = self.last();
         let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
+        let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         let fs = cycle * router.devices[device].period_fs;
-        let offer = |router: &mut MemoryRouter, req: &Request| {
-            if !mine(router, req) {
+        let mut offer = |router: &mut MemoryRouter, req: &Request| {
+            if *accepted >= limit || !mine(router, req) {
                 return false;
             }
             let d = &mut router.devices[device];
@@ -515,6 +523,7 @@ impl Hierarchy {
                 return false;
             }
             d.send(req, fs);
+            *accepted += 1;
             true
         };
         levels[last].out_fills.retain(|f| !offer(router, &f.req));

@@ -136,6 +136,11 @@ impl Window {
         self.entries.push_back(Entry { slot, older });
     }
 
+    /// Whether any slot still waits for a line from memory.
+    pub fn waits_for_a_line(&self) -> bool {
+        !self.waiting.is_empty()
+    }
+
     /// Whether every slot waits for no line and is ready by `now`.
     pub fn all_ready_by(&self, now: u64) -> bool {
         self.waiting.is_empty()
@@ -185,6 +190,10 @@ pub struct Core {
     pub preemptions: u64,
     /// Switches the recorded schedule asked for (`Y` events).
     pub yields: u64,
+    /// When the latest load that hit in the first level has its data (fs): with no slot
+    /// waiting for a line, every older load has its data from then on (a dependent read
+    /// waits for it).
+    pub load_data_fs: u64,
 }
 
 impl Core {
@@ -203,6 +212,7 @@ impl Core {
             slice_start: 0,
             preemptions: 0,
             yields: 0,
+            load_data_fs: 0,
         }
     }
 
@@ -265,6 +275,12 @@ impl Core {
             });
         }
         pushed
+    }
+
+    /// Whether every load and read in the window has its data by `now`: what a dependent
+    /// read (`D`) waits for.
+    pub fn loads_have_data(&self, now: u64) -> bool {
+        !self.window.waits_for_a_line() && self.load_data_fs <= now
     }
 
     /// Loads waiting for `line` get their data at `ready_fs`.

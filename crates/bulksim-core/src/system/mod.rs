@@ -1,5 +1,6 @@
 //! The full system and its scheduler: trace-driven out-of-order cores (one per initial thread;
-//! forked children run on their parent's core when it waits or exits), the cache hierarchy
+//! forked children run on their parent's core when it waits or exits, or on an idle spare
+//! core when `system.cores` adds some), the cache hierarchy
 //! (`cache::Hierarchy`), the OS memory manager, and the memory router with its devices below.
 //! Time is one integer clock in femtoseconds on which the core clock and each device's clock
 //! are periods; the loop steps the cores every core cycle while any can make progress, each
@@ -21,7 +22,9 @@
 //! coherence protocol between them; a frame that changes owner is handed over instead.
 //!
 //! A run is bounded by `sim.max_cycles` core cycles: a compute record that alone would end
-//! past it, or a run that reaches it, stops with an error naming the record(s). Long runs
+//! past it, or a run that reaches it, stops with an error naming the record(s). With
+//! `sim.stop_after_dram_accesses` it ends, without error, in the core cycle in which the
+//! memory devices accept that many requests (`stop_all_threads`). Long runs
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
@@ -39,6 +42,7 @@ use crate::os::allocator::{
 };
 use crate::os::{Os, Pid, Work};
 use crate::port::Port;
+use crate::workload::looping::LoopingSource;
 use crate::workload::program::Event;
 use crate::workload::source::{EventSource, Workload};
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
@@ -154,6 +158,9 @@ pub struct System {
     max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
+    /// The first spare core (`system.cores`): cores from here on start idle and take
+    /// forked and spawned threads.
+    spare_cores_from: usize,
     now: u64,
     memcpy_ops: u64,
     meminit_ops: u64,
@@ -189,7 +196,7 @@ impl System {
         };
         config.validate()?;
         // Before anything sized by the config is allocated; one core per thread at most.
-        let cores = workload.threads.len();
+        let cores = workload.threads.len().max(config.system.cores as usize);
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
         for d in &mut router.devices {
@@ -234,8 +241,13 @@ impl System {
         let mut os = Os::new(frames, config.os.fault_instructions as u64);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
+        let looping = config.system.loop_workloads;
         for thread in workload.threads {
-            let reader = thread.source;
+            let reader = if looping {
+                Box::new(LoopingSource::new(thread.source, thread.reopen))
+            } else {
+                thread.source
+            };
             threads.push(Thread {
                 state: if reader.starts_as_child() {
                     ThreadState::NotStarted
@@ -274,6 +286,21 @@ impl System {
                 path.display()
             )));
         }
+        // Spare cores (`system.cores` above the starting threads) take forked and spawned
+        // threads, so a multi-threaded process runs its threads side by side.
+        let spare_cores_from = cores.len();
+        let wanted = config.system.cores as usize;
+        if wanted > 0 && wanted < cores.len() {
+            return Err(Error::Config(format!(
+                "system.cores: {wanted}, but {} starts {} threads, one core each; expected at least {} (or 0: one core per starting thread)",
+                path.display(),
+                cores.len(),
+                cores.len()
+            )));
+        }
+        while cores.len() < wanted {
+            cores.push(Core::new());
+        }
         // Every device is stepped from its first cycle: with idle skipping, that step plans
         // the next at the first refresh due, so a device refreshes on time also before its
         // first request (not in a burst of overdue REFs when it comes); without, every cycle.
@@ -281,8 +308,11 @@ impl System {
             d.next_cycle = 0;
         }
         let core_count = cores.len();
-        let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
+        let mut mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
+        if config.sim.stop_after_dram_accesses > 0 {
+            mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
+        }
         Ok(System {
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
@@ -306,6 +336,7 @@ impl System {
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
+            spare_cores_from,
             now: 0,
             memcpy_ops: 0,
             meminit_ops: 0,
@@ -356,6 +387,10 @@ impl System {
                 self.fast_forward_compute();
             }
             self.step_memory();
+            if self.mem.memory_accepted >= self.mem.memory_accept_limit {
+                self.stop_all_threads();
+                break;
+            }
             self.deliver_events();
             let mut active = false;
             for c in 0..self.cores.len() {
@@ -469,6 +504,30 @@ impl System {
             self.threads[t].instructions += retired;
         }
         self.now += cycles * self.core_fs;
+    }
+
+    /// `sim.stop_after_dram_accesses` is reached: the run ends now, as if every running
+    /// thread exited at this moment (its stall on memory, if any, counted up to now).
+    fn stop_all_threads(&mut self) {
+        let now = self.now;
+        for (c, core) in self.cores.iter_mut().enumerate() {
+            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), core.thread) {
+                let th = &mut self.threads[t];
+                th.stalls += 1;
+                th.stall_fs += now - since;
+                if self.record_intervals {
+                    th.stall_intervals.push((since, now));
+                }
+            }
+            if core.thread.is_some() || !core.run_queue.is_empty() {
+                core.last_exit_fs = now;
+            }
+        }
+        for th in &mut self.threads {
+            if matches!(th.state, ThreadState::Runnable | ThreadState::Waiting) {
+                th.end_fs = now;
+            }
+        }
     }
 
     /// Instructions retired so far, over all cores.
@@ -827,7 +886,10 @@ impl System {
                     }
                     self.push_slot(c, next_cycle, NO_LINE);
                 } else if way.is_some() {
-                    self.push_slot(c, self.now + self.hit_fs, NO_LINE);
+                    let data_fs = self.now + self.hit_fs;
+                    let core = &mut self.cores[c];
+                    core.load_data_fs = core.load_data_fs.max(data_fs);
+                    self.push_slot(c, data_fs, NO_LINE);
                 } else {
                     self.push_slot(c, u64::MAX, line);
                 }
@@ -861,8 +923,14 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
-            Event::MemRead(va) | Event::MemWrite(va) => {
+            Event::MemRead(va) | Event::MemWrite(va) | Event::MemReadDependent(va) => {
                 if full {
+                    return Ok(Step::Retry(ev, false));
+                }
+                // Pointer chasing: the address is known once every older load has its data.
+                if matches!(ev, Event::MemReadDependent(_))
+                    && !self.cores[c].loads_have_data(self.now)
+                {
                     return Ok(Step::Retry(ev, false));
                 }
                 let Some(pa) = self.translate(c, t, pid, va, false)? else {
@@ -952,7 +1020,11 @@ impl System {
                 th.state = ThreadState::Runnable;
                 th.parent = Some(t);
                 self.threads[t].live_children += 1;
-                self.cores[c].run_queue.push_back(child);
+                // An idle spare core if there is one, else the parent's core.
+                let target = (self.spare_cores_from..self.cores.len())
+                    .find(|&k| self.cores[k].thread.is_none() && self.cores[k].run_queue.is_empty())
+                    .unwrap_or(c);
+                self.cores[target].run_queue.push_back(child);
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)

@@ -16,7 +16,7 @@ stat_struct! {
     /// One core's instructions and time.
     pub struct CoreStats {
         pub instructions: u64 = sum("instructions", "instructions retired on the core"),
-        pub core_cycles: u64 = max("core cycles", "until the last thread that ran on this core exited"),
+        pub core_cycles: u64 = max("core cycles", "until the last thread that ran on this core exited (or the run stopped at sim.stop_after_dram_accesses)"),
         pub ipc: f64 = derived("instructions per cycle", "instructions / core_cycles (a program's IPC in a multi-programmed mix)"),
         pub yields: u64 = sum("switches", "times the recorded schedule (`Y` events of a capture) passed the core to another thread waiting there"),
         pub preemptions: u64 = sum("time slices", "times a thread gave the core to another runnable thread at the end of its time slice (system.time_slice_instructions)"),
@@ -29,7 +29,7 @@ stat_struct! {
         pub file: String = keep("path", "the thread's trace file"),
         pub instructions: u64 = sum("instructions", "instructions the thread itself retired (not those of threads that ran on its core before or after it)"),
         pub start_ns: f64 = keep("ns", "when the thread last started running on its core"),
-        pub end_ns: f64 = max("ns", "when the thread exited"),
+        pub end_ns: f64 = max("ns", "when the thread exited; a run stopped at sim.stop_after_dram_accesses ends every running thread at the stop, so all their end_ns are that moment"),
         pub memory_stalls: u64 = sum("stalls", "times the window head waited for a line from memory"),
         pub memory_stall_ns: f64 = sum("ns", "time the window head waited for lines from memory, summed"),
         pub kernel_copy_bytes: u64 = sum("bytes", "bytes the kernel copied into or out of the thread's memory for read/write-like system calls (`K`, `G` events), run as line stores and loads on its core"),
@@ -123,7 +123,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     let top: &[(&str, &'static str, &str)] = &[
         ("mechanism", "name", "system.bulk_mechanism of the run"),
         ("core_ghz", "GHz", "core clock"),
-        ("core_cycles", "core cycles", "from 0 until the last thread exited"),
+        ("core_cycles", "core cycles", "from 0 until the last thread exited, or until the core cycle in which the memory devices accepted the sim.stop_after_dram_accesses-th request (every stat is then that moment's, requests in flight included as far as they got)"),
         ("simulated_ns", "ns", "`core_cycles` in nanoseconds"),
         ("instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)"),
         ("ipc", "instructions per cycle", "instructions / core_cycles"),

@@ -14,8 +14,9 @@
 //!   resident map: pages present on first access, no fault), `U vaddr bytes` (unmap), `E`
 //!   (exec), `T thread` (start a thread in this process, sharing its memory), `Y thread` (the
 //!   recorded schedule: pass the core to that thread), `R vaddr` /
-//!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give). Numbers are decimal or
-//!   0x-hex; `#` starts a comment line.
+//!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give),
+//!   `D vaddr` (a read below the caches that depends on every older load: pointer chasing).
+//!   Numbers are decimal or 0x-hex; `#` starts a comment line.
 //! - binary (`.btrace`): gzip of the magic `BSWL`, a version byte, a child flag byte, then
 //!   per event an opcode byte (the text letter) and its operands as LEB128 varints. About a
 //!   byte or two per event after compression.
@@ -111,6 +112,10 @@ pub enum Event {
     /// A write-back of the line at `vaddr` issued below the caches (post-LLC traces): posted,
     /// the core does not wait.
     MemWrite(u64),
+    /// A read below the caches like `MemRead` whose address depends on the data of every
+    /// older load or read of the thread (pointer chasing): it issues only once they all have
+    /// their data.
+    MemReadDependent(u64),
 }
 
 pub const TEXT_HEADER: &str = "bulksim-workload 2";
@@ -434,6 +439,7 @@ impl ProgramReader {
             b'E' => Event::Exec,
             b'R' => Event::MemRead(v()?),
             b'B' => Event::MemWrite(v()?),
+            b'D' => Event::MemReadDependent(v()?),
             other => {
                 return Err(trace_err(
                     name,
@@ -459,7 +465,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `B vaddr`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `B vaddr`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -496,6 +502,7 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
         },
         "R" => Event::MemRead(n()?),
         "B" => Event::MemWrite(n()?),
+        "D" => Event::MemReadDependent(n()?),
         "E" => Event::Exec,
         "M" => Event::Memcpy {
             src: n()?,
@@ -667,6 +674,7 @@ impl ProgramWriter {
                 Event::Exec => (b'E', vec![]),
                 Event::MemRead(a) => (b'R', vec![a]),
                 Event::MemWrite(a) => (b'B', vec![a]),
+                Event::MemReadDependent(a) => (b'D', vec![a]),
             };
             let mut buf = vec![op];
             for mut v in args {
@@ -706,6 +714,7 @@ impl ProgramWriter {
             Event::Exec => writeln!(self.out, "E"),
             Event::MemRead(a) => writeln!(self.out, "R {a:#x}"),
             Event::MemWrite(a) => writeln!(self.out, "B {a:#x}"),
+            Event::MemReadDependent(a) => writeln!(self.out, "D {a:#x}"),
         }
         .map_err(io)
     }
@@ -830,6 +839,7 @@ mod tests {
             },
             Event::MemRead(0x400040),
             Event::MemWrite(0x400080),
+            Event::MemReadDependent(0x4000c0),
             Event::Unmap {
                 vaddr: 0x80000,
                 bytes: 4096,
@@ -944,6 +954,7 @@ mod tests {
                 "beyond the page table",
             ),
             ("bulksim-workload 2\nR\n", ":2:", "missing operand"),
+            ("bulksim-workload 2\nD\n", ":2:", "missing operand"),
             ("bulksim-workload 3\n", ":1:", "expected the header"),
             ("workload 2\n", ":1:", "expected the header"),
         ];

@@ -111,9 +111,14 @@ impl WorkloadFormat {
     }
 }
 
+/// Opens a thread's stream again from its beginning (`system.loop_workloads`).
+pub type Reopen = Box<dyn Fn() -> Result<Box<dyn EventSource>> + Send>;
+
 /// One thread of an opened workload.
 pub struct WorkloadThread {
     pub source: Box<dyn EventSource>,
+    /// Opens `source` again from its beginning.
+    pub reopen: Reopen,
     /// Which copy of the workload (or program of a mix) it belongs to.
     pub copy: u32,
     /// The id of its copy's thread 0 among all threads: a fork of thread `k` in this
@@ -162,9 +167,18 @@ impl Workload {
             };
             first.get_or_insert(format);
             let base = threads.len() as u32;
-            for source in format.open(path)? {
+            for (i, source) in format.open(path)?.into_iter().enumerate() {
+                let path = path.clone();
                 threads.push(WorkloadThread {
                     source,
+                    reopen: Box::new(move || {
+                        format.open(&path)?.into_iter().nth(i).ok_or_else(|| {
+                            Error::Trace(format!(
+                                "{}: thread {i} is gone from the workload since it was opened",
+                                path.display()
+                            ))
+                        })
+                    }),
                     copy: copy as u32,
                     base,
                 });

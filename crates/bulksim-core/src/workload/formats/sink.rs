@@ -115,7 +115,7 @@ impl Sink {
                 self.gap += n;
                 self.written.instructions += n;
             }
-            Event::MemRead(a) => self.request(false, a, at)?,
+            Event::MemRead(a) | Event::MemReadDependent(a) => self.request(false, a, at)?,
             Event::MemWrite(a) => self.request(true, a, at)?,
             Event::Memcpy { src, dst, bytes } => {
                 if self.format == OutputFormat::Request(TraceFormat::Native) {
@@ -238,7 +238,7 @@ fn lines(start: u64, bytes: u64) -> impl Iterator<Item = u64> {
 fn count(w: &mut Written, e: &Event) {
     match *e {
         Event::Compute(n) => w.instructions += n,
-        Event::MemRead(_) | Event::Load(_) => {
+        Event::MemRead(_) | Event::MemReadDependent(_) | Event::Load(_) => {
             w.reads += 1;
             w.instructions += 1
         }
