@@ -29,6 +29,17 @@ VALUE_RENAMES = {("memory.bulk.mechanism", "cpu"): "channel"}
 # own (both showed the core's running total), and os.frames_used is the peak (it was the count
 # after every process exited: 0).
 FIXED = {"threads[0].instructions", "threads[1].instructions", "os.frames_used"}
+# Values issue #15's controller fix changed (a row opened for a request stays open until its
+# column command, so a read whose ACT preceded a write drain is served across it): under
+# rowclone_zi the few demand reads wait less (read latency falls), and the copies they
+# overlap end a few cycles later (+30 ns over 1.45 ms). Checked below with the direction and
+# a bound instead of equality.
+READ_LATENCY_FIXED = re.compile(r"^memory\.read_latency\.")
+TIMING_FIXED = re.compile(
+    r"^(bulk_wait\.|cores\[0\]\.(cycles|ipc)$|cycles$|ipc$|energy_nj_per_instruction$|"
+    r"memory\.(bandwidth_gbps|bulk\.copy_latency\.|cycles$|energy\.|simulated_ns$)|simulated_ns$|"
+    r"threads\[\d\]\.(start|end)_ns$)"
+)
 
 
 def leaves(value, path=""):
@@ -64,7 +75,12 @@ def test_old_stats_keep_their_values_under_their_new_paths(tmp_path, mechanism):
         new = renamed(path)
         value = VALUE_RENAMES.get((path, value), value)
         assert new in now, f"{path} (now {new}) is gone"
-        assert now[new] == value, f"{path} -> {new}: {value} before, {now[new]} now"
+        if mechanism == "rowclone_zi" and READ_LATENCY_FIXED.match(path):
+            assert now[new] <= value, f"{path}: {value} before, {now[new]} now"
+        elif mechanism == "rowclone_zi" and TIMING_FIXED.match(path) and not isinstance(value, str):
+            assert abs(now[new] - value) <= 0.005 * abs(value), f"{path}: {value} before, {now[new]} now"
+        else:
+            assert now[new] == value, f"{path} -> {new}: {value} before, {now[new]} now"
         compared += 1
     assert compared > 100
     # The parent and the forked child ran on one core: their own counts add up to its total.

@@ -119,6 +119,9 @@ def test_rank_assignment_config_loads_with_table_two_values():
         "bank_xor",
         32,
     )
+    drain = ctl["write_drain"]
+    assert (drain["scope"], drain["high"], drain["low"]) == ("rank", 10, 5)
+    assert (ctl["refresh"]["policy"], ctl["refresh"]["stagger"]) == ("staggered", "system")
     assert config["sim"]["stop_after_dram_accesses"] == 2_000_000
     assert config["os"]["allocator"] == "scatter"
 
