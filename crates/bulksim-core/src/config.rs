@@ -113,6 +113,16 @@ pub enum Stagger {
     System,
 }
 
+/// When an owed refresh blocks its rank (see `controller::refresh_scheme`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RefreshScheme {
+    Demand,
+    Elastic,
+    Pausing,
+    Pcd,
+}
+
 /// `[controller.refresh]`, or a policy name alone (`controller.refresh = "none"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -123,6 +133,13 @@ pub struct RefreshConfig {
     /// With FGR, each REF takes the preset's nRFC2/nRFC4 (true) or nRFC / granularity.
     pub fgr_overhead: bool,
     pub stagger: Stagger,
+    pub scheme: RefreshScheme,
+    /// Elastic: idle time before an owed REF issues, in ns.
+    pub idle_ns: f64,
+    /// Pausing: fragments per refresh (8: tRFC/8 each, no overhead; 4 or 2: FGR REFs).
+    pub pause_granularity: u32,
+    /// PCD: how long before a REF its rank's requests go first, in ns (0: tRFC).
+    pub pcd_window_ns: f64,
 }
 
 impl Default for RefreshConfig {
@@ -132,6 +149,10 @@ impl Default for RefreshConfig {
             granularity: 1,
             fgr_overhead: true,
             stagger: Stagger::Channel,
+            scheme: RefreshScheme::Demand,
+            idle_ns: 200.0,
+            pause_granularity: 8,
+            pcd_window_ns: 0.0,
         }
     }
 }
@@ -652,6 +673,26 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "staggered policy: channel spreads each channel's R ranks (rank r first due at (r+1) tREFI/R); system spreads all N ranks of the memory (rank channel*R + r due at (k+1) tREFI/N, bulksim's choice); refreshes that still overlap are counted in refresh.overlap_ns",
     ),
     doc(
+        "controller.refresh.scheme",
+        "demand | elastic | pausing | pcd",
+        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window; pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF. Adaptive refresh is not modelled",
+    ),
+    doc(
+        "controller.refresh.idle_ns",
+        "ns",
+        "elastic: how long a rank must have had nothing queued before an owed REF issues (bulksim's choice 200 ns)",
+    ),
+    doc(
+        "controller.refresh.pause_granularity",
+        "8 | 4 | 2",
+        "pausing: fragments per refresh; 8 = the paper's optimistic tRFC/8 fragments without overhead (80 ns on 32 Gb), 4 or 2 = realistic FGR REFs (the preset's nRFC4/nRFC2)",
+    ),
+    doc(
+        "controller.refresh.pcd_window_ns",
+        "ns",
+        "pcd: the rank's queued requests go first this long before its REF falls due (0: tRFC)",
+    ),
+    doc(
         "controller.write_drain.scope",
         "channel | rank",
         "channel: one drain state for the channel's write queue (reads wait during a drain); rank: each rank drains its own writes while the other ranks keep serving reads, with 2 x high write entries per rank (bulksim's choice)",
@@ -799,6 +840,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
             Some(&["staggered", "simultaneous", "none", "all_bank"])
         }
         "controller.refresh.stagger" => Some(&["channel", "system"]),
+        "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd"]),
         "controller.write_drain.scope" => Some(&["channel", "rank"]),
         "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
         "dram.temperature" => Some(&["normal", "extended"]),
@@ -1219,6 +1261,33 @@ impl Config {
             }
         }
         let r = &self.controller.refresh;
+        if spec.has_refresh && r.scheme == RefreshScheme::Pausing && r.granularity == 1 {
+            // Pausing refreshes in fragments: REFs of a finer granularity.
+            let t = &mut spec.timing;
+            match r.pause_granularity {
+                8 => {
+                    t.n_refi /= 8;
+                    t.n_rfc = t.n_rfc.div_ceil(8);
+                }
+                2 if t.n_rfc2 > 0 => {
+                    t.n_refi = if t.n_refi2 > 0 {
+                        t.n_refi2
+                    } else {
+                        t.n_refi / 2
+                    };
+                    t.n_rfc = t.n_rfc2;
+                }
+                4 if t.n_rfc4 > 0 => {
+                    t.n_refi = if t.n_refi4 > 0 {
+                        t.n_refi4
+                    } else {
+                        t.n_refi / 4
+                    };
+                    t.n_rfc = t.n_rfc4;
+                }
+                _ => {}
+            }
+        }
         if spec.has_refresh && (r.granularity == 2 || r.granularity == 4) {
             // Fine granularity refresh: the REFs in use are the 2x or 4x ones.
             let t = &mut spec.timing;
@@ -1306,6 +1375,39 @@ impl Config {
                 "controller.refresh.granularity: {} is not a DDR4 refresh granularity; expected 1, 2 or 4",
                 r.granularity
             ));
+        }
+        if r.scheme == RefreshScheme::Pausing {
+            if r.granularity != 1 {
+                return Some(format!(
+                    "controller.refresh.granularity: {} with scheme = \"pausing\"; pausing picks its fragments with controller.refresh.pause_granularity (keep granularity 1)",
+                    r.granularity
+                ));
+            }
+            if ![2, 4, 8].contains(&r.pause_granularity) {
+                return Some(format!(
+                    "controller.refresh.pause_granularity: {}; expected 8 (tRFC/8 fragments), 4 or 2 (FGR REFs)",
+                    r.pause_granularity
+                ));
+            }
+            let rfc_k = if r.pause_granularity == 2 {
+                spec.timing.n_rfc2
+            } else {
+                spec.timing.n_rfc4
+            };
+            if r.pause_granularity != 8 && rfc_k == 0 {
+                return Some(format!(
+                    "controller.refresh.pause_granularity: {} needs nRFC{} from the preset, but {} does not give it",
+                    r.pause_granularity, r.pause_granularity, spec.name
+                ));
+            }
+        }
+        for (key, v) in [
+            ("controller.refresh.idle_ns", r.idle_ns),
+            ("controller.refresh.pcd_window_ns", r.pcd_window_ns),
+        ] {
+            if !(0.0..=1e9).contains(&v) {
+                return Some(format!("{key}: {v} is out of range; expected 0 to 1e9 ns"));
+            }
         }
         let t = &spec.timing;
         let rfc_k = match r.granularity {

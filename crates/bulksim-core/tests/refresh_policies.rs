@@ -201,3 +201,138 @@ fn a_policy_name_alone_still_works_and_bad_keys_are_named() {
         assert!(err.contains(key), "{sets:?}: {err}");
     }
 }
+
+/// First refresh interval of rank 0, channel 0: (start, end).
+fn first_refresh(u: &[Unavailability]) -> (u64, u64) {
+    let i = u[0]
+        .intervals
+        .iter()
+        .find(|i| i.cause == Cause::Refresh)
+        .expect("a refresh");
+    (i.start_mem_cycles, i.end_mem_cycles)
+}
+
+/// Reads of one open row every 50 cycles until `busy_until` (the rank never idles for 160
+/// cycles), then one read at `end`.
+fn busy_then_idle(busy_until: u64, end: u64) -> Vec<bulksim_core::workload::trace::TraceRecord> {
+    let mut r: Vec<_> = (0..busy_until / 50)
+        .map(|i| read(i * 50, (i % 64) * 64))
+        .collect();
+    r.push(read(end, 64));
+    r
+}
+
+#[test]
+fn elastic_refresh_waits_for_the_rank_to_idle_and_demand_does_not() {
+    // 32 Gb at normal temperature: tREFI 6240 cycles, tRFC 512; idle_ns 200 = 160 cycles.
+    let busy = 3 * 6240 + 100;
+    let records = busy_then_idle(busy, 20 * 6240);
+    let run = |c: &Config| {
+        let (stats, router) =
+            sim::run_keeping_memory(c, &mut records.clone().into_iter(), None, None).unwrap();
+        (stats, router.devices[0].channels.unavailability())
+    };
+    let (demand, du) = run(&ddr4_1600(32, &[]));
+    assert_eq!(first_refresh(&du).0, 6240, "on demand: blocked when due");
+    let (elastic, eu) = run(&ddr4_1600(32, &["controller.refresh.scheme=\"elastic\""]));
+    let (start, end) = first_refresh(&eu);
+    // The last busy read arrives at `last` and is served a few cycles later (a row hit); the
+    // rank then idles 160 cycles.
+    let last = (busy / 50 - 1) * 50;
+    assert!(
+        start >= last + 160 && start <= last + 160 + 30,
+        "elastic REF blocked from {start}, the rank idled from about {last}"
+    );
+    assert_eq!(
+        end - start,
+        11 + 512,
+        "an idle rank's REF waits only for its PREA (tRP) and lasts tRFC"
+    );
+    // The REFs owed while busy are all paid in the idle time: as many as on demand, but the
+    // one due at the last read (at 20 tREFI), still owed when the run ends.
+    assert_eq!(elastic.refreshes, demand.refreshes - 1);
+    // Forced at the window end when the rank never idles: busy through 9 tREFI.
+    let records = busy_then_idle(9 * 6240 + 6240 / 2, 20 * 6240);
+    let (stats, router) = sim::run_keeping_memory(
+        &ddr4_1600(32, &["controller.refresh.scheme=\"elastic\""]),
+        &mut records.into_iter(),
+        None,
+        None,
+    )
+    .unwrap();
+    let u = router.devices[0].channels.unavailability();
+    let (start, _) = first_refresh(&u);
+    assert_eq!(
+        start,
+        6240 + 8 * 6240,
+        "the first window's REFs forced at its end"
+    );
+    assert!(stats.refreshes >= 19);
+}
+
+#[test]
+fn pausing_refreshes_in_fragments_of_the_chosen_granularity() {
+    // Optimistic: 8 fragments of tRFC/8 = 64 cycles per 1x tREFI; realistic 4: FGR-4x REFs
+    // (280 cycles each, 4 per tREFI: 1400 ns per 7.8 us).
+    let window = 6240;
+    let cycles = 50 * window;
+    for (granularity, refs_per_window, busy_ns) in [(8, 8, 640.0), (4, 4, 1400.0), (2, 2, 960.0)] {
+        let g = format!("controller.refresh.pause_granularity={granularity}");
+        let c = ddr4_1600(32, &["controller.refresh.scheme=\"pausing\"", &g]);
+        let (s, u) = idle(&c, cycles);
+        let per_window = s.refreshes as f64 / 50.0;
+        assert!(
+            (per_window - refs_per_window as f64).abs() <= 0.1 * refs_per_window as f64,
+            "granularity {granularity}: {per_window} REFs per tREFI"
+        );
+        let ns = unavailable_per(&u, window, cycles) * TCK_NS;
+        assert!(
+            (ns - busy_ns).abs() < 0.02 * busy_ns,
+            "granularity {granularity}: {ns} ns per 7.8 us, expected {busy_ns}"
+        );
+    }
+    // A busy rank takes its fragments in its idle gaps, so its REFs keep up.
+    let records = busy_then_idle(4 * window, 6 * window);
+    let c = ddr4_1600(32, &["controller.refresh.scheme=\"pausing\""]);
+    let (s, _) = sim::run_keeping_memory(&c, &mut records.into_iter(), None, None).unwrap();
+    assert!(s.refreshes >= 6 * 8 - 8, "{} fragments", s.refreshes);
+    let err = Config::default()
+        .apply_sets(&[
+            "controller.refresh.scheme=\"pausing\"",
+            "controller.refresh.granularity=2",
+        ])
+        .and_then(|c| c.validate().map(|_| c))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("controller.refresh.granularity"), "{err}");
+}
+
+#[test]
+fn pcd_serves_a_rank_before_its_refresh_and_keeps_the_act_balance() {
+    // Two ranks, random reads and writes: the rank due next gets its requests served first,
+    // so fewer rows opened for requests are closed by its precharge-all.
+    let base = ["dram.ranks=2", "sim.record_intervals=false"];
+    let demand = run_generated(
+        &ddr4_1600(32, &base),
+        bulksim_core::workload::generate::Pattern::Random,
+        40_000,
+        0,
+        1.0 / 3.0,
+    );
+    let mut sets = base.to_vec();
+    sets.push("controller.refresh.scheme=\"pcd\"");
+    let pcd = run_generated(
+        &ddr4_1600(32, &sets),
+        bulksim_core::workload::generate::Pattern::Random,
+        40_000,
+        0,
+        1.0 / 3.0,
+    );
+    assert!(pcd.wasted_acts.refresh < demand.wasted_acts.refresh);
+    for s in [&demand, &pcd] {
+        assert_eq!(
+            s.commands["ACT"],
+            s.row_misses + s.row_conflicts + s.wasted_acts.refresh
+        );
+    }
+}

@@ -8,13 +8,15 @@
 pub mod bulk_engine;
 pub mod queue;
 pub mod refresh;
+pub mod refresh_scheme;
 pub mod request;
 pub mod scheduler;
 pub mod unavailability;
 pub mod write_drain;
 
 use crate::config::{
-    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, Scheduler, Stagger,
+    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, RefreshScheme, Scheduler,
+    Stagger,
 };
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
@@ -25,6 +27,7 @@ use crate::stats::LatencyHistogram;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
 use refresh::{Refresh, Schedule};
+use refresh_scheme::{Postponement, RankActivity as RankQueueActivity};
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::{HitCap, Owned};
 use unavailability::Unavailability;
@@ -95,6 +98,10 @@ pub struct Controller {
     pub refresh_overlap: RefreshOverlap,
     /// Reads and writes compete in one cycle (per-rank drains or equal priority).
     both_queues: bool,
+    /// Per rank, its queued requests and when it last idled (postponing refresh schemes).
+    rank_queues: Option<RankQueueActivity>,
+    /// PCD: cycles before a REF in which its rank's requests go first (0: off).
+    pcd_window: u64,
     /// Refresh periods of this channel's ranks (the write drain counts its own periods).
     unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
@@ -148,7 +155,18 @@ impl Controller {
                     },
                     (_, Stagger::Channel) => Schedule::PerChannel,
                 },
-            ),
+            )
+            .postponed(Postponement::new(
+                cfg.refresh.scheme,
+                (cfg.refresh.idle_ns / spec.tck_ns()).ceil() as u64,
+                // The 1x interval: pausing's fragments come pause_granularity to one.
+                match cfg.refresh.scheme {
+                    RefreshScheme::Pausing => {
+                        t.n_refi as u64 * cfg.refresh.pause_granularity as u64
+                    }
+                    _ => t.n_refi as u64,
+                },
+            )),
             rank_addrs,
             hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
             owned: vec![false; (o.ranks * o.banks_per_rank()) as usize],
@@ -161,6 +179,18 @@ impl Controller {
             refresh_issued: None,
             system_stagger: cfg.refresh.stagger == Stagger::System,
             refresh_overlap: RefreshOverlap::new(1, o.ranks as usize, false),
+            rank_queues: matches!(
+                cfg.refresh.scheme,
+                RefreshScheme::Elastic | RefreshScheme::Pausing
+            )
+            .then(|| RankQueueActivity::new(o.ranks as usize)),
+            pcd_window: match cfg.refresh.scheme {
+                RefreshScheme::Pcd if cfg.refresh.pcd_window_ns > 0.0 => {
+                    (cfg.refresh.pcd_window_ns / spec.tck_ns()).ceil() as u64
+                }
+                RefreshScheme::Pcd => t.n_rfc as u64,
+                _ => 0,
+            },
             both_queues: cfg.write_drain.scope == DrainScope::Rank
                 || cfg.write_drain.policy == DrainPolicy::EqualPriority,
             unavailable: Unavailability::new(o.ranks as usize, false),
@@ -206,6 +236,7 @@ impl Controller {
         // interval 0: a part without refresh (nREFI unused), nothing to skip.
         if interval == 0
             || self.system_stagger
+            || !self.refresh.on_demand()
             || until.saturating_sub(now) < 2 * interval
             || !self.is_idle()
             || self.refresh.pending_ranks().next().is_some()
@@ -320,6 +351,9 @@ impl Controller {
                 &mut self.writes
             }
         };
+        if let Some(queues) = &mut self.rank_queues {
+            queues.queued(addr.rank);
+        }
         queue.push(Request {
             kind,
             line,
@@ -340,7 +374,10 @@ impl Controller {
     /// happen: `now + 1` after issuing, else the earliest ready time or refresh deadline.
     pub fn tick(&mut self, now: u64) -> u64 {
         let mut next = u64::MAX;
-        let refreshing = self.refresh.poll(now);
+        let refreshing = match &self.rank_queues {
+            None => self.refresh.poll(now),
+            Some(queues) => self.refresh.poll_postponed(now, queues),
+        };
         if !self.bulk.is_idle() {
             let changes = self.device.open_row_changes();
             match self.bulk.tick(&mut self.device, &self.refresh, now) {
@@ -371,7 +408,7 @@ impl Controller {
                         self.release_closed_owners(true);
                     }
                     if cmd == Command::Ref {
-                        let due = self.refresh.due(rank);
+                        let due = self.refresh.blocked_from(rank);
                         self.unavailable.refresh(rank, due, now + self.refresh_busy);
                         let end = now + self.refresh_busy;
                         if self.system_stagger {
@@ -407,6 +444,11 @@ impl Controller {
                     return now + 1;
                 }
                 Err(t) => next = next.min(t),
+            }
+        }
+        if self.pcd_window > 0 {
+            if let Some(t) = self.pcd_first(writing, now) {
+                return t;
             }
         }
         let queue = if writing {
@@ -445,6 +487,45 @@ impl Controller {
             }
             None => next.min(pick.next_ready),
         }
+    }
+
+    /// Preemptive command drain: when a rank's REF falls due within the PCD window, its
+    /// queued requests (of the active queue) go first. Returns the next cycle if one issued.
+    #[inline(never)]
+    fn pcd_first(&mut self, writing: bool, now: u64) -> Option<u64> {
+        let mut any = false;
+        for r in 0..self.blocked[0].len() {
+            let due = self.refresh.due(r as u32);
+            let near =
+                !self.refresh.is_pending(r as u32) && now < due && now + self.pcd_window >= due;
+            self.blocked[0][r] = !near;
+            any |= near;
+        }
+        if !any {
+            return None;
+        }
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
+        let cap = HitCap {
+            cap: self.row_hit_cap,
+            hits_since_act: &self.hits_since_act,
+        };
+        let pick = scheduler::pick(
+            self.scheduler,
+            queue,
+            &self.device,
+            Some(&self.blocked[0]),
+            self.bulk.locked(),
+            &cap,
+            &Owned(&self.owned),
+            now,
+        );
+        let (index, cmd) = pick.choice?;
+        self.serve_rare(writing, index, cmd, now);
+        Some(now + 1)
     }
 
     /// One decision when reads and writes compete in one cycle: per-rank write drains (reads
@@ -662,6 +743,9 @@ impl Controller {
                 if writing {
                     self.drain
                         .write_served(req.addr.rank, req.addr.bank_index, now);
+                }
+                if let Some(queues) = &mut self.rank_queues {
+                    queues.served(req.addr.rank, now);
                 }
                 let s = &mut self.stats;
                 if !req.activated {

@@ -2,10 +2,13 @@
 //! granularity, resolved into the spec's nREFI/nRFC). Staggered ranks are offset over tREFI:
 //! per channel rank r's first REF falls due at (r + 1) * tREFI / ranks, or system-wide rank
 //! k = channel * ranks + r at (k + 1) * tREFI / (channels * ranks); simultaneous ranks all fall
-//! due at tREFI. A due rank is blocked for new
-//! commands until its banks are precharged (PREA) and the REF issues. An idle controller may
+//! due at tREFI. A due rank is blocked for new commands until its banks are precharged (PREA)
+//! and the REF issues; a postponing scheme (`refresh_scheme`) decides when an owed REF blocks
+//! its rank instead. An idle controller may
 //! book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes exactly when
 //! due while nothing else happens, so the rounds are known in closed form.
+
+use super::refresh_scheme::{Postponement, RankActivity};
 
 /// How first due cycles are spread over ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -25,6 +28,13 @@ pub struct Refresh {
     next_due: Vec<u64>,
     pending: Vec<bool>,
     any: bool,
+    postponement: Postponement,
+    /// Per rank, its first REF's due cycle (postponing schemes count windows from it).
+    first_due: Vec<u64>,
+    /// Per rank not blocked, the cycle it will be at the latest (postponing schemes).
+    wake: Vec<u64>,
+    /// Per rank, the cycle it was last blocked (postponing schemes).
+    blocked_since: Vec<u64>,
 }
 
 impl Refresh {
@@ -45,14 +55,71 @@ impl Refresh {
                 }
                 Schedule::Simultaneous => interval,
             })
-            .collect();
+            .collect::<Vec<u64>>();
         Refresh {
             enabled,
             interval,
+            first_due: next_due.clone(),
+            wake: next_due.clone(),
             next_due,
             pending: vec![false; ranks],
             any: false,
+            postponement: Postponement::Demand,
+            blocked_since: vec![0; ranks],
         }
+    }
+
+    /// Owed REFs block their ranks by `postponement`'s rule instead of when due.
+    pub fn postponed(mut self, postponement: Postponement) -> Refresh {
+        self.postponement = postponement;
+        self
+    }
+
+    /// Whether REFs block their ranks when due (idle rounds can then be booked in closed
+    /// form).
+    pub fn on_demand(&self) -> bool {
+        self.postponement == Postponement::Demand
+    }
+
+    /// Where `rank`'s current refresh began to hold it: its due cycle on demand, else the
+    /// cycle its owed REF began to block it.
+    pub fn blocked_from(&self, rank: u32) -> u64 {
+        match self.postponement {
+            Postponement::Demand => self.next_due[rank as usize],
+            _ => self.blocked_since[rank as usize],
+        }
+    }
+
+    /// Blocks ranks by a postponing scheme's rule, from their queued requests.
+    #[inline(never)]
+    pub fn poll_postponed(&mut self, now: u64, activity: &RankActivity) -> bool {
+        if !self.enabled {
+            return false;
+        }
+        let mut any = false;
+        for r in 0..self.next_due.len() {
+            let blocks = self.postponement.blocks(
+                now,
+                (self.next_due[r], self.first_due[r], self.interval),
+                activity.queued[r],
+                activity.idle_since[r],
+            );
+            match blocks {
+                Ok(()) => {
+                    if !self.pending[r] {
+                        self.blocked_since[r] = now;
+                    }
+                    self.pending[r] = true;
+                    any = true;
+                }
+                Err(at) => {
+                    self.pending[r] = false;
+                    self.wake[r] = at;
+                }
+            }
+        }
+        self.any = any;
+        any
     }
 
     /// Marks ranks whose refresh has fallen due by `now`; returns whether any rank is pending.
@@ -139,13 +206,18 @@ impl Refresh {
         }
     }
 
-    /// Earliest cycle a not-yet-pending rank falls due (u64::MAX when disabled).
+    /// Earliest cycle a not-yet-pending rank falls due, or under a postponing scheme is
+    /// blocked at the latest (u64::MAX when disabled).
     pub fn next_due(&self) -> u64 {
         if !self.enabled {
             return u64::MAX;
         }
-        self.next_due
-            .iter()
+        let due = if self.on_demand() {
+            &self.next_due
+        } else {
+            &self.wake
+        };
+        due.iter()
             .zip(&self.pending)
             .filter(|(_, &p)| !p)
             .map(|(&d, _)| d)
