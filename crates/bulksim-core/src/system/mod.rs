@@ -35,9 +35,11 @@ use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanis
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
-    sites_from_mapper, usable_frames_from_mapper, FrameAllocator, SiteFn, LAZY_ABOVE_FRAMES, PAGE,
+    ranks::{RankBits, RankLayout},
+    sites_from_mapper, usable_frames_from_mapper, FrameAllocator, RankSetup, SiteFn,
+    LAZY_ABOVE_FRAMES, PAGE,
 };
-use crate::os::{Os, Pid, Work};
+use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::Port;
 use crate::workload::program::Event;
 use crate::workload::source::{EventSource, Workload};
@@ -198,7 +200,9 @@ impl System {
         }
         // Frames over all devices; channel numbers run on across devices so that no two
         // devices share an allocator pool (a copy never spans devices).
-        let frames = {
+        let rank_capacity_frames = config.dram.rank_capacity_mb * (1 << 20) / PAGE;
+        let mut ranks_per_channel = Vec::new();
+        let (frames, rank_of) = {
             let mut sites = Vec::new();
             let mut usable = Vec::new();
             let mut channel_base = 0;
@@ -206,11 +210,22 @@ impl System {
                 let reserved = d.channels.reserved_rows();
                 let reserved = move |row| reserved.is_some_and(|r| r.contains(row));
                 let mapper = d.channels.mapper();
-                usable.push((mapper.clone(), reserved, d.size / PAGE));
+                let o = &d.channels.spec().organisation;
+                let frames = d.size / PAGE;
+                // `dram.rank_capacity_mb`: a frame beyond its rank's first frames is unusable.
+                let rank_bits = RankBits::new(mapper, frames);
+                let ranks = (o.channels * o.ranks) as u64;
+                usable.push((mapper.clone(), reserved, frames, ranks));
                 // Owned, so that a lazily drawn order can keep decoding during the run.
                 let site = sites_from_mapper(mapper.clone(), reserved);
-                sites.push((d.base / PAGE, d.size / PAGE, channel_base, site));
-                channel_base += d.channels.spec().organisation.channels;
+                let capped = move |f: u32| {
+                    let within = rank_capacity_frames == 0
+                        || rank_bits.index_in_rank(f as u64) < rank_capacity_frames;
+                    within.then(|| site(f)).flatten()
+                };
+                sites.push((d.base / PAGE, frames, channel_base, capped));
+                ranks_per_channel.extend((0..o.channels).map(|_| o.ranks));
+                channel_base += o.channels;
             }
             let frame_count = (router.capacity() / PAGE) as usize;
             let site: SiteFn = std::sync::Arc::new(move |frame: u32| {
@@ -225,13 +240,62 @@ impl System {
             let usable = || {
                 usable
                     .iter()
-                    .map(|(m, reserved, frames)| usable_frames_from_mapper(m, reserved, *frames))
+                    .map(|(m, reserved, frames, ranks)| {
+                        let all = usable_frames_from_mapper(m, reserved, *frames);
+                        if rank_capacity_frames == 0 {
+                            all
+                        } else {
+                            // Reserved rows within the kept frames are not subtracted here
+                            // (lazily drawn memories only: above 16 GiB).
+                            all.min(ranks * rank_capacity_frames.min(frames / ranks))
+                        }
+                    })
                     .sum()
             };
+            let layout = RankLayout::new(&ranks_per_channel);
+            let setup = RankSetup {
+                layout: layout.clone(),
+                thread_ranks: config.os.thread_ranks.clone(),
+                mapping_error: config.os.mapping_error,
+                preferred: config.os.preferred_rank,
+            };
+            let rank_site = site.clone();
+            // A frame's global rank, from its first line's (channel, rank).
+            let rank_of: RankOf =
+                std::sync::Arc::new(move |frame| rank_site(frame).map_or(0, |s| layout.global(&s)));
             let (policy, seed) = (config.os.allocator, config.os.seed);
-            FrameAllocator::for_memory(policy, frame_count, site, usable, seed, LAZY_ABOVE_FRAMES)
+            let frames = FrameAllocator::for_memory(
+                policy,
+                frame_count,
+                site,
+                usable,
+                seed,
+                LAZY_ABOVE_FRAMES,
+                setup,
+            );
+            (frames, rank_of)
         };
-        let mut os = Os::new(frames, config.os.fault_instructions as u64);
+        if frames.usable() == 0 {
+            return Err(Error::Config(
+                "dram.rank_capacity_mb: no usable frame is left in any rank".into(),
+            ));
+        }
+        let ranks = ranks_per_channel.iter().sum::<u32>();
+        if !config.os.thread_ranks.is_empty()
+            && config.os.thread_ranks.len() != workload.threads.len()
+        {
+            return Err(Error::Config(format!(
+                "os.thread_ranks: {} entries for {} threads; expected one global rank per thread, in workload order",
+                config.os.thread_ranks.len(),
+                workload.threads.len()
+            )));
+        }
+        let mut os = Os::with_tlb_pages(
+            frames,
+            config.os.fault_instructions as u64,
+            config.os.tlb_pages,
+        );
+        os.count_ranks(ranks, rank_of);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
         for thread in workload.threads {
@@ -263,6 +327,7 @@ impl System {
         for (t, thread) in threads.iter_mut().enumerate() {
             if thread.state == ThreadState::Runnable {
                 thread.pid = Some(os.new_process());
+                os.start_thread(t as u32);
                 let mut core = Core::new();
                 core.thread = Some(t);
                 cores.push(core);
@@ -947,6 +1012,7 @@ impl System {
                     Event::Fork(_) => self.os.fork(pid),
                     _ => self.os.spawn(pid),
                 };
+                self.os.start_thread(child as u32);
                 let th = &mut self.threads[child];
                 th.pid = Some(child_pid);
                 th.state = ThreadState::Runnable;
@@ -1002,7 +1068,7 @@ impl System {
     ) -> Result<Option<u64>> {
         let (pa, work) = self
             .os
-            .translate(pid, t as u32, va, write)
+            .translate_on(c as u32, pid, t as u32, va, write)
             .map_err(|e| self.err(t, e))?;
         match work {
             None => Ok(Some(pa)),
