@@ -25,13 +25,14 @@
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
+mod functional;
 pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
-use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
+use crate::config::{Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
@@ -122,6 +123,8 @@ const FAST_FORWARD_MIN_CYCLES: u64 = 64;
 const PROGRESS_CHECK_STEPS: u32 = 4096;
 
 pub struct System {
+    /// `sim.mode = "functional"`: cores and OS only (`functional`).
+    functional: bool,
     mechanism: SystemMechanism,
     /// `cpu` copies and initializations allocate whole destination lines without reading them.
     allocate_full_lines: bool,
@@ -349,6 +352,7 @@ impl System {
         let mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
         Ok(System {
+            functional: config.sim.mode == SimMode::Functional,
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
             init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
@@ -395,6 +399,9 @@ impl System {
         mut progress: Option<Progress>,
         period: std::time::Duration,
     ) -> Result<SystemStats> {
+        if self.functional {
+            return self.run_functional(progress, period);
+        }
         let started = std::time::Instant::now();
         let mut reported = started;
         let mut steps_to_check = PROGRESS_CHECK_STEPS;
