@@ -275,9 +275,8 @@ impl Os {
             .owner(frame)
             .expect("a frame in use has an owner");
         let vpn = self.page_of[frame as usize];
-        self.procs[pid as usize]
-            .pages
-            .remove_range(vpn, vpn + 1, |_, pte| debug_assert_eq!(pte.frame, frame));
+        let pte = self.procs[pid as usize].pages.remove(vpn);
+        debug_assert_eq!(pte.map(|p| p.frame), Some(frame));
         let free = self.table.release(frame);
         debug_assert!(free, "replacing policies pass over shared frames");
         self.tlbs.shoot_down(frame);

@@ -200,6 +200,18 @@ impl PageTable {
         }
     }
 
+    /// Removes `vpn`'s entry if present (an evicted page): four array loads, where
+    /// `remove_range` scans whole nodes.
+    pub fn remove(&mut self, vpn: u64) -> Option<Pte> {
+        let leaf = self.leaf(vpn)?;
+        let pte = &mut self.leaves[leaf][index(vpn, 0)];
+        if *pte == ABSENT {
+            return None;
+        }
+        self.len -= 1;
+        Some(std::mem::replace(pte, ABSENT))
+    }
+
     /// Makes every present page read-only (both sides of a fork, for copy-on-write).
     pub fn write_protect_all(&mut self) {
         for leaf in &mut self.leaves {
@@ -236,6 +248,20 @@ mod tests {
         assert!(t.get(5).is_none() && t.get(0).is_some() && t.get((1 << 27) + 3).is_some());
         t.remove_range(0, u64::MAX, |_, _| {});
         assert!(t.is_empty());
+    }
+
+    #[test]
+    fn remove_takes_one_page() {
+        let mut t = PageTable::new();
+        let pte = |frame| Pte {
+            frame,
+            writable: true,
+        };
+        t.insert(7, pte(1)).unwrap();
+        t.insert(8, pte(2)).unwrap();
+        assert_eq!(t.remove(7), Some(pte(1)));
+        assert_eq!((t.remove(7), t.remove(1 << 30), t.len()), (None, None, 1));
+        assert_eq!(t.get(8), Some(pte(2)));
     }
 
     fn pte(frame: u32) -> Pte {
