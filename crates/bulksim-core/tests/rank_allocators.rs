@@ -219,6 +219,24 @@ fn tiny_os(
     rank_of: fn(u32) -> u32,
     tlb_pages: u32,
 ) -> Os {
+    tiny_os_by(
+        policy,
+        frames,
+        ranks,
+        rank_of,
+        tlb_pages,
+        PreferredRank::MostFree,
+    )
+}
+
+fn tiny_os_by(
+    policy: AllocatorPolicy,
+    frames: u32,
+    ranks: u32,
+    rank_of: fn(u32) -> u32,
+    tlb_pages: u32,
+    preferred: PreferredRank,
+) -> Os {
     let site = move |f: u32| {
         Some(FrameSite {
             channel: 0,
@@ -231,7 +249,7 @@ fn tiny_os(
         layout: RankLayout::new(&[ranks]),
         thread_ranks: Vec::new(),
         mapping_error: 0.0,
-        preferred: PreferredRank::MostFree,
+        preferred,
     };
     let alloc = FrameAllocator::with_ranks(policy, frames as usize, site, 1, setup);
     let mut os = Os::with_tlb_pages(alloc, 0, tlb_pages);
@@ -490,4 +508,76 @@ fn replacement_adds_no_faults_while_memory_suffices_and_evicts_when_it_does_not(
         .expect("out of memory")
         .to_string();
     assert!(e.contains("out of physical memory"), "{e}");
+}
+
+#[test]
+fn preferred_ranks_follow_most_free_frames_or_least_delay() {
+    // most_free: after T0 fills three of R0's four frames, later threads prefer R1 (4 free
+    // beats 1 even with more threads on it); second ranks are the best of the rest.
+    let mut os = tiny_os(AllocatorPolicy::RankClock, 8, 2, |f| f / 4, 0);
+    let t0 = process(&mut os, 0);
+    for p in 0..3 {
+        touch(&mut os, t0, 0, p);
+    }
+    process(&mut os, 1);
+    process(&mut os, 2);
+    let ranks: Vec<(u32, u32)> = os
+        .stats
+        .threads
+        .iter()
+        .map(|t| (t.preferred_rank, t.second_rank))
+        .collect();
+    assert_eq!(ranks, [(0, 1), (1, 0), (1, 0)]);
+    // least_delay: the rank with the lowest mean read latency, then the next lowest.
+    let mut os = tiny_os_by(
+        AllocatorPolicy::RankClock,
+        9,
+        3,
+        |f| f / 3,
+        0,
+        PreferredRank::LeastDelay,
+    );
+    os.set_rank_delays(&[50.0, 10.0, 30.0]);
+    process(&mut os, 0);
+    process(&mut os, 1);
+    os.set_rank_delays(&[0.0, 0.0, 0.0]);
+    // All equal: fewest threads, then the lowest index.
+    process(&mut os, 2);
+    let ranks: Vec<(u32, u32)> = os
+        .stats
+        .threads
+        .iter()
+        .map(|t| (t.preferred_rank, t.second_rank))
+        .collect();
+    assert_eq!(ranks, [(1, 2), (1, 2), (0, 2)]);
+}
+
+#[test]
+fn trace_replay_refuses_functional_mode_by_name() {
+    let c = config(&["sim.mode=\"functional\""]);
+    let e = bulksim_core::sim::run(&c, &mut vec![read(0, 0)].into_iter(), None, None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("sim.mode: functional"), "{e}");
+}
+
+#[test]
+fn replacing_allocators_refuse_memories_beyond_their_start_up_limit() {
+    // 8 channels x 8 ranks of 32 GB: 2 TiB, above the 1 TiB the frame list supports.
+    let c = config(&[
+        "dram.preset=\"DDR4_32Gb_x8_1600\"",
+        "dram.channels=8",
+        "dram.ranks=8",
+        "controller.address_mapping=\"bank_xor\"",
+        "os.allocator=\"clock\"",
+        "sim.memory_limit_mb=100000000",
+    ]);
+    let d = touching("huge", 1, 1);
+    let e = run_workload(&c, &d).err().expect("refused").to_string();
+    assert!(
+        e.starts_with("os.allocator: clock")
+            && e.contains("at most 1024 GiB")
+            && e.contains("2048 GiB"),
+        "{e}"
+    );
 }

@@ -106,12 +106,10 @@ pub struct ThreadPages {
 /// A frame's global rank, as the system numbers ranks.
 pub type RankOf = Arc<dyn Fn(u32) -> u32 + Send + Sync>;
 
-/// Per-access rank accounting.
+/// Per-access rank accounting (each page-table entry holds its frame's rank).
 struct RankAccounting {
     ranks: u32,
     rank_of: RankOf,
-    /// Each assigned frame's global rank (filled when the frame is assigned).
-    frame_rank: Vec<u16>,
 }
 
 pub struct Os {
@@ -123,8 +121,6 @@ pub struct Os {
     /// The cores' recent pages (kept only when the policy replaces pages).
     tlbs: Tlbs,
     replacing: bool,
-    /// Each frame's virtual page (its owner's), for eviction; empty unless replacing.
-    page_of: Vec<u64>,
     /// Pages evicted and not faulted in again, by (process, virtual page).
     evicted: BTreeSet<(Pid, u64)>,
     ranks: Option<RankAccounting>,
@@ -149,11 +145,6 @@ impl Os {
             table: FrameTable::new(frames.frame_count()),
             tlbs: Tlbs::new(if replacing { tlb_pages } else { 0 }),
             replacing,
-            page_of: if replacing {
-                vec![0; frames.frame_count()]
-            } else {
-                Vec::new()
-            },
             evicted: BTreeSet::new(),
             ranks: None,
             stats: OsStats {
@@ -167,11 +158,11 @@ impl Os {
     /// Counts each thread's accesses by global rank (`os.threads`): `ranks` ranks in all,
     /// `rank_of(frame)` each frame's.
     pub fn count_ranks(&mut self, ranks: u32, rank_of: RankOf) {
-        self.ranks = Some(RankAccounting {
-            ranks,
-            rank_of,
-            frame_rank: vec![0; self.table.len()],
-        });
+        assert!(
+            ranks <= 1 << 16,
+            "global ranks fit a page-table entry's 16 bits"
+        );
+        self.ranks = Some(RankAccounting { ranks, rank_of });
     }
 
     /// Thread `thread` starts: the policy may give it ranks now (`rank_clock`).
@@ -211,15 +202,25 @@ impl Os {
         Some(pages)
     }
 
-    /// An access of `thread` to `frame`: counted by rank, and the core's TLB entry.
+    /// `frame`'s global rank when the OS counts accesses by rank, else 0.
+    fn rank_of(&self, frame: u32) -> u16 {
+        self.ranks
+            .as_ref()
+            .map_or(0, |acc| (acc.rank_of)(frame) as u16)
+    }
+
+    /// An access of `thread` to `frame` (on global rank `rank`): counted by rank, and the
+    /// core's TLB entry.
     #[inline]
-    fn note_access(&mut self, core: u32, thread: ThreadId, frame: u32) {
+    fn note_access(&mut self, core: u32, thread: ThreadId, frame: u32, rank: u16) {
         self.table.set_referenced(frame);
         if self.replacing {
             self.tlbs.touch(core, frame);
         }
-        let Some(acc) = &self.ranks else { return };
-        let rank = acc.frame_rank[frame as usize] as u32;
+        if self.ranks.is_none() {
+            return;
+        }
+        let rank = rank as u32;
         let known = self.stats.threads.get(thread as usize).is_some();
         if !known {
             self.thread_pages(thread);
@@ -256,14 +257,11 @@ impl Os {
             .frames
             .alloc(req, &mut ctx)
             .ok_or_else(|| self.out_of_memory())?;
-        if self.table.refcount(frame) > 0 {
-            self.evict(frame, req.thread);
-        }
         if self.replacing {
-            self.page_of[frame as usize] = req.vpn;
-        }
-        if let Some(acc) = &mut self.ranks {
-            acc.frame_rank[frame as usize] = (acc.rank_of)(frame) as u16;
+            if self.table.refcount(frame) > 0 {
+                self.evict(frame, req.thread);
+            }
+            self.frames.set_page(frame, req.vpn);
         }
         Ok(frame)
     }
@@ -274,7 +272,7 @@ impl Os {
             .table
             .owner(frame)
             .expect("a frame in use has an owner");
-        let vpn = self.page_of[frame as usize];
+        let vpn = self.frames.page_in(frame);
         let pte = self.procs[pid as usize].pages.remove(vpn);
         debug_assert_eq!(pte.map(|p| p.frame), Some(frame));
         let free = self.table.release(frame);
@@ -429,7 +427,8 @@ impl Os {
         if let Some(pte) = proc_.pages.get_mut(vpn) {
             let src = pte.frame;
             if !write || pte.writable {
-                self.note_access(core, thread, src);
+                let rank = pte.rank;
+                self.note_access(core, thread, src, rank);
                 return Ok((src as u64 * PAGE + offset, None));
             }
             if self.table.refcount(src) == 1 {
@@ -447,6 +446,7 @@ impl Os {
                 purpose: Purpose::CopyOnWrite { src_frame: src },
             };
             let dst = self.take_frame(&req)?;
+            let rank_of_dst = self.rank_of(dst);
             let pte = self.procs[pid as usize]
                 .pages
                 .get_mut(vpn)
@@ -454,6 +454,7 @@ impl Os {
             *pte = Pte {
                 frame: dst,
                 writable: true,
+                rank: rank_of_dst,
             };
             self.table.release(src);
             self.table.assign(dst, pid);
@@ -491,7 +492,8 @@ impl Os {
             let frame = self.new_page(pid, thread, vpn, Purpose::Populated)?;
             self.stats.populated += 1;
             self.note_frames_used();
-            self.note_access(core, thread, frame);
+            let rank = self.rank_of(frame);
+            self.note_access(core, thread, frame, rank);
             return Ok((frame as u64 * PAGE + offset, Some(Work::Resident { frame })));
         }
         self.note_fault(thread);
@@ -521,6 +523,7 @@ impl Os {
         let pte = Pte {
             frame,
             writable: true,
+            rank: self.rank_of(frame),
         };
         self.procs[pid as usize].pages.insert(vpn, pte)?;
         self.table.assign(frame, pid);

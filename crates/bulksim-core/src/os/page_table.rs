@@ -20,11 +20,15 @@ pub const VADDR_LIMIT: u64 = PAGE << VPN_BITS;
 pub struct Pte {
     pub frame: u32,
     pub writable: bool,
+    /// The frame's global rank (0 unless the OS counts accesses by rank): in the entry's
+    /// padding, so counting an access by rank costs no lookup.
+    pub rank: u16,
 }
 
 const ABSENT: Pte = Pte {
     frame: u32::MAX,
     writable: false,
+    rank: 0,
 };
 
 #[derive(Clone, Debug)]
@@ -256,6 +260,7 @@ mod tests {
         let pte = |frame| Pte {
             frame,
             writable: true,
+            rank: 0,
         };
         t.insert(7, pte(1)).unwrap();
         t.insert(8, pte(2)).unwrap();
@@ -268,6 +273,7 @@ mod tests {
         Pte {
             frame,
             writable: true,
+            rank: 0,
         }
     }
 

@@ -122,6 +122,10 @@ const FAST_FORWARD_MIN_CYCLES: u64 = 64;
 /// Scheduler steps between looks at the host clock for progress.
 const PROGRESS_CHECK_STEPS: u32 = 4096;
 
+/// Frames (4 KiB) of the largest memory the replacing allocators (`clock`, `rank_clock`)
+/// accept: 1 TiB, about ten seconds of start-up decoding every frame.
+const MAX_REPLACING_FRAMES: usize = 1 << 28;
+
 pub struct System {
     /// `sim.mode = "functional"`: cores and OS only (`functional`).
     functional: bool,
@@ -267,6 +271,14 @@ impl System {
             let rank_of: RankOf =
                 std::sync::Arc::new(move |frame| rank_site(frame).map_or(0, |s| layout.global(&s)));
             let (policy, seed) = (config.os.allocator, config.os.seed);
+            if policy.replaces_pages() && frame_count > MAX_REPLACING_FRAMES {
+                return Err(Error::Config(format!(
+                    "os.allocator: {} decodes every frame of the memory at start-up to list the usable ones; at most {} GiB of memory is supported, this one has {} GiB (fewer dram.channels or dram.ranks, or a smaller part)",
+                    if policy == crate::config::AllocatorPolicy::Clock { "clock" } else { "rank_clock" },
+                    (MAX_REPLACING_FRAMES as u64 * PAGE) >> 30,
+                    (frame_count as u64 * PAGE) >> 30
+                )));
+            }
             let frames = FrameAllocator::for_memory(
                 policy,
                 frame_count,
@@ -278,7 +290,7 @@ impl System {
             );
             (frames, rank_of)
         };
-        if frames.usable() == 0 {
+        if frames.usable() == 0 && rank_capacity_frames > 0 {
             return Err(Error::Config(
                 "dram.rank_capacity_mb: no usable frame is left in any rank".into(),
             ));

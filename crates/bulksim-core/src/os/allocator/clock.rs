@@ -58,4 +58,12 @@ impl FramePolicy for Clock {
     fn frames(&self) -> &FreeFrames {
         &self.free
     }
+
+    fn page_in(&self, frame: u32) -> u64 {
+        self.list.page_in(frame)
+    }
+
+    fn set_page(&mut self, frame: u32, vpn: u64) {
+        self.list.set_page(frame, vpn);
+    }
 }

@@ -15,6 +15,9 @@ pub struct FrameList {
     frames: Vec<u32>,
     /// Per global rank, the positions in `frames` of its frames, ascending.
     by_rank: Vec<Vec<u32>>,
+    /// Per position, the virtual page its frame holds (meaningful while in use): the page to
+    /// evict. Kept here, per usable frame, rather than per frame of the whole memory.
+    pages: Vec<u64>,
 }
 
 impl FrameList {
@@ -32,6 +35,7 @@ impl FrameList {
             list.push(f);
         }
         FrameList {
+            pages: vec![0; list.len()],
             frames: list,
             by_rank,
         }
@@ -45,6 +49,24 @@ impl FrameList {
     #[inline]
     pub fn frame(&self, pos: usize) -> u32 {
         self.frames[pos]
+    }
+
+    /// `frame`'s list position (it must be usable).
+    fn position_of(&self, frame: u32) -> usize {
+        self.frames
+            .binary_search(&frame)
+            .expect("a frame of the list")
+    }
+
+    /// The virtual page `frame` holds (as last set).
+    pub fn page_in(&self, frame: u32) -> u64 {
+        self.pages[self.position_of(frame)]
+    }
+
+    /// `frame` now holds virtual page `vpn`.
+    pub fn set_page(&mut self, frame: u32, vpn: u64) {
+        let pos = self.position_of(frame);
+        self.pages[pos] = vpn;
     }
 
     pub fn ranks(&self) -> usize {

@@ -215,6 +215,12 @@ pub trait FramePolicy {
     fn thread_ranks(&self, _thread: u32) -> Option<(u32, u32)> {
         None
     }
+    /// The replacing policies: the virtual page `frame` holds (to evict it) ...
+    fn page_in(&self, _frame: u32) -> u64 {
+        unreachable!("only replacing policies evict")
+    }
+    /// ... as the OS sets it when it assigns the frame.
+    fn set_page(&mut self, _frame: u32, _vpn: u64) {}
 }
 
 /// What the rank-aware and replacing policies need besides the frames.
@@ -719,6 +725,16 @@ impl FrameAllocator {
             self,
             FrameAllocator::Clock(_) | FrameAllocator::RankClock(_)
         )
+    }
+
+    /// The virtual page `frame` holds (replacing policies).
+    pub fn page_in(&self, frame: u32) -> u64 {
+        dispatch!(self, p => p.page_in(frame))
+    }
+
+    /// `frame` now holds virtual page `vpn` (replacing policies).
+    pub fn set_page(&mut self, frame: u32, vpn: u64) {
+        dispatch!(self, p => p.set_page(frame, vpn))
     }
 
     pub fn start_thread(&mut self, thread: u32, table: &FrameTable) {

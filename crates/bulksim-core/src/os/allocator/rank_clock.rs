@@ -192,6 +192,14 @@ impl FramePolicy for RankClock {
         &self.free
     }
 
+    fn page_in(&self, frame: u32) -> u64 {
+        self.list.page_in(frame)
+    }
+
+    fn set_page(&mut self, frame: u32, vpn: u64) {
+        self.list.set_page(frame, vpn);
+    }
+
     fn start_thread(&mut self, thread: u32, table: &FrameTable) {
         self.ranks_of(thread, table);
     }
