@@ -260,11 +260,13 @@ fn tiny_os_by(
 /// Thread `t` (on core `t`, process `pid`) touches page `page`: the frame it lands in.
 fn touch(os: &mut Os, pid: Pid, t: u32, page: u64) -> u32 {
     let (pa, _) = os.translate_on(t, pid, t, page * PAGE, true).unwrap();
-    // The access is retried after the fault, as the system does: a hit now.
+    // The access is retried after the fault, as the system does: a hit now, and counted
+    // once it goes ahead.
     assert_eq!(
         os.translate_on(t, pid, t, page * PAGE, true).unwrap(),
         (pa, None)
     );
+    os.count_access(t);
     (pa / PAGE) as u32
 }
 

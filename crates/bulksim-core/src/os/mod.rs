@@ -124,6 +124,8 @@ pub struct Os {
     /// Pages evicted and not faulted in again, by (process, virtual page).
     evicted: BTreeSet<(Pid, u64)>,
     ranks: Option<RankAccounting>,
+    /// The global rank of the last translation without a fault (`count_access`).
+    last_rank: u16,
     pub stats: OsStats,
 }
 
@@ -147,6 +149,7 @@ impl Os {
             replacing,
             evicted: BTreeSet::new(),
             ranks: None,
+            last_rank: 0,
             stats: OsStats {
                 frames_usable: frames.usable(),
                 ..Default::default()
@@ -209,20 +212,27 @@ impl Os {
             .map_or(0, |acc| (acc.rank_of)(frame) as u16)
     }
 
-    /// An access of `thread` to `frame` (on global rank `rank`): counted by rank, and the
-    /// core's TLB entry.
+    /// A translation of `thread`'s access to `frame` (on global rank `rank`) that did not
+    /// fault: the frame is referenced, the core's TLB holds it, and `count_access` will count
+    /// it by rank once the access goes ahead (a retried access translates again).
     #[inline]
-    fn note_access(&mut self, core: u32, thread: ThreadId, frame: u32, rank: u16) {
+    fn note_access(&mut self, core: u32, frame: u32, rank: u16) {
         self.table.set_referenced(frame);
         if self.replacing {
             self.tlbs.touch(core, frame);
         }
+        self.last_rank = rank;
+    }
+
+    /// The access last translated without a fault went ahead: counted for `thread` by its
+    /// frame's rank (`os.threads`).
+    #[inline]
+    pub fn count_access(&mut self, thread: ThreadId) {
         if self.ranks.is_none() {
             return;
         }
-        let rank = rank as u32;
-        let known = self.stats.threads.get(thread as usize).is_some();
-        if !known {
+        let rank = self.last_rank as u32;
+        if self.stats.threads.get(thread as usize).is_none() {
             self.thread_pages(thread);
         }
         let t = &mut self.stats.threads[thread as usize];
@@ -412,7 +422,8 @@ impl Os {
     }
 
     /// `translate` for an access on core `core` (whose TLB then holds the page). An access
-    /// that does not fault is counted by rank for `thread` (a faulting one is retried).
+    /// that does not fault is counted by rank when the caller says it went ahead
+    /// (`count_access`).
     pub fn translate_on(
         &mut self,
         core: u32,
@@ -428,7 +439,7 @@ impl Os {
             let src = pte.frame;
             if !write || pte.writable {
                 let rank = pte.rank;
-                self.note_access(core, thread, src, rank);
+                self.note_access(core, src, rank);
                 return Ok((src as u64 * PAGE + offset, None));
             }
             if self.table.refcount(src) == 1 {
@@ -493,7 +504,7 @@ impl Os {
             self.stats.populated += 1;
             self.note_frames_used();
             let rank = self.rank_of(frame);
-            self.note_access(core, thread, frame, rank);
+            self.note_access(core, frame, rank);
             return Ok((frame as u64 * PAGE + offset, Some(Work::Resident { frame })));
         }
         self.note_fault(thread);

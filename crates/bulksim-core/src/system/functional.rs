@@ -222,15 +222,17 @@ impl System {
             .os
             .translate_on(c as u32, pid, t as u32, va, write)
             .map_err(|e| self.err(t, e))?;
-        match work {
-            None | Some(Work::Resident { .. }) => Ok(0),
+        let kernel = match work {
+            None | Some(Work::Resident { .. }) => 0,
             Some(_) => {
                 self.os
                     .translate_on(c as u32, pid, t as u32, va, write)
                     .map_err(|e| self.err(t, e))?;
-                Ok(self.os.fault_instructions())
+                self.os.fault_instructions()
             }
-        }
+        };
+        self.os.count_access(t as u32);
+        Ok(kernel)
     }
 }
 

@@ -915,6 +915,7 @@ impl System {
                 } else {
                     self.push_slot(c, u64::MAX, line);
                 }
+                self.os.count_access(t as u32);
                 *budget -= 1;
                 Ok(Step::Next)
             }
@@ -962,6 +963,7 @@ impl System {
                     self.mem.read_below_caches(c, pa);
                     self.push_slot(c, u64::MAX, pa / self.line);
                 }
+                self.os.count_access(t as u32);
                 *budget -= 1;
                 Ok(Step::Next)
             }
