@@ -583,3 +583,24 @@ fn replacing_allocators_refuse_memories_beyond_their_start_up_limit() {
         "{e}"
     );
 }
+
+#[test]
+fn with_copies_every_copys_thread_counts_as_its_own_thread() {
+    use bulksim_core::system::System;
+    use bulksim_core::workload::source::Workload;
+    // Two threads a copy, three copies: global threads 0..6 on ranks 0, 1, 2, 3, 0, 1.
+    let d = touching("copies", 2, 5);
+    let c = ranked(&["os.allocator=\"rank_static\"", "sim.mode=\"functional\""]);
+    let workload = Workload::open(&d, None, 3).unwrap();
+    let stats = System::with_workload(&c, workload, &d)
+        .unwrap()
+        .run()
+        .unwrap();
+    let on: Vec<usize> = stats
+        .os
+        .threads
+        .iter()
+        .map(|t| t.accesses_by_rank.iter().position(|&n| n == 5).unwrap())
+        .collect();
+    assert_eq!(on, [0, 1, 2, 3, 0, 1]);
+}
