@@ -160,12 +160,12 @@ impl Os {
 
     /// Counts each thread's accesses by global rank (`os.threads`): `ranks` ranks in all,
     /// `rank_of(frame)` each frame's.
+    /// (A page-table entry holds 16 bits of rank: more ranks than that, which no memory the
+    /// model can address has, go uncounted.)
     pub fn count_ranks(&mut self, ranks: u32, rank_of: RankOf) {
-        assert!(
-            ranks <= 1 << 16,
-            "global ranks fit a page-table entry's 16 bits"
-        );
-        self.ranks = Some(RankAccounting { ranks, rank_of });
+        if ranks <= 1 << 16 {
+            self.ranks = Some(RankAccounting { ranks, rank_of });
+        }
     }
 
     /// Thread `thread` starts: the policy may give it ranks now (`rank_clock`).
@@ -212,9 +212,9 @@ impl Os {
             .map_or(0, |acc| (acc.rank_of)(frame) as u16)
     }
 
-    /// A translation of `thread`'s access to `frame` (on global rank `rank`) that did not
-    /// fault: the frame is referenced, the core's TLB holds it, and `count_access` will count
-    /// it by rank once the access goes ahead (a retried access translates again).
+    /// A translation to `frame` (on global rank `rank`) on core `core` that did not fault:
+    /// the frame is referenced, the core's TLB holds it, and `count_access` will count it by
+    /// rank once the access goes ahead (a retried access translates again).
     #[inline]
     fn note_access(&mut self, core: u32, frame: u32, rank: u16) {
         self.table.set_referenced(frame);
