@@ -604,3 +604,59 @@ fn with_copies_every_copys_thread_counts_as_its_own_thread() {
         .collect();
     assert_eq!(on, [0, 1, 2, 3, 0, 1]);
 }
+
+#[test]
+fn least_delay_gives_a_forked_thread_the_rank_with_the_lowest_read_latency_so_far() {
+    // One channel, two ranks of 1024 frames. T0 (rank 0) touches 400 pages and loads them
+    // again past the 1 MiB cache (DRAM reads on rank 0), computes (long enough for T1 to
+    // finish), then forks; T1 (rank 1)
+    // stores to 500 pages (zeroed by full-line stores: no DRAM reads).
+    let d = dir("rank-alloc", "least-delay");
+    let base = 0x100000;
+    let mut t0 = vec![Event::Map {
+        vaddr: base,
+        bytes: 400 * PAGE,
+    }];
+    t0.extend((0..400).map(|p| Event::Store(base + p * PAGE)));
+    t0.extend((0..400).map(|p| Event::Load(base + p * PAGE + 64)));
+    t0.extend([
+        Event::Compute(4_000_000),
+        Event::Fork(2),
+        Event::Wait,
+        Event::Exit,
+    ]);
+    let mut t1 = vec![Event::Map {
+        vaddr: base,
+        bytes: 500 * PAGE,
+    }];
+    t1.extend((0..500).map(|p| Event::Store(base + p * PAGE)));
+    // Holding its pages past the fork.
+    t1.extend([Event::Compute(8_000_000), Event::Exit]);
+    write_thread(&d, 0, false, &t0);
+    write_thread(&d, 1, false, &t1);
+    write_thread(&d, 2, true, &[Event::Compute(1), Event::Exit]);
+    let child_rank = |rule: &str| {
+        let c = config(&[
+            "dram.preset=\"DDR3_2Gb_x8_1066\"",
+            "dram.ranks=2",
+            "controller.address_mapping=\"bank_xor\"",
+            "dram.rank_capacity_mb=4",
+            "os.allocator=\"rank_clock\"",
+            &format!("os.preferred_rank=\"{rule}\""),
+            "system.cpu_full_line_stores=\"allocate\"",
+        ]);
+        let (s, _) = run_workload(&c, &d).unwrap();
+        assert_eq!(
+            (
+                s.os.threads[0].preferred_rank,
+                s.os.threads[1].preferred_rank
+            ),
+            (0, 1)
+        );
+        s.os.threads[2].preferred_rank
+    };
+    // Rank 0 has more free frames (and, one thread each, the lower index: what equal
+    // delays would give); rank 1 has served no read.
+    assert_eq!(child_rank("most_free"), 0);
+    assert_eq!(child_rank("least_delay"), 1);
+}

@@ -201,9 +201,14 @@ impl System {
         let cores = workload.threads.len();
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
+        let least_delay = config.os.allocator == crate::config::AllocatorPolicy::RankClock
+            && config.os.preferred_rank == crate::config::PreferredRank::LeastDelay;
         for d in &mut router.devices {
             d.channels.report_completed_ops();
             d.channels.leave_hazards_to_caller();
+            if least_delay {
+                d.track_rank_latency();
+            }
         }
         // Frames over all devices; channel numbers run on across devices so that no two
         // devices share an allocator pool (a copy never spans devices).
@@ -1033,6 +1038,7 @@ impl System {
                     Event::Fork(_) => self.os.fork(pid),
                     _ => self.os.spawn(pid),
                 };
+                self.feed_rank_delays();
                 self.os.start_thread(child as u32);
                 let th = &mut self.threads[child];
                 th.pid = Some(child_pid);
@@ -1073,6 +1079,22 @@ impl System {
                 self.cores[c].thread = None;
                 Ok(Step::Stop)
             }
+        }
+    }
+
+    /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
+    /// (devices in order, each channel's ranks in turn), for the thread about to start.
+    fn feed_rank_delays(&mut self) {
+        let delays: Vec<f64> = self
+            .mem
+            .router
+            .devices
+            .iter()
+            .filter_map(|d| d.rank_latency.as_ref())
+            .flat_map(|l| l.mean_ns())
+            .collect();
+        if !delays.is_empty() {
+            self.os.set_rank_delays(&delays);
         }
     }
 
