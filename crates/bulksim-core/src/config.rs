@@ -599,12 +599,12 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "os.thread_ranks",
         "list of global ranks",
-        "rank_static: the preferred rank of each thread in workload order (global rank = channel x ranks per channel + rank, devices in order); one entry per thread; empty = thread i on rank i mod R",
+        "rank_static only (an error with another allocator): the preferred rank of each thread in workload order (global rank = channel x ranks per channel + rank, devices in order); one entry per thread; empty = thread i on rank i mod R",
     ),
     doc(
         "os.mapping_error",
         "probability (0..1)",
-        "rank_static: each new page goes, with this probability, to a uniformly random rank other than its thread's (the paper's Fig 8 mapping error)",
+        "rank_static only (above 0 an error with another allocator): each new page goes, with this probability, to a uniformly random rank other than its thread's (the paper's Fig 8 mapping error)",
     ),
     doc(
         "os.preferred_rank",
@@ -1257,6 +1257,22 @@ impl Config {
                 "os.tlb_pages: {} is out of range; expected 0..=1048576 pages per core",
                 os.tlb_pages
             ));
+        }
+        if os.allocator != AllocatorPolicy::RankStatic {
+            // Only rank_static places pages by them: elsewhere they would be silently ignored.
+            if !os.thread_ranks.is_empty() {
+                problems.push(format!(
+                    "os.thread_ranks: set, but os.allocator is {}; only rank_static places a thread's pages on a given rank",
+                    serde_plain_name(os.allocator)
+                ));
+            }
+            if os.mapping_error > 0.0 {
+                problems.push(format!(
+                    "os.mapping_error: {}, but os.allocator is {}; only rank_static misplaces pages on purpose",
+                    os.mapping_error,
+                    serde_plain_name(os.allocator)
+                ));
+            }
         }
         let ranks = self.global_ranks();
         if let Some((i, r)) = os

@@ -148,12 +148,20 @@ fn a_mapping_that_splits_pages_over_ranks_is_refused_by_name() {
 fn bad_allocator_keys_give_one_error_naming_the_key() {
     let cases: &[(&[&str], &str)] = &[
         (
-            &["os.mapping_error=1.5"],
+            &["os.allocator=\"rank_static\"", "os.mapping_error=1.5"],
             "os.mapping_error: 1.5 is out of range",
         ),
         (
-            &["os.thread_ranks=[0, 4]"],
+            &["os.allocator=\"rank_static\"", "os.thread_ranks=[0, 4]"],
             "os.thread_ranks: entry 1 is rank 4, out of range",
+        ),
+        (
+            &["os.allocator=\"rank_clock\"", "os.thread_ranks=[0, 1]"],
+            "os.thread_ranks: set, but os.allocator is rank_clock",
+        ),
+        (
+            &["os.mapping_error=0.5"],
+            "os.mapping_error: 0.5, but os.allocator is scatter",
         ),
         (
             &["dram.rank_capacity_mb=5000"],
