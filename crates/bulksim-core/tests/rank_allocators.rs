@@ -668,3 +668,26 @@ fn least_delay_gives_a_forked_thread_the_rank_with_the_lowest_read_latency_so_fa
     assert_eq!(child_rank("most_free"), 0);
     assert_eq!(child_rank("least_delay"), 1);
 }
+
+#[test]
+fn no_page_is_evicted_while_a_frame_is_free() {
+    for policy in [AllocatorPolicy::Clock, AllocatorPolicy::RankClock] {
+        // Four frames, no TLB pages kept: a rollover clears every bit.
+        let mut os = tiny_os(policy, 4, 1, |_| 0, 0);
+        let a = process(&mut os, 0);
+        let c = process(&mut os, 1);
+        assert_eq!(touch(&mut os, a, 0, 0), 0);
+        assert_eq!(touch(&mut os, a, 0, 1), 1);
+        assert_eq!(touch(&mut os, c, 1, 0), 2);
+        assert_eq!(touch(&mut os, c, 1, 1), 3);
+        os.exit(c);
+        // The pointer is at the end: rollover, then past A's unreferenced pages (in use) to
+        // the first free frame.
+        assert_eq!(touch(&mut os, a, 0, 2), 2, "{policy:?}");
+        assert_eq!(touch(&mut os, a, 0, 3), 3, "{policy:?}");
+        assert_eq!(os.stats.evictions, 0, "{policy:?}");
+        // Full now: the next page evicts.
+        touch(&mut os, a, 0, 4);
+        assert_eq!(os.stats.evictions, 1, "{policy:?}");
+    }
+}

@@ -2,8 +2,10 @@
 //! (docs/rank_assignment.md, "Page allocation"). One pointer walks the usable frames in
 //! physical order, clearing the referenced bit of every frame it passes, and takes the first
 //! frame whose bit was already clear: a free frame, or one in use whose page the OS then
-//! evicts. At the end of the list every referenced bit is cleared except those of the pages
-//! in the cores' TLBs, and the pointer starts over. Frames shared by several page-table
+//! evicts, but only when no frame is free (*choice*: a kernel reclaims only when its free
+//! lists are empty; so pages are never evicted while memory suffices). At the end of the
+//! list every referenced bit is cleared except those of the pages in the cores' TLBs, and the
+//! pointer starts over. Frames shared by several page-table
 //! entries (after fork) are passed over, never evicted (bulksim's choice: one page's owner
 //! alone is known).
 
@@ -30,12 +32,17 @@ impl Clock {
 
 impl FramePolicy for Clock {
     fn alloc(&mut self, _req: &FrameRequest, ctx: &mut AllocContext) -> Option<u32> {
-        // A second pass after a rollover finds every frame outside the TLBs unreferenced.
+        // While a frame is free none is evicted (a kernel reclaims only when its free
+        // lists are empty); a second pass after a rollover then finds one.
+        let evict = self.free.in_use >= self.free.usable;
         for _ in 0..2 {
             while self.hand < self.list.len() {
                 let f = self.list.frame(self.hand);
                 self.hand += 1;
                 if ctx.table.refcount(f) > 1 || ctx.table.clear_referenced(f) {
+                    continue;
+                }
+                if ctx.table.refcount(f) == 1 && !evict {
                     continue;
                 }
                 if ctx.table.refcount(f) == 0 {

@@ -10,7 +10,8 @@
 //! bits as it passes) from the position of the pointer that trails all others, which then
 //! continues past the frame taken. When every pointer has reached the end, every referenced
 //! bit is cleared except those of the pages in the cores' TLBs and all pointers restart.
-//! Frames shared after fork are passed over, as in `clock`.
+//! Frames shared after fork are passed over, and no page is evicted while a frame is free,
+//! as in `clock`.
 
 use super::frame_list::FrameList;
 use super::{AllocContext, FramePolicy, FrameRequest, FreeFrames, RankSetup};
@@ -112,15 +113,22 @@ impl RankClock {
 
     /// Rank `r`'s walk: its first unreferenced frame from its pointer on, clearing no bits.
     fn walk_rank(&mut self, r: usize, table: &FrameTable) -> Option<u32> {
+        let evict = self.must_evict();
         let positions = self.list.positions(r);
         while self.pointer[r] < positions.len() {
             let f = self.list.frame(positions[self.pointer[r]] as usize);
             self.pointer[r] += 1;
-            if table.refcount(f) <= 1 && !table.referenced(f) {
+            let takeable = table.refcount(f) == 0 || (table.refcount(f) == 1 && evict);
+            if takeable && !table.referenced(f) {
                 return Some(f);
             }
         }
         None
+    }
+
+    /// Whether no frame is free, so that a walk may evict (none is evicted while one is).
+    fn must_evict(&self) -> bool {
+        self.free.in_use >= self.free.usable
     }
 
     /// Baseline CLOCK from the trailing pointer's position: the first unreferenced frame,
@@ -131,10 +139,14 @@ impl RankClock {
             .min_by_key(|&r| (self.position(r), r))
             .expect("a rank");
         let mut hand = self.position(trailing);
+        let evict = self.must_evict();
         while hand < self.list.len() {
             let f = self.list.frame(hand);
             hand += 1;
             if table.refcount(f) > 1 || table.clear_referenced(f) {
+                continue;
+            }
+            if table.refcount(f) == 1 && !evict {
                 continue;
             }
             self.pointer[trailing] = self
