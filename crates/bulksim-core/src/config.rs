@@ -40,6 +40,8 @@ pub struct DramConfig {
     pub columns: u32,
     pub timing: BTreeMap<String, u32>,
     pub temperature: Temperature,
+    /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
+    pub rank_capacity_mb: u64,
 }
 
 /// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
@@ -61,6 +63,7 @@ impl Default for DramConfig {
             columns: 0,
             timing: BTreeMap::new(),
             temperature: Temperature::Normal,
+            rank_capacity_mb: 0,
         }
     }
 }
@@ -483,6 +486,36 @@ pub enum AllocatorPolicy {
     Scatter,
     SubarrayAware,
     InterBank,
+    /// Rank Assignment for timing runs: each thread's pages on its own rank.
+    RankStatic,
+    /// Baseline CLOCK page replacement over all frames.
+    Clock,
+    /// Rank Assignment's modified CLOCK (per-rank pointers).
+    RankClock,
+}
+
+impl AllocatorPolicy {
+    /// Whether the policy places a thread's pages on its rank (the mapping must keep a page
+    /// in one rank).
+    pub fn is_rank_aware(self) -> bool {
+        matches!(
+            self,
+            AllocatorPolicy::RankStatic | AllocatorPolicy::RankClock
+        )
+    }
+
+    /// Whether the policy replaces pages when memory is full (CLOCK).
+    pub fn replaces_pages(self) -> bool {
+        matches!(self, AllocatorPolicy::Clock | AllocatorPolicy::RankClock)
+    }
+}
+
+/// How `rank_clock` picks a new thread's preferred (and second) rank.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PreferredRank {
+    MostFree,
+    LeastDelay,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -491,6 +524,13 @@ pub struct OsConfig {
     pub allocator: AllocatorPolicy,
     pub seed: u64,
     pub fault_instructions: u32,
+    /// `rank_static`: each thread's global rank (empty: thread i on rank i mod R).
+    pub thread_ranks: Vec<u32>,
+    /// `rank_static`: probability that a new page goes to a random other rank.
+    pub mapping_error: f64,
+    pub preferred_rank: PreferredRank,
+    /// Pages per core kept referenced when the CLOCK pointers roll over (TLB reach).
+    pub tlb_pages: u32,
 }
 
 impl Default for OsConfig {
@@ -499,8 +539,20 @@ impl Default for OsConfig {
             allocator: AllocatorPolicy::Scatter,
             seed: 1,
             fault_instructions: 0,
+            thread_ranks: Vec::new(),
+            mapping_error: 0.0,
+            preferred_rank: PreferredRank::MostFree,
+            tlb_pages: 64,
         }
     }
+}
+
+/// Whether the full system simulates time (caches, DRAM) or only the cores and the OS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SimMode {
+    Timing,
+    Functional,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -516,6 +568,7 @@ pub struct SimConfig {
     /// A full-system run ends when the memory devices have accepted this many requests
     /// (reads and writes); 0: off.
     pub stop_after_dram_accesses: u64,
+    pub mode: SimMode,
 }
 
 /// `sim.max_cycles` by default: about 83 s of DDR4-2400 memory cycles or 25 s of a 4 GHz core,
@@ -530,6 +583,7 @@ impl Default for SimConfig {
             memory_limit_mb: 0,
             max_cycles: DEFAULT_MAX_CYCLES,
             stop_after_dram_accesses: 0,
+            mode: SimMode::Timing,
         }
     }
 }
@@ -611,6 +665,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "dram.temperature",
         "normal | extended",
         "extended (above 85 C): the preset's nREFI, nREFI2 and nREFI4 are halved (rounded down) before dram.timing overrides apply",
+    ),
+    doc(
+        "dram.rank_capacity_mb",
+        "MiB per rank",
+        "frames the OS may use in each rank (the capacity study of docs/rank_assignment.md, \"Page allocation\"): each rank's lowest-numbered usable frames up to this size; 0 = the whole rank. With clock or rank_clock a full memory evicts pages; otherwise it is out of memory",
     ),
     doc(
         "controller.scheduler",
@@ -797,13 +856,38 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
-        "physical page allocation: scatter (seeded random order, like a stock kernel), subarray_aware (copy-on-write destinations from the source's subarray when free: FPM), inter_bank (from a neighbouring bank of the source's channel and rank: inter-bank PSM)",
+        "physical page allocation: scatter (seeded random order, like a stock kernel), subarray_aware (copy-on-write destinations from the source's subarray when free: FPM), inter_bank (from a neighbouring bank of the source's channel and rank: inter-bank PSM), rank_static (Rank Assignment: thread i's pages on global rank i mod R, in the scattered order within the rank), clock (CLOCK page replacement over all frames in physical order), rank_clock (Rank Assignment's modified CLOCK: per-rank pointers); docs/rank_assignment.md, \"Page allocation\"",
     ),
-    doc("os.seed", "integer", "seed of the page allocator's order"),
+    doc("os.seed", "integer", "seed of the page allocator's order (and of os.mapping_error's draws)"),
+    doc(
+        "os.thread_ranks",
+        "list of global ranks",
+        "rank_static only (an error with another allocator): the preferred rank of each thread in workload order (global rank = channel x ranks per channel + rank, devices in order); one entry per thread; empty = thread i on rank i mod R",
+    ),
+    doc(
+        "os.mapping_error",
+        "probability (0..1)",
+        "rank_static only (above 0 an error with another allocator): each new page goes, with this probability, to a uniformly random rank other than its thread's (the paper's Fig 8 mapping error)",
+    ),
+    doc(
+        "os.preferred_rank",
+        "most_free | least_delay",
+        "rank_clock: a new thread's preferred rank, and its second from the other ranks by the same rule: most_free (most frames neither in use nor referenced; ties fewest threads, then lowest rank) or least_delay (lowest mean DRAM read latency of the rank so far as the system reports it; all zero in functional mode, so the ties decide)",
+    ),
+    doc(
+        "os.tlb_pages",
+        "pages per core",
+        "clock, rank_clock: when the pointers roll over, every referenced bit is cleared except those of each core's last this many distinct pages (what its TLB holds)",
+    ),
     doc(
         "os.fault_instructions",
         "instructions",
         "kernel instructions each page fault runs besides its zeroing or copy (trap, page-table walk and update, frame allocation, return); they retire as non-memory instructions of the faulting thread and count in `instructions`; 0 models a free fault path",
+    ),
+    doc(
+        "sim.mode",
+        "timing | functional",
+        "full system: timing simulates caches and DRAM; functional runs only the cores (one instruction per core cycle) and the OS: every memory access is translated (faults, evictions, referenced bits) with no cache or DRAM (the page-allocation study)",
     ),
     doc(
         "sim.skip_idle",
@@ -848,7 +932,16 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
         "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
         "system.init_mechanism" => Some(&["same", "cpu"]),
-        "os.allocator" => Some(&["scatter", "subarray_aware", "inter_bank"]),
+        "os.allocator" => Some(&[
+            "scatter",
+            "subarray_aware",
+            "inter_bank",
+            "rank_static",
+            "clock",
+            "rank_clock",
+        ]),
+        "os.preferred_rank" => Some(&["most_free", "least_delay"]),
+        "sim.mode" => Some(&["timing", "functional"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
     }
@@ -1342,11 +1435,46 @@ impl Config {
         }
         if organisation_ok {
             let c = &self.controller;
-            if let Err(e) = AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank) {
-                problems.push(e.to_string());
+            match AddressMapper::new(&spec.organisation, &c.address_mapping, c.xor_bank) {
+                Err(e) => problems.push(e.to_string()),
+                Ok(m) => problems.extend(self.rank_allocation_problems(&m, &spec.organisation)),
             }
         }
         (Some(spec), problems)
+    }
+
+    /// The problems of this device's mapping and rank size for the rank-aware page
+    /// allocators: a page must lie in one (channel, rank), and `dram.rank_capacity_mb` must
+    /// fit in a rank.
+    fn rank_allocation_problems(
+        &self,
+        mapper: &AddressMapper,
+        o: &crate::spec::Organisation,
+    ) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.os.allocator.is_rank_aware() {
+            // Decoding is a shift and mask per field: testing each address bit of the page
+            // above the line offset alone tests the layout.
+            let splitting = (mapper.line_bytes().trailing_zeros()..12).find(|&b| {
+                let a = mapper.decode(1u64 << b);
+                a.channel != 0 || a.rank != 0
+            });
+            if let Some(bit) = splitting {
+                problems.push(format!(
+                    "os.allocator: {} needs every 4 KB page in one channel and rank, but controller.address_mapping '{}' takes the channel or rank from address bit {bit} (inside the page); use non_interleaved, bank_interleaved or bank_xor, or a field order with Ch and Ra above the page's 12 low bits",
+                    serde_plain_name(self.os.allocator),
+                    self.controller.address_mapping
+                ));
+            }
+        }
+        let rank_mb = (mapper.capacity() / (o.channels as u64 * o.ranks as u64)) >> 20;
+        if self.dram.rank_capacity_mb > rank_mb {
+            problems.push(format!(
+                "dram.rank_capacity_mb: {} is out of range; expected 0 (the whole rank) to {rank_mb} MiB (a rank of {})",
+                self.dram.rank_capacity_mb, self.dram.preset
+            ));
+        }
+        problems
     }
 
     /// The part `[dram]` describes, with its channels, ranks and timing overrides, and
@@ -1525,6 +1653,47 @@ impl Config {
         if self.sim.max_cycles == 0 {
             problems.push("sim.max_cycles: 0 is out of range; expected at least 1 cycle".into());
         }
+        let os = &self.os;
+        if !(0.0..=1.0).contains(&os.mapping_error) {
+            problems.push(format!(
+                "os.mapping_error: {} is out of range; expected a probability in 0..=1",
+                os.mapping_error
+            ));
+        }
+        if os.tlb_pages > 1 << 20 {
+            problems.push(format!(
+                "os.tlb_pages: {} is out of range; expected 0..=1048576 pages per core",
+                os.tlb_pages
+            ));
+        }
+        if os.allocator != AllocatorPolicy::RankStatic {
+            // Only rank_static places pages by them: elsewhere they would be silently ignored.
+            if !os.thread_ranks.is_empty() {
+                problems.push(format!(
+                    "os.thread_ranks: set, but os.allocator is {}; only rank_static places a thread's pages on a given rank",
+                    serde_plain_name(os.allocator)
+                ));
+            }
+            if os.mapping_error > 0.0 {
+                problems.push(format!(
+                    "os.mapping_error: {}, but os.allocator is {}; only rank_static misplaces pages on purpose",
+                    os.mapping_error,
+                    serde_plain_name(os.allocator)
+                ));
+            }
+        }
+        let ranks = self.global_ranks();
+        if let Some((i, r)) = os
+            .thread_ranks
+            .iter()
+            .enumerate()
+            .find(|&(_, &r)| ranks > 0 && r >= ranks)
+        {
+            problems.push(format!(
+                "os.thread_ranks: entry {i} is rank {r}, out of range; expected a global rank 0..={} (channel x ranks per channel + rank)",
+                ranks - 1
+            ));
+        }
         if !(1..=4096).contains(&self.system.bulk_offload_min_bytes) {
             problems.push(format!(
                 "system.bulk_offload_min_bytes: {} is out of range; expected 1 to 4096 bytes (a piece lies within one page)",
@@ -1532,6 +1701,39 @@ impl Config {
             ));
         }
         (spec, problems)
+    }
+}
+
+/// A config enum value as written in TOML (`rank_static`).
+fn serde_plain_name<T: Serialize>(value: T) -> String {
+    match toml::Value::try_from(value) {
+        Ok(toml::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+impl Config {
+    /// Ranks of all memory devices together (channels x ranks per channel, summed; 0 when
+    /// a device's organisation is unknown): the global ranks the OS numbers.
+    pub fn global_ranks(&self) -> u32 {
+        let devices = if self.memory.device.is_empty() {
+            vec![(self.dram.channels, self.dram.ranks)]
+        } else {
+            self.memory
+                .device
+                .iter()
+                .map(|d| {
+                    let pick = |own: u32, top: u32| if own == 0 { top } else { own };
+                    (
+                        pick(d.channels, self.dram.channels),
+                        pick(d.ranks, self.dram.ranks),
+                    )
+                })
+                .collect()
+        };
+        devices
+            .iter()
+            .fold(0u32, |n, &(c, r)| n.saturating_add(c.saturating_mul(r)))
     }
 }
 

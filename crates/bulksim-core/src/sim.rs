@@ -46,6 +46,11 @@ pub fn run_keeping_memory<S: RequestSource>(
             "memory.device: trace replay drives one device ([dram]); several devices need a workload (--workload)".into(),
         ));
     }
+    if config.sim.mode == crate::config::SimMode::Functional {
+        return Err(Error::Config(
+            "sim.mode: functional runs the cores and the OS of a workload (--workload); trace replay is timing only".into(),
+        ));
+    }
     config.validate()?;
     crate::limits::check_host_memory(config, crate::limits::RunKind::Replay)?;
     let mut router = MemoryRouter::new(config)?;

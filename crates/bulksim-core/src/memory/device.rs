@@ -5,6 +5,7 @@
 //! devices with different clocks on a single femtosecond time line.
 
 use super::channels::MemorySystem;
+use super::rank_latency::RankLatency;
 use crate::controller::NO_TAG;
 use crate::port::{Port, Request, RequestKind, Response};
 
@@ -22,6 +23,8 @@ pub struct MemoryDevice {
     pub next_cycle: u64,
     /// The last cycle stepped (a cycle is stepped once).
     pub done_cycle: Option<u64>,
+    /// Each rank's read latency so far, when asked for (`track_rank_latency`).
+    pub rank_latency: Option<RankLatency>,
 }
 
 impl MemoryDevice {
@@ -36,7 +39,14 @@ impl MemoryDevice {
             period_fs,
             next_cycle: u64::MAX,
             done_cycle: None,
+            rank_latency: None,
         }
+    }
+
+    /// Keeps each rank's mean read latency from now on (`rank_latency`).
+    pub fn track_rank_latency(&mut self) {
+        let o = &self.channels.spec().organisation;
+        self.rank_latency = Some(RankLatency::new((o.channels * o.ranks) as usize));
     }
 
     pub fn contains(&self, addr: u64) -> bool {
@@ -97,6 +107,18 @@ impl Port for MemoryDevice {
             req.id.unwrap_or(NO_TAG),
         );
         debug_assert!(taken, "send after can_accept");
+        if let (Some(l), Some(id)) = (&mut self.rank_latency, req.id) {
+            if Self::controller_kind(req.kind) == crate::request::RequestKind::Read {
+                let a = self.channels.mapper().decode(req.addr - self.base);
+                let ranks = self.channels.spec().organisation.ranks;
+                // Timed from the cycle the controller takes it, in fs.
+                l.sent(
+                    id,
+                    a.channel * ranks + a.rank,
+                    (fs / self.period_fs) * self.period_fs,
+                );
+            }
+        }
     }
 
     fn take_responses(&mut self, out: &mut Vec<Response>) {
@@ -104,6 +126,9 @@ impl Port for MemoryDevice {
         self.channels.take_completions(out);
         for r in &mut out[start..] {
             r.1 *= self.period_fs;
+            if let Some(l) = &mut self.rank_latency {
+                l.done(r.0, r.1);
+            }
         }
     }
 }

@@ -5,6 +5,7 @@
 
 pub mod channels;
 pub mod device;
+pub mod rank_latency;
 pub mod refresh_overlap;
 pub mod router;
 

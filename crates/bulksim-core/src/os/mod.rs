@@ -7,15 +7,26 @@
 //! executes that work by the chosen bulk mechanism. An exiting process drops its references to
 //! frames in ascending virtual page order (a frame no longer referenced is free again); its
 //! page table stays for inspection, valid until the frames are reused.
+//!
+//! With a replacing policy (`clock`, `rank_clock`) a full memory evicts a page: the allocator
+//! names a frame in use, its page leaves its owner's page table (no swap contents are
+//! modelled: a later access faults again and gets a zeroed frame), and the frame is reused.
+//! Per thread the OS counts accesses by global rank (`ThreadPages`) when told each frame's
+//! rank (`with_ranks`).
 
 pub mod allocator;
 pub mod frame_table;
 pub mod page_table;
+pub mod tlb;
 
-use crate::stat_struct::stat_struct;
-use allocator::{FrameAllocator, FrameRequest, Purpose, PAGE};
+use crate::stat_struct::{extend, stat_struct};
+use allocator::{AllocContext, FrameAllocator, FrameRequest, PlacementStats, Purpose, PAGE};
 use frame_table::FrameTable;
 use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use tlb::Tlbs;
 
 #[derive(Clone, Debug, Default)]
 struct Process {
@@ -73,7 +84,32 @@ stat_struct! {
         pub spawns: u64 = sum("calls", "thread starts in a running process (`T` events), sharing its memory"),
         pub unordered_touches: u64 = sum("pages", "first touches, by a thread of a multi-threaded process, of a page outside every mapping its stream has seen: the streams do not order one thread's maps against another's accesses, so these are taken as zero-fill faults of memory another thread mapped"),
         pub execs: u64 = sum("calls", "exec events (`E`): the process's address space replaced"),
+        pub evictions: u64 = sum("pages", "pages evicted to reuse their frame when memory was full (clock, rank_clock): the owner's page-table entry is removed; no swap I/O is modelled"),
+        pub refaults: u64 = sum("faults", "page faults on pages evicted earlier (included in page_faults)"),
+        pub placement: PlacementStats = nested(),
+        pub threads: Vec<ThreadPages> = merge(extend, "list", "per thread in workload order, when frames' ranks are known: preferred_rank and second_rank (global ranks: rank_static os.thread_ranks or i mod R and the next rank up; rank_clock its chosen two; other policies i mod R and i+1 mod R), accesses_by_rank (translations served by each global rank), off_preferred and off_first_two (those not on the preferred rank, and on neither of the two), page_faults (faults the thread took), evictions (pages its faults evicted)"),
     }
+}
+
+/// One thread's page placement counters (`os.threads`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ThreadPages {
+    pub preferred_rank: u32,
+    pub second_rank: u32,
+    pub accesses_by_rank: Vec<u64>,
+    pub off_preferred: u64,
+    pub off_first_two: u64,
+    pub page_faults: u64,
+    pub evictions: u64,
+}
+
+/// A frame's global rank, as the system numbers ranks.
+pub type RankOf = Arc<dyn Fn(u32) -> u32 + Send + Sync>;
+
+/// Per-access rank accounting (each page-table entry holds its frame's rank).
+struct RankAccounting {
+    ranks: u32,
+    rank_of: RankOf,
 }
 
 pub struct Os {
@@ -82,6 +118,14 @@ pub struct Os {
     fault_instructions: u64,
     table: FrameTable,
     frames: FrameAllocator,
+    /// The cores' recent pages (kept only when the policy replaces pages).
+    tlbs: Tlbs,
+    replacing: bool,
+    /// Pages evicted and not faulted in again, by (process, virtual page).
+    evicted: BTreeSet<(Pid, u64)>,
+    ranks: Option<RankAccounting>,
+    /// The global rank of the last translation without a fault (`count_access`).
+    last_rank: u16,
     pub stats: OsStats,
 }
 
@@ -91,15 +135,163 @@ pub type ThreadId = u32;
 
 impl Os {
     pub fn new(frames: FrameAllocator, fault_instructions: u64) -> Os {
+        Self::with_tlb_pages(frames, fault_instructions, 64)
+    }
+
+    /// `new`, a replacing policy's rollover keeping each core's last `tlb_pages` pages.
+    pub fn with_tlb_pages(frames: FrameAllocator, fault_instructions: u64, tlb_pages: u32) -> Os {
+        let replacing = frames.replaces_pages();
         Os {
             procs: Vec::new(),
             fault_instructions,
             table: FrameTable::new(frames.frame_count()),
+            tlbs: Tlbs::new(if replacing { tlb_pages } else { 0 }),
+            replacing,
+            evicted: BTreeSet::new(),
+            ranks: None,
+            last_rank: 0,
             stats: OsStats {
                 frames_usable: frames.usable(),
                 ..Default::default()
             },
             frames,
+        }
+    }
+
+    /// Counts each thread's accesses by global rank (`os.threads`): `ranks` ranks in all,
+    /// `rank_of(frame)` each frame's.
+    /// (A page-table entry holds 16 bits of rank: more ranks than that, which no memory the
+    /// model can address has, go uncounted.)
+    pub fn count_ranks(&mut self, ranks: u32, rank_of: RankOf) {
+        if ranks <= 1 << 16 {
+            self.ranks = Some(RankAccounting { ranks, rank_of });
+        }
+    }
+
+    /// Thread `thread` starts: the policy may give it ranks now (`rank_clock`).
+    pub fn start_thread(&mut self, thread: ThreadId) {
+        self.frames.start_thread(thread, &self.table);
+        self.thread_pages(thread);
+    }
+
+    /// `rank_clock` with `least_delay`: each global rank's mean DRAM read latency so far.
+    pub fn set_rank_delays(&mut self, delays: &[f64]) {
+        self.frames.set_rank_delays(delays);
+    }
+
+    /// Thread `thread`'s counters, created (with its ranks) when first needed.
+    fn thread_pages(&mut self, thread: ThreadId) -> Option<&mut ThreadPages> {
+        let ranks = self.ranks.as_ref()?.ranks;
+        let t = thread as usize;
+        if self.stats.threads.len() <= t {
+            for i in self.stats.threads.len()..=t {
+                let (preferred_rank, second_rank) = self
+                    .frames
+                    .thread_ranks(i as u32)
+                    .unwrap_or((i as u32 % ranks, (i as u32 + 1) % ranks));
+                self.stats.threads.push(ThreadPages {
+                    preferred_rank,
+                    second_rank,
+                    accesses_by_rank: vec![0; ranks as usize],
+                    ..Default::default()
+                });
+            }
+        }
+        let pages = &mut self.stats.threads[t];
+        if let Some((p, s)) = self.frames.thread_ranks(thread) {
+            // A policy that picks ranks when the thread starts (after its counters).
+            (pages.preferred_rank, pages.second_rank) = (p, s);
+        }
+        Some(pages)
+    }
+
+    /// `frame`'s global rank when the OS counts accesses by rank, else 0.
+    fn rank_of(&self, frame: u32) -> u16 {
+        self.ranks
+            .as_ref()
+            .map_or(0, |acc| (acc.rank_of)(frame) as u16)
+    }
+
+    /// A translation to `frame` (on global rank `rank`) on core `core` that did not fault:
+    /// the frame is referenced, the core's TLB holds it, and `count_access` will count it by
+    /// rank once the access goes ahead (a retried access translates again).
+    #[inline]
+    fn note_access(&mut self, core: u32, frame: u32, rank: u16) {
+        self.table.set_referenced(frame);
+        if self.replacing {
+            self.tlbs.touch(core, frame);
+        }
+        self.last_rank = rank;
+    }
+
+    /// The access last translated without a fault went ahead: counted for `thread` by its
+    /// frame's rank (`os.threads`).
+    #[inline]
+    pub fn count_access(&mut self, thread: ThreadId) {
+        if self.ranks.is_none() {
+            return;
+        }
+        let rank = self.last_rank as u32;
+        if self.stats.threads.get(thread as usize).is_none() {
+            self.thread_pages(thread);
+        }
+        let t = &mut self.stats.threads[thread as usize];
+        t.accesses_by_rank[rank as usize] += 1;
+        if rank != t.preferred_rank {
+            t.off_preferred += 1;
+            if rank != t.second_rank {
+                t.off_first_two += 1;
+            }
+        }
+    }
+
+    /// A fault of `thread` (its counter).
+    fn note_fault(&mut self, thread: ThreadId) {
+        self.stats.page_faults += 1;
+        self.stats.fault_instructions += self.fault_instructions;
+        if let Some(t) = self.thread_pages(thread) {
+            t.page_faults += 1;
+        }
+    }
+
+    /// A frame for `req` from the policy: a frame in use is evicted first (its owner's
+    /// page-table entry removed, TLB entries shot down). Then `frame` is assigned to
+    /// `req.pid`'s page `req.vpn`.
+    fn take_frame(&mut self, req: &FrameRequest) -> Result<u32, String> {
+        let mut ctx = AllocContext {
+            table: &mut self.table,
+            tlbs: &self.tlbs,
+            stats: &mut self.stats.placement,
+        };
+        let frame = self
+            .frames
+            .alloc(req, &mut ctx)
+            .ok_or_else(|| self.out_of_memory())?;
+        if self.replacing {
+            if self.table.refcount(frame) > 0 {
+                self.evict(frame, req.thread);
+            }
+            self.frames.set_page(frame, req.vpn);
+        }
+        Ok(frame)
+    }
+
+    /// Evicts the page in `frame` (one owner) for `thread`'s fault.
+    fn evict(&mut self, frame: u32, thread: ThreadId) {
+        let pid = self
+            .table
+            .owner(frame)
+            .expect("a frame in use has an owner");
+        let vpn = self.frames.page_in(frame);
+        let pte = self.procs[pid as usize].pages.remove(vpn);
+        debug_assert_eq!(pte.map(|p| p.frame), Some(frame));
+        let free = self.table.release(frame);
+        debug_assert!(free, "replacing policies pass over shared frames");
+        self.tlbs.shoot_down(frame);
+        self.evicted.insert((pid, vpn));
+        self.stats.evictions += 1;
+        if let Some(t) = self.thread_pages(thread) {
+            t.evictions += 1;
         }
     }
 
@@ -226,33 +418,46 @@ impl Os {
         vaddr: u64,
         write: bool,
     ) -> Result<(u64, Option<Work>), String> {
+        self.translate_on(thread, pid, thread, vaddr, write)
+    }
+
+    /// `translate` for an access on core `core` (whose TLB then holds the page). An access
+    /// that does not fault is counted by rank when the caller says it went ahead
+    /// (`count_access`).
+    pub fn translate_on(
+        &mut self,
+        core: u32,
+        pid: Pid,
+        thread: ThreadId,
+        vaddr: u64,
+        write: bool,
+    ) -> Result<(u64, Option<Work>), String> {
         let vpn = vaddr / PAGE;
         let offset = vaddr % PAGE;
         let proc_ = &mut self.procs[pid as usize];
         if let Some(pte) = proc_.pages.get_mut(vpn) {
             let src = pte.frame;
             if !write || pte.writable {
-                self.table.set_referenced(src);
+                let rank = pte.rank;
+                self.note_access(core, src, rank);
                 return Ok((src as u64 * PAGE + offset, None));
             }
-            self.stats.page_faults += 1;
-            self.stats.fault_instructions += self.fault_instructions;
             if self.table.refcount(src) == 1 {
                 pte.writable = true;
+                self.note_fault(thread);
                 self.table.set_referenced(src);
                 self.stats.cow_reuses += 1;
                 return Ok((src as u64 * PAGE + offset, Some(Work::Reuse)));
             }
+            self.note_fault(thread);
             let req = FrameRequest {
                 pid,
                 thread,
                 vpn,
                 purpose: Purpose::CopyOnWrite { src_frame: src },
             };
-            let dst = self
-                .frames
-                .alloc(&req, &self.table)
-                .ok_or_else(|| self.out_of_memory())?;
+            let dst = self.take_frame(&req)?;
+            let rank_of_dst = self.rank_of(dst);
             let pte = self.procs[pid as usize]
                 .pages
                 .get_mut(vpn)
@@ -260,6 +465,7 @@ impl Os {
             *pte = Pte {
                 frame: dst,
                 writable: true,
+                rank: rank_of_dst,
             };
             self.table.release(src);
             self.table.assign(dst, pid);
@@ -291,14 +497,18 @@ impl Os {
         if vaddr >= VADDR_LIMIT {
             return Err(beyond_reach(vaddr));
         }
-        if region.resident {
+        // An evicted page of a resident region faults like any other evicted page.
+        let refault = self.replacing && self.evicted.remove(&(pid, vpn));
+        if region.resident && !refault {
             let frame = self.new_page(pid, thread, vpn, Purpose::Populated)?;
             self.stats.populated += 1;
             self.note_frames_used();
+            let rank = self.rank_of(frame);
+            self.note_access(core, frame, rank);
             return Ok((frame as u64 * PAGE + offset, Some(Work::Resident { frame })));
         }
-        self.stats.page_faults += 1;
-        self.stats.fault_instructions += self.fault_instructions;
+        self.note_fault(thread);
+        self.stats.refaults += refault as u64;
         let frame = self.new_page(pid, thread, vpn, Purpose::FirstTouch)?;
         self.stats.zero_fills += 1;
         self.note_frames_used();
@@ -320,13 +530,11 @@ impl Os {
             vpn,
             purpose,
         };
-        let frame = self
-            .frames
-            .alloc(&req, &self.table)
-            .ok_or_else(|| self.out_of_memory())?;
+        let frame = self.take_frame(&req)?;
         let pte = Pte {
             frame,
             writable: true,
+            rank: self.rank_of(frame),
         };
         self.procs[pid as usize].pages.insert(vpn, pte)?;
         self.table.assign(frame, pid);

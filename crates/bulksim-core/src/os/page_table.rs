@@ -20,11 +20,15 @@ pub const VADDR_LIMIT: u64 = PAGE << VPN_BITS;
 pub struct Pte {
     pub frame: u32,
     pub writable: bool,
+    /// The frame's global rank (0 unless the OS counts accesses by rank): in the entry's
+    /// padding, so counting an access by rank costs no lookup.
+    pub rank: u16,
 }
 
 const ABSENT: Pte = Pte {
     frame: u32::MAX,
     writable: false,
+    rank: 0,
 };
 
 #[derive(Clone, Debug)]
@@ -200,6 +204,18 @@ impl PageTable {
         }
     }
 
+    /// Removes `vpn`'s entry if present (an evicted page): four array loads, where
+    /// `remove_range` scans whole nodes.
+    pub fn remove(&mut self, vpn: u64) -> Option<Pte> {
+        let leaf = self.leaf(vpn)?;
+        let pte = &mut self.leaves[leaf][index(vpn, 0)];
+        if *pte == ABSENT {
+            return None;
+        }
+        self.len -= 1;
+        Some(std::mem::replace(pte, ABSENT))
+    }
+
     /// Makes every present page read-only (both sides of a fork, for copy-on-write).
     pub fn write_protect_all(&mut self) {
         for leaf in &mut self.leaves {
@@ -238,10 +254,26 @@ mod tests {
         assert!(t.is_empty());
     }
 
+    #[test]
+    fn remove_takes_one_page() {
+        let mut t = PageTable::new();
+        let pte = |frame| Pte {
+            frame,
+            writable: true,
+            rank: 0,
+        };
+        t.insert(7, pte(1)).unwrap();
+        t.insert(8, pte(2)).unwrap();
+        assert_eq!(t.remove(7), Some(pte(1)));
+        assert_eq!((t.remove(7), t.remove(1 << 30), t.len()), (None, None, 1));
+        assert_eq!(t.get(8), Some(pte(2)));
+    }
+
     fn pte(frame: u32) -> Pte {
         Pte {
             frame,
             writable: true,
+            rank: 0,
         }
     }
 

@@ -28,19 +28,22 @@
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
+mod functional;
 pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
-use crate::config::{Config, InitMechanism, LineStores, Mechanism, SystemMechanism};
+use crate::config::{Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
-    sites_from_mapper, usable_frames_from_mapper, FrameAllocator, SiteFn, LAZY_ABOVE_FRAMES, PAGE,
+    ranks::{RankBits, RankLayout},
+    sites_from_mapper, usable_frames_from_mapper, FrameAllocator, RankSetup, SiteFn,
+    LAZY_ABOVE_FRAMES, PAGE,
 };
-use crate::os::{Os, Pid, Work};
+use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::Port;
 use crate::workload::looping::LoopingSource;
 use crate::workload::program::Event;
@@ -123,7 +126,13 @@ const FAST_FORWARD_MIN_CYCLES: u64 = 64;
 /// Scheduler steps between looks at the host clock for progress.
 const PROGRESS_CHECK_STEPS: u32 = 4096;
 
+/// Frames (4 KiB) of the largest memory the replacing allocators (`clock`, `rank_clock`)
+/// accept: 1 TiB, about ten seconds of start-up decoding every frame.
+const MAX_REPLACING_FRAMES: usize = 1 << 28;
+
 pub struct System {
+    /// `sim.mode = "functional"`: cores and OS only (`functional`).
+    functional: bool,
     mechanism: SystemMechanism,
     /// `cpu` copies and initializations allocate whole destination lines without reading them.
     allocate_full_lines: bool,
@@ -199,13 +208,20 @@ impl System {
         let cores = workload.threads.len().max(config.system.cores as usize);
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
         let mut router = MemoryRouter::new(&config)?;
+        let least_delay = config.os.allocator == crate::config::AllocatorPolicy::RankClock
+            && config.os.preferred_rank == crate::config::PreferredRank::LeastDelay;
         for d in &mut router.devices {
             d.channels.report_completed_ops();
             d.channels.leave_hazards_to_caller();
+            if least_delay {
+                d.track_rank_latency();
+            }
         }
         // Frames over all devices; channel numbers run on across devices so that no two
         // devices share an allocator pool (a copy never spans devices).
-        let frames = {
+        let rank_capacity_frames = config.dram.rank_capacity_mb * (1 << 20) / PAGE;
+        let mut ranks_per_channel = Vec::new();
+        let (frames, rank_of) = {
             let mut sites = Vec::new();
             let mut usable = Vec::new();
             let mut channel_base = 0;
@@ -213,11 +229,22 @@ impl System {
                 let reserved = d.channels.reserved_rows();
                 let reserved = move |row| reserved.is_some_and(|r| r.contains(row));
                 let mapper = d.channels.mapper();
-                usable.push((mapper.clone(), reserved, d.size / PAGE));
+                let o = &d.channels.spec().organisation;
+                let frames = d.size / PAGE;
+                // `dram.rank_capacity_mb`: a frame beyond its rank's first frames is unusable.
+                let rank_bits = RankBits::new(mapper, frames);
+                let ranks = (o.channels * o.ranks) as u64;
+                usable.push((mapper.clone(), reserved, frames, ranks));
                 // Owned, so that a lazily drawn order can keep decoding during the run.
                 let site = sites_from_mapper(mapper.clone(), reserved);
-                sites.push((d.base / PAGE, d.size / PAGE, channel_base, site));
-                channel_base += d.channels.spec().organisation.channels;
+                let capped = move |f: u32| {
+                    let within = rank_capacity_frames == 0
+                        || rank_bits.index_in_rank(f as u64) < rank_capacity_frames;
+                    within.then(|| site(f)).flatten()
+                };
+                sites.push((d.base / PAGE, frames, channel_base, capped));
+                ranks_per_channel.extend((0..o.channels).map(|_| o.ranks));
+                channel_base += o.channels;
             }
             let frame_count = (router.capacity() / PAGE) as usize;
             let site: SiteFn = std::sync::Arc::new(move |frame: u32| {
@@ -232,13 +259,70 @@ impl System {
             let usable = || {
                 usable
                     .iter()
-                    .map(|(m, reserved, frames)| usable_frames_from_mapper(m, reserved, *frames))
+                    .map(|(m, reserved, frames, ranks)| {
+                        let all = usable_frames_from_mapper(m, reserved, *frames);
+                        if rank_capacity_frames == 0 {
+                            all
+                        } else {
+                            // Reserved rows within the kept frames are not subtracted here
+                            // (lazily drawn memories only: above 16 GiB).
+                            all.min(ranks * rank_capacity_frames.min(frames / ranks))
+                        }
+                    })
                     .sum()
             };
+            let layout = RankLayout::new(&ranks_per_channel);
+            let setup = RankSetup {
+                layout: layout.clone(),
+                thread_ranks: config.os.thread_ranks.clone(),
+                mapping_error: config.os.mapping_error,
+                preferred: config.os.preferred_rank,
+            };
+            let rank_site = site.clone();
+            // A frame's global rank, from its first line's (channel, rank).
+            let rank_of: RankOf =
+                std::sync::Arc::new(move |frame| rank_site(frame).map_or(0, |s| layout.global(&s)));
             let (policy, seed) = (config.os.allocator, config.os.seed);
-            FrameAllocator::for_memory(policy, frame_count, site, usable, seed, LAZY_ABOVE_FRAMES)
+            if policy.replaces_pages() && frame_count > MAX_REPLACING_FRAMES {
+                return Err(Error::Config(format!(
+                    "os.allocator: {} decodes every frame of the memory at start-up to list the usable ones; at most {} GiB of memory is supported, this one has {} GiB (fewer dram.channels or dram.ranks, or a smaller part)",
+                    if policy == crate::config::AllocatorPolicy::Clock { "clock" } else { "rank_clock" },
+                    (MAX_REPLACING_FRAMES as u64 * PAGE) >> 30,
+                    (frame_count as u64 * PAGE) >> 30
+                )));
+            }
+            let frames = FrameAllocator::for_memory(
+                policy,
+                frame_count,
+                site,
+                usable,
+                seed,
+                LAZY_ABOVE_FRAMES,
+                setup,
+            );
+            (frames, rank_of)
         };
-        let mut os = Os::new(frames, config.os.fault_instructions as u64);
+        if frames.usable() == 0 && rank_capacity_frames > 0 {
+            return Err(Error::Config(
+                "dram.rank_capacity_mb: no usable frame is left in any rank".into(),
+            ));
+        }
+        let ranks = ranks_per_channel.iter().sum::<u32>();
+        if !config.os.thread_ranks.is_empty()
+            && config.os.thread_ranks.len() != workload.threads.len()
+        {
+            return Err(Error::Config(format!(
+                "os.thread_ranks: {} entries for {} threads; expected one global rank per thread, in workload order",
+                config.os.thread_ranks.len(),
+                workload.threads.len()
+            )));
+        }
+        let mut os = Os::with_tlb_pages(
+            frames,
+            config.os.fault_instructions as u64,
+            config.os.tlb_pages,
+        );
+        os.count_ranks(ranks, rank_of);
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
         let looping = config.system.loop_workloads;
@@ -275,6 +359,7 @@ impl System {
         for (t, thread) in threads.iter_mut().enumerate() {
             if thread.state == ThreadState::Runnable {
                 thread.pid = Some(os.new_process());
+                os.start_thread(t as u32);
                 let mut core = Core::new();
                 core.thread = Some(t);
                 cores.push(core);
@@ -314,6 +399,7 @@ impl System {
             mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
         }
         Ok(System {
+            functional: config.sim.mode == SimMode::Functional,
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
             init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
@@ -361,6 +447,9 @@ impl System {
         mut progress: Option<Progress>,
         period: std::time::Duration,
     ) -> Result<SystemStats> {
+        if self.functional {
+            return self.run_functional(progress, period);
+        }
         let started = std::time::Instant::now();
         let mut reported = started;
         let mut steps_to_check = PROGRESS_CHECK_STEPS;
@@ -893,6 +982,7 @@ impl System {
                 } else {
                     self.push_slot(c, u64::MAX, line);
                 }
+                self.os.count_access(t as u32);
                 *budget -= 1;
                 Ok(Step::Next)
             }
@@ -946,6 +1036,7 @@ impl System {
                     self.mem.read_below_caches(c, pa);
                     self.push_slot(c, u64::MAX, pa / self.line);
                 }
+                self.os.count_access(t as u32);
                 *budget -= 1;
                 Ok(Step::Next)
             }
@@ -1015,6 +1106,8 @@ impl System {
                     Event::Fork(_) => self.os.fork(pid),
                     _ => self.os.spawn(pid),
                 };
+                self.feed_rank_delays();
+                self.os.start_thread(child as u32);
                 let th = &mut self.threads[child];
                 th.pid = Some(child_pid);
                 th.state = ThreadState::Runnable;
@@ -1061,6 +1154,22 @@ impl System {
         }
     }
 
+    /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
+    /// (devices in order, each channel's ranks in turn), for the thread about to start.
+    fn feed_rank_delays(&mut self) {
+        let delays: Vec<f64> = self
+            .mem
+            .router
+            .devices
+            .iter()
+            .filter_map(|d| d.rank_latency.as_ref())
+            .flat_map(|l| l.mean_ns())
+            .collect();
+        if !delays.is_empty() {
+            self.os.set_rank_delays(&delays);
+        }
+    }
+
     /// The physical address of thread `t`'s `va`, or None when a fault's work was queued on
     /// core `c` first (retry the access after it). A resident page seen for the first time
     /// is made zero at once, untimed, with no fault.
@@ -1074,7 +1183,7 @@ impl System {
     ) -> Result<Option<u64>> {
         let (pa, work) = self
             .os
-            .translate(pid, t as u32, va, write)
+            .translate_on(c as u32, pid, t as u32, va, write)
             .map_err(|e| self.err(t, e))?;
         match work {
             None => Ok(Some(pa)),

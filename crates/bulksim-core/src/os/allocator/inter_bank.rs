@@ -4,8 +4,7 @@
 //! free frame, so every copy can use RowClone's inter-bank PSM mode (the paper's PSM
 //! configuration); otherwise it falls back to the scattered order.
 
-use super::{bank_key, FramePolicy, FrameRequest, FrameSite, FreeFrames, Pooling};
-use crate::os::frame_table::FrameTable;
+use super::{bank_key, AllocContext, FramePolicy, FrameRequest, FrameSite, FreeFrames, Pooling};
 
 #[derive(Clone, Debug)]
 pub struct InterBank {
@@ -36,7 +35,7 @@ fn partner(free: &mut FreeFrames, pool: u32) -> u32 {
 
 impl FramePolicy for InterBank {
     #[inline]
-    fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
+    fn alloc(&mut self, req: &FrameRequest, _ctx: &mut AllocContext) -> Option<u32> {
         self.free.alloc_near(req, partner)
     }
 

@@ -8,7 +8,10 @@
 //! (`None`: the frame must not be used, as when it touches a row RowClone reserves);
 //! `sites_from_mapper` derives that from an `AddressMapper` and `usable_frames_from_mapper`
 //! counts the usable frames in closed form. One file per policy: `scatter`, `subarray_aware`,
-//! `inter_bank`; the lazily drawn order of large memories is in `lazy_order`.
+//! `inter_bank`, `rank_static`, `clock` and `rank_clock` (the last two replace pages: they
+//! may hand out a frame in use, which the OS evicts first); the lazily drawn order of large
+//! memories is in `lazy_order`, global rank numbers in `ranks`, the physical frame list the
+//! CLOCK policies walk in `frame_list`.
 //!
 //! Two paths give the scattered order. Up to `LAZY_ABOVE_FRAMES` frames (16 GiB: every shipped
 //! config) it is eager: every frame's site is decoded at start-up and the usable frames are
@@ -22,21 +25,33 @@
 //! keeps, free, for later allocations) frames until one of that pool comes, about as many as
 //! there are pools, and a pool with no free frame left draws the whole rest of the order once.
 
+mod clock;
+mod frame_list;
 mod inter_bank;
 mod lazy_order;
+mod rank_clock;
+mod rank_static;
+pub mod ranks;
 mod scatter;
 mod subarray_aware;
 
+pub use clock::Clock;
 pub use inter_bank::InterBank;
+pub use rank_clock::RankClock;
+pub use rank_static::RankStatic;
 pub use scatter::Scatter;
 pub use subarray_aware::SubarrayAware;
 
 use super::frame_table::FrameTable;
+use super::tlb::Tlbs;
 use super::Pid;
-use crate::config::AllocatorPolicy;
+use crate::config::{AllocatorPolicy, PreferredRank};
 use crate::mapping::AddressMapper;
+use crate::stat_struct::stat_struct;
 use crate::workload::rng::SplitMix64;
+use frame_list::FrameList;
 use lazy_order::LazyOrder;
+use ranks::RankLayout;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -164,15 +179,71 @@ pub struct FrameRequest {
     pub purpose: Purpose,
 }
 
+stat_struct! {
+    /// How the rank-aware and replacing policies placed pages, under `os.placement`.
+    pub struct PlacementStats {
+        pub rank_full_fallbacks: u64 = sum("pages", "rank_static: pages placed on another rank because the wanted one had no free frame (the next rank up, cyclically, with one)"),
+        pub mapping_errors: u64 = sum("pages", "rank_static: pages sent to a random other rank on purpose (os.mapping_error)"),
+        pub second_rank_pages: u64 = sum("pages", "rank_clock: frames taken by the walk of the thread's second rank (its own rank's pointer had reached the end)"),
+        pub clock_pages: u64 = sum("pages", "rank_clock: frames taken by the baseline CLOCK walk from the trailing pointer (both of the thread's ranks' pointers at the end)"),
+        pub rollovers: u64 = sum("rollovers", "clock, rank_clock: times all pointers reached the end of the frame list, every referenced bit but the TLBs' pages was cleared and the pointers restarted"),
+    }
+}
+
+/// What a policy may read and change besides its own state when it picks a frame.
+pub struct AllocContext<'a> {
+    /// Owners, sharing and referenced bits (CLOCK walks clear bits).
+    pub table: &'a mut FrameTable,
+    /// Pages whose referenced bits a CLOCK rollover keeps.
+    pub tlbs: &'a Tlbs,
+    pub stats: &'a mut PlacementStats,
+}
+
 /// A placement policy.
 pub trait FramePolicy {
-    /// A free frame for `req` (marked used), or `None` when none is left. `table` shows the
-    /// frames' owners, sharing and referenced bits.
-    fn alloc(&mut self, req: &FrameRequest, table: &FrameTable) -> Option<u32>;
+    /// A frame for `req`, or `None` when none can be had. Without page replacement the frame
+    /// is free (and marked used); a replacing policy may return a frame in use, whose page
+    /// the caller evicts before reusing it.
+    fn alloc(&mut self, req: &FrameRequest, ctx: &mut AllocContext) -> Option<u32>;
     /// `frame` is free again.
     fn free(&mut self, frame: u32);
     /// The shared bookkeeping.
     fn frames(&self) -> &FreeFrames;
+    /// Thread `thread` starts (the rank policies pick its ranks now).
+    fn start_thread(&mut self, _thread: u32, _table: &FrameTable) {}
+    /// The preferred and second rank of `thread`, if the policy gives threads ranks.
+    fn thread_ranks(&self, _thread: u32) -> Option<(u32, u32)> {
+        None
+    }
+    /// The replacing policies: the virtual page `frame` holds (to evict it) ...
+    fn page_in(&self, _frame: u32) -> u64 {
+        unreachable!("only replacing policies evict")
+    }
+    /// ... as the OS sets it when it assigns the frame.
+    fn set_page(&mut self, _frame: u32, _vpn: u64) {}
+}
+
+/// What the rank-aware and replacing policies need besides the frames.
+#[derive(Clone, Debug)]
+pub struct RankSetup {
+    pub layout: RankLayout,
+    /// `os.thread_ranks`.
+    pub thread_ranks: Vec<u32>,
+    /// `os.mapping_error`.
+    pub mapping_error: f64,
+    pub preferred: PreferredRank,
+}
+
+impl RankSetup {
+    /// One rank, no per-thread choices (the policies that ignore ranks).
+    pub fn single() -> RankSetup {
+        RankSetup {
+            layout: RankLayout::new(&[1]),
+            thread_ranks: Vec::new(),
+            mapping_error: 0.0,
+            preferred: PreferredRank::MostFree,
+        }
+    }
 }
 
 /// Which frames are in use: a flag per frame (eager), or the set of them (lazy).
@@ -327,6 +398,27 @@ impl FreeFrames {
             lists: pooling.lists.then(PoolLists::default),
             frames,
             sites_decoded: 0,
+            usable,
+            in_use: 0,
+        }
+    }
+
+    /// Only the counts (frames, usable, in use) of a policy that keeps its own list of
+    /// frames (the replacing ones): nothing is ever drawn from it.
+    pub fn counters(frames: usize, usable: u64) -> FreeFrames {
+        FreeFrames {
+            order: Vec::new(),
+            cursor: 0,
+            lazy: None,
+            freed: Vec::new(),
+            used: Used::Sparse(BTreeSet::new()),
+            pool_of: PoolOf::Sparse(BTreeMap::new()),
+            key: subarray_key,
+            pools: BTreeMap::new(),
+            pool_keys: Vec::new(),
+            lists: None,
+            frames,
+            sites_decoded: frames as u64,
             usable,
             in_use: 0,
         }
@@ -516,6 +608,9 @@ pub enum FrameAllocator {
     Scatter(Scatter),
     SubarrayAware(SubarrayAware),
     InterBank(InterBank),
+    RankStatic(RankStatic),
+    Clock(Clock),
+    RankClock(RankClock),
 }
 
 macro_rules! dispatch {
@@ -524,25 +619,46 @@ macro_rules! dispatch {
             FrameAllocator::Scatter($p) => $e,
             FrameAllocator::SubarrayAware($p) => $e,
             FrameAllocator::InterBank($p) => $e,
+            FrameAllocator::RankStatic($p) => $e,
+            FrameAllocator::Clock($p) => $e,
+            FrameAllocator::RankClock($p) => $e,
         }
     };
 }
 
 impl FrameAllocator {
     /// `policy` over `frames` frames placed by `site` (see `sites_from_mapper`), the
-    /// scattered order drawn from `seed` all at once (the eager path, whatever the size).
+    /// scattered order drawn from `seed` all at once (the eager path, whatever the size), as
+    /// if on one rank.
     pub fn new(
         policy: AllocatorPolicy,
         frames: usize,
         site: impl Fn(u32) -> Option<FrameSite>,
         seed: u64,
     ) -> FrameAllocator {
+        Self::with_ranks(policy, frames, site, seed, RankSetup::single())
+    }
+
+    /// `new` with the global ranks and the rank policies' settings.
+    pub fn with_ranks(
+        policy: AllocatorPolicy,
+        frames: usize,
+        site: impl Fn(u32) -> Option<FrameSite>,
+        seed: u64,
+        ranks: RankSetup,
+    ) -> FrameAllocator {
+        if policy.replaces_pages() {
+            let list = FrameList::new(frames, &site, &ranks.layout);
+            let free = FreeFrames::counters(frames, list.len() as u64);
+            return Self::replacing(policy, list, free, ranks);
+        }
         let free = FreeFrames::eager(frames, site, Self::pooling(policy), seed);
-        Self::with_free(policy, free)
+        Self::with_free(policy, free, seed, ranks)
     }
 
     /// `policy` over `frames` frames placed by `site`, `usable()` of them usable: eager (as
     /// `new`) up to `lazy_above` frames, lazily drawn above (`usable` is called only then).
+    /// The replacing policies list every usable frame at start-up, whatever the size.
     pub fn for_memory(
         policy: AllocatorPolicy,
         frames: usize,
@@ -550,35 +666,96 @@ impl FrameAllocator {
         usable: impl FnOnce() -> u64,
         seed: u64,
         lazy_above: usize,
+        ranks: RankSetup,
     ) -> FrameAllocator {
-        if frames <= lazy_above {
-            return Self::new(policy, frames, |f| site(f), seed);
+        if frames <= lazy_above || policy.replaces_pages() {
+            return Self::with_ranks(policy, frames, |f| site(f), seed, ranks);
         }
         let free = FreeFrames::lazy(frames, site, usable(), Self::pooling(policy), seed);
-        Self::with_free(policy, free)
+        Self::with_free(policy, free, seed, ranks)
     }
 
     fn pooling(policy: AllocatorPolicy) -> Pooling {
         match policy {
-            AllocatorPolicy::Scatter => Scatter::POOLING,
+            AllocatorPolicy::Scatter | AllocatorPolicy::Clock | AllocatorPolicy::RankClock => {
+                Scatter::POOLING
+            }
             AllocatorPolicy::SubarrayAware => SubarrayAware::POOLING,
             AllocatorPolicy::InterBank => InterBank::POOLING,
+            AllocatorPolicy::RankStatic => RankStatic::POOLING,
         }
     }
 
-    fn with_free(policy: AllocatorPolicy, free: FreeFrames) -> FrameAllocator {
+    fn with_free(
+        policy: AllocatorPolicy,
+        free: FreeFrames,
+        seed: u64,
+        ranks: RankSetup,
+    ) -> FrameAllocator {
         match policy {
             AllocatorPolicy::Scatter => FrameAllocator::Scatter(Scatter::new(free)),
             AllocatorPolicy::SubarrayAware => {
                 FrameAllocator::SubarrayAware(SubarrayAware::new(free))
             }
             AllocatorPolicy::InterBank => FrameAllocator::InterBank(InterBank::new(free)),
+            AllocatorPolicy::RankStatic => {
+                FrameAllocator::RankStatic(RankStatic::new(free, ranks, seed))
+            }
+            AllocatorPolicy::Clock | AllocatorPolicy::RankClock => {
+                unreachable!("replacing policies are built by `replacing`")
+            }
+        }
+    }
+
+    fn replacing(
+        policy: AllocatorPolicy,
+        list: FrameList,
+        free: FreeFrames,
+        ranks: RankSetup,
+    ) -> FrameAllocator {
+        match policy {
+            AllocatorPolicy::Clock => FrameAllocator::Clock(Clock::new(list, free)),
+            _ => FrameAllocator::RankClock(RankClock::new(list, free, ranks)),
+        }
+    }
+
+    /// Whether the policy may hand out a frame in use (its page to be evicted).
+    pub fn replaces_pages(&self) -> bool {
+        matches!(
+            self,
+            FrameAllocator::Clock(_) | FrameAllocator::RankClock(_)
+        )
+    }
+
+    /// The virtual page `frame` holds (replacing policies).
+    pub fn page_in(&self, frame: u32) -> u64 {
+        dispatch!(self, p => p.page_in(frame))
+    }
+
+    /// `frame` now holds virtual page `vpn` (replacing policies).
+    pub fn set_page(&mut self, frame: u32, vpn: u64) {
+        dispatch!(self, p => p.set_page(frame, vpn))
+    }
+
+    pub fn start_thread(&mut self, thread: u32, table: &FrameTable) {
+        dispatch!(self, p => p.start_thread(thread, table))
+    }
+
+    pub fn thread_ranks(&self, thread: u32) -> Option<(u32, u32)> {
+        dispatch!(self, p => p.thread_ranks(thread))
+    }
+
+    /// `rank_clock`, `os.preferred_rank = least_delay`: each global rank's mean DRAM read
+    /// latency so far.
+    pub fn set_rank_delays(&mut self, delays: &[f64]) {
+        if let FrameAllocator::RankClock(p) = self {
+            p.set_delays(delays);
         }
     }
 
     #[inline]
-    pub fn alloc(&mut self, req: &FrameRequest, table: &FrameTable) -> Option<u32> {
-        dispatch!(self, p => p.alloc(req, table))
+    pub fn alloc(&mut self, req: &FrameRequest, ctx: &mut AllocContext) -> Option<u32> {
+        dispatch!(self, p => p.alloc(req, ctx))
     }
 
     pub fn free(&mut self, frame: u32) {
@@ -612,6 +789,10 @@ impl FrameAllocator {
     /// Whether two frames share a pool: a subarray, or a bank under `inter_bank` (the
     /// `cow_same_subarray` stat).
     pub fn same_key(&self, a: u32, b: u32) -> bool {
+        if self.replaces_pages() {
+            // Their frames are not pooled (a CLOCK walk decides, not a subarray).
+            return false;
+        }
         let f = self.frames();
         f.pool_of(a) == f.pool_of(b)
     }
@@ -621,6 +802,31 @@ impl FrameAllocator {
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    /// A frame table and the rest of an allocation's context.
+    struct Env {
+        table: FrameTable,
+        tlbs: Tlbs,
+        stats: PlacementStats,
+    }
+
+    impl Env {
+        fn new(frames: usize) -> Env {
+            Env {
+                table: FrameTable::new(frames),
+                tlbs: Tlbs::new(0),
+                stats: PlacementStats::default(),
+            }
+        }
+
+        fn ctx(&mut self) -> AllocContext<'_> {
+            AllocContext {
+                table: &mut self.table,
+                tlbs: &self.tlbs,
+                stats: &mut self.stats,
+            }
+        }
+    }
 
     /// 64 frames, 2 channels x 2 banks x 2 subarrays, frame bits = (subarray, bank, channel,
     /// 3 low bits); frames with low bits 7 unusable.
@@ -642,13 +848,13 @@ mod tests {
         }
     }
 
-    fn drain(a: &mut FrameAllocator, t: &FrameTable, purpose: Purpose) -> Vec<u32> {
-        std::iter::from_fn(|| a.alloc(&req(purpose), t)).collect()
+    fn drain(a: &mut FrameAllocator, t: &mut Env, purpose: Purpose) -> Vec<u32> {
+        std::iter::from_fn(|| a.alloc(&req(purpose), &mut t.ctx())).collect()
     }
 
     #[test]
     fn every_policy_hands_out_the_same_scattered_order_and_reuses_the_last_freed() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         let mut orders = Vec::new();
         for policy in [
             AllocatorPolicy::Scatter,
@@ -657,13 +863,13 @@ mod tests {
         ] {
             let mut a = FrameAllocator::new(policy, 64, site, 7);
             assert_eq!((a.usable(), a.frame_count()), (56, 64));
-            let all = drain(&mut a, &t, Purpose::FirstTouch);
+            let all = drain(&mut a, &mut t, Purpose::FirstTouch);
             assert_eq!(all.len(), 56);
             assert!(all.iter().all(|f| f % 8 != 7));
             a.free(all[3]);
             a.free(all[9]);
             assert_eq!(a.in_use(), 54);
-            assert_eq!(drain(&mut a, &t, Purpose::Populated), [all[9], all[3]]);
+            assert_eq!(drain(&mut a, &mut t, Purpose::Populated), [all[9], all[3]]);
             orders.push(all);
         }
         assert_eq!(orders[0], orders[1]);
@@ -675,7 +881,7 @@ mod tests {
 
     #[test]
     fn copies_go_to_the_source_subarray_or_the_partner_bank() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         let src = 0b10_1010; // channel 1, bank 0, subarray 1
         let copy = req(Purpose::CopyOnWrite { src_frame: src });
         for policy in [
@@ -686,10 +892,12 @@ mod tests {
             let mut a = FrameAllocator::new(policy, 64, site, 7);
             let scattered = drain(
                 &mut FrameAllocator::new(policy, 64, site, 7),
-                &t,
+                &mut t,
                 copy.purpose,
             );
-            let copies: Vec<u32> = (0..6).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+            let copies: Vec<u32> = (0..6)
+                .map(|_| a.alloc(&copy, &mut t.ctx()).unwrap())
+                .collect();
             let sites: Vec<FrameSite> = copies.iter().map(|&f| site(f).unwrap()).collect();
             match policy {
                 AllocatorPolicy::Scatter => assert_eq!(copies, scattered[..6]),
@@ -704,35 +912,43 @@ mod tests {
                     assert!(sites.iter().all(|s| (s.channel, s.bank_index) == (1, 1)));
                     assert!(copies.iter().all(|&d| !a.same_key(src, d)));
                 }
+                _ => unreachable!("not in the list"),
             }
         }
     }
 
     #[test]
     fn copies_take_the_pools_most_recently_freed_frame_first() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         for policy in [AllocatorPolicy::SubarrayAware, AllocatorPolicy::InterBank] {
             let mut a = FrameAllocator::new(policy, 64, site, 7);
             let copy = req(Purpose::CopyOnWrite { src_frame: 0 });
-            let first: Vec<u32> = (0..3).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+            let first: Vec<u32> = (0..3)
+                .map(|_| a.alloc(&copy, &mut t.ctx()).unwrap())
+                .collect();
             a.free(first[0]);
             a.free(first[2]);
             // An ordinary allocation takes the last freed; the copy the one freed before.
-            assert_eq!(a.alloc(&req(Purpose::FirstTouch), &t), Some(first[2]));
-            assert_eq!(a.alloc(&copy, &t), Some(first[0]), "{policy:?}");
+            assert_eq!(
+                a.alloc(&req(Purpose::FirstTouch), &mut t.ctx()),
+                Some(first[2])
+            );
+            assert_eq!(a.alloc(&copy, &mut t.ctx()), Some(first[0]), "{policy:?}");
             a.free(first[1]);
-            assert_eq!(a.alloc(&copy, &t), Some(first[1]), "{policy:?}");
+            assert_eq!(a.alloc(&copy, &mut t.ctx()), Some(first[1]), "{policy:?}");
         }
     }
 
     #[test]
     fn a_full_pool_falls_back_to_the_scattered_order() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         let mut a = FrameAllocator::new(AllocatorPolicy::SubarrayAware, 64, site, 7);
         let copy = req(Purpose::CopyOnWrite { src_frame: 0 });
-        let pool: Vec<u32> = (0..7).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+        let pool: Vec<u32> = (0..7)
+            .map(|_| a.alloc(&copy, &mut t.ctx()).unwrap())
+            .collect();
         assert!(pool.iter().all(|&f| f < 7), "{pool:?}");
-        let next = a.alloc(&copy, &t).unwrap();
+        let next = a.alloc(&copy, &mut t.ctx()).unwrap();
         assert!(next >= 7, "{next}");
     }
 
@@ -745,27 +961,42 @@ mod tests {
     /// The 64 frames of `site` on the lazy path (threshold 0 forces it).
     fn lazy(policy: AllocatorPolicy, seed: u64) -> FrameAllocator {
         let usable = || (0..64).filter(|&f| site(f).is_some()).count() as u64;
-        FrameAllocator::for_memory(policy, 64, Arc::new(site), usable, seed, 0)
+        FrameAllocator::for_memory(
+            policy,
+            64,
+            Arc::new(site),
+            usable,
+            seed,
+            0,
+            RankSetup::single(),
+        )
     }
 
     #[test]
     fn the_threshold_picks_the_path_and_the_eager_one_keeps_its_order() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         for policy in POLICIES {
-            let mut eager =
-                FrameAllocator::for_memory(policy, 64, Arc::new(site), || unreachable!(), 7, 64);
+            let mut eager = FrameAllocator::for_memory(
+                policy,
+                64,
+                Arc::new(site),
+                || unreachable!(),
+                7,
+                64,
+                RankSetup::single(),
+            );
             assert!(!eager.frames().is_lazy());
             assert_eq!(eager.sites_decoded(), 64, "every frame at start-up");
             let mut old = FrameAllocator::new(policy, 64, site, 7);
-            let first = drain(&mut eager, &t, Purpose::FirstTouch);
-            assert_eq!(first, drain(&mut old, &t, Purpose::FirstTouch));
+            let first = drain(&mut eager, &mut t, Purpose::FirstTouch);
+            assert_eq!(first, drain(&mut old, &mut t, Purpose::FirstTouch));
             assert!(lazy(policy, 7).frames().is_lazy());
         }
     }
 
     #[test]
     fn the_lazy_order_hands_out_every_usable_frame_once_then_runs_out() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         for policy in POLICIES {
             for seed in 0..20 {
                 let mut a = lazy(policy, seed);
@@ -773,24 +1004,24 @@ mod tests {
                     (a.usable(), a.frame_count(), a.sites_decoded()),
                     (56, 64, 0)
                 );
-                let all = drain(&mut a, &t, Purpose::FirstTouch);
+                let all = drain(&mut a, &mut t, Purpose::FirstTouch);
                 let mut sorted = all.clone();
                 sorted.sort();
                 let usable: Vec<u32> = (0..64).filter(|&f| site(f).is_some()).collect();
                 assert_eq!(sorted, usable, "each usable frame once, no unusable one");
                 assert_ne!(all, usable, "shuffled");
                 assert_eq!((a.in_use(), a.sites_decoded()), (56, 64));
-                assert_eq!(a.alloc(&req(Purpose::FirstTouch), &t), None);
+                assert_eq!(a.alloc(&req(Purpose::FirstTouch), &mut t.ctx()), None);
             }
         }
     }
 
     #[test]
     fn the_lazy_order_decodes_only_what_it_draws() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         let mut a = lazy(AllocatorPolicy::Scatter, 3);
         let first: Vec<u32> = (0..5)
-            .map(|_| a.alloc(&req(Purpose::FirstTouch), &t).unwrap())
+            .map(|_| a.alloc(&req(Purpose::FirstTouch), &mut t.ctx()).unwrap())
             .collect();
         // Five usable frames drawn, plus any of the 8 unusable ones drawn before them.
         let decoded = a.sites_decoded();
@@ -798,31 +1029,31 @@ mod tests {
         // Freeing and reusing draws nothing more.
         a.free(first[1]);
         a.free(first[4]);
-        assert_eq!(drain_n(&mut a, &t, 2), [first[4], first[1]]);
+        assert_eq!(drain_n(&mut a, &mut t, 2), [first[4], first[1]]);
         assert_eq!(a.sites_decoded(), decoded);
     }
 
-    fn drain_n(a: &mut FrameAllocator, t: &FrameTable, n: usize) -> Vec<u32> {
+    fn drain_n(a: &mut FrameAllocator, t: &mut Env, n: usize) -> Vec<u32> {
         (0..n)
-            .map(|_| a.alloc(&req(Purpose::FirstTouch), t).unwrap())
+            .map(|_| a.alloc(&req(Purpose::FirstTouch), &mut t.ctx()).unwrap())
             .collect()
     }
 
     #[test]
     fn the_lazy_order_is_deterministic_per_seed_and_reuses_the_last_freed() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         let mut orders = Vec::new();
         for policy in POLICIES {
             let mut a = lazy(policy, 11);
-            let again = drain(&mut lazy(policy, 11), &t, Purpose::FirstTouch);
-            let other = drain(&mut lazy(policy, 12), &t, Purpose::FirstTouch);
-            let first = drain_n(&mut a, &t, 10);
+            let again = drain(&mut lazy(policy, 11), &mut t, Purpose::FirstTouch);
+            let other = drain(&mut lazy(policy, 12), &mut t, Purpose::FirstTouch);
+            let first = drain_n(&mut a, &mut t, 10);
             assert_eq!(first, again[..10], "same seed, same order");
             assert_ne!(again, other, "another seed, another order");
             a.free(first[3]);
             a.free(first[9]);
             assert_eq!(a.in_use(), 8);
-            assert_eq!(drain_n(&mut a, &t, 3), [first[9], first[3], again[10]]);
+            assert_eq!(drain_n(&mut a, &mut t, 3), [first[9], first[3], again[10]]);
             orders.push(again);
         }
         // The policies share the scattered order on the lazy path too.
@@ -832,10 +1063,10 @@ mod tests {
 
     #[test]
     fn lazy_copies_go_to_the_source_subarray_or_the_partner_bank_then_fall_back() {
-        let t = FrameTable::new(64);
+        let mut t = Env::new(64);
         for policy in [AllocatorPolicy::SubarrayAware, AllocatorPolicy::InterBank] {
             let mut a = lazy(policy, 5);
-            let src = a.alloc(&req(Purpose::FirstTouch), &t).unwrap();
+            let src = a.alloc(&req(Purpose::FirstTouch), &mut t.ctx()).unwrap();
             let s = site(src).unwrap();
             let copy = req(Purpose::CopyOnWrite { src_frame: src });
             // A subarray holds 7 usable frames (8 minus the unusable one); a bank 14.
@@ -843,7 +1074,9 @@ mod tests {
                 AllocatorPolicy::SubarrayAware => 6,
                 _ => 14,
             };
-            let copies: Vec<u32> = (0..room).map(|_| a.alloc(&copy, &t).unwrap()).collect();
+            let copies: Vec<u32> = (0..room)
+                .map(|_| a.alloc(&copy, &mut t.ctx()).unwrap())
+                .collect();
             for &d in &copies {
                 let ds = site(d).unwrap();
                 if policy == AllocatorPolicy::SubarrayAware {
@@ -859,7 +1092,7 @@ mod tests {
             }
             // The pool is empty now: the next copy comes from the scattered order, and the
             // frames drawn while looking for the pool are still handed out, each once.
-            let rest = drain(&mut a, &t, copy.purpose);
+            let rest = drain(&mut a, &mut t, copy.purpose);
             assert_eq!(1 + copies.len() + rest.len(), 56);
             let mut all: Vec<u32> = [vec![src], copies, rest].concat();
             all.sort();

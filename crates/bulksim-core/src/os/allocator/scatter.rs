@@ -2,8 +2,7 @@
 //! scattered order (the most recently freed first), wherever it lies, as a stock kernel's
 //! buddy allocator spreads pages after some uptime.
 
-use super::{subarray_key, FramePolicy, FrameRequest, FreeFrames, Pooling};
-use crate::os::frame_table::FrameTable;
+use super::{subarray_key, AllocContext, FramePolicy, FrameRequest, FreeFrames, Pooling};
 
 #[derive(Clone, Debug)]
 pub struct Scatter {
@@ -24,7 +23,7 @@ impl Scatter {
 
 impl FramePolicy for Scatter {
     #[inline]
-    fn alloc(&mut self, _req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
+    fn alloc(&mut self, _req: &FrameRequest, _ctx: &mut AllocContext) -> Option<u32> {
         self.free.alloc()
     }
 

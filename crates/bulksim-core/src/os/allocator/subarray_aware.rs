@@ -3,8 +3,7 @@
 //! copy-on-write destination is taken from the source frame's pool while it has a free frame,
 //! so the copy can use RowClone's FPM mode; otherwise it falls back to the scattered order.
 
-use super::{subarray_key, FramePolicy, FrameRequest, FreeFrames, Pooling};
-use crate::os::frame_table::FrameTable;
+use super::{subarray_key, AllocContext, FramePolicy, FrameRequest, FreeFrames, Pooling};
 
 #[derive(Clone, Debug)]
 pub struct SubarrayAware {
@@ -24,7 +23,7 @@ impl SubarrayAware {
 
 impl FramePolicy for SubarrayAware {
     #[inline]
-    fn alloc(&mut self, req: &FrameRequest, _table: &FrameTable) -> Option<u32> {
+    fn alloc(&mut self, req: &FrameRequest, _ctx: &mut AllocContext) -> Option<u32> {
         // The source's own subarray.
         self.free.alloc_near(req, |_, pool| pool)
     }

@@ -1,0 +1,244 @@
+//! Functional mode (`sim.mode = "functional"`): the cores and the OS only, for the
+//! page-allocation study (docs/rank_assignment.md, "Page allocation"). No cache, DRAM or data
+//! is simulated: every memory event of a thread is translated (page faults, evictions,
+//! referenced bits and the TLBs' pages, accesses by rank) and retires in one core cycle, like
+//! every other instruction (one instruction per cycle per core; a fault's
+//! `os.fault_instructions` retire on its thread too). A memcpy or meminit translates every
+//! page it reads or writes and counts as one instruction. Threads share cores round-robin as
+//! in timing mode: a forked or spawned thread waits on its parent's core, a time slice
+//! (`system.time_slice_instructions`) passes the core on. The core that is furthest behind
+//! in cycles runs next (ties: the lowest index), so threads interleave as they would in time.
+
+use super::{System, ThreadState};
+use crate::error::Result;
+use crate::os::allocator::PAGE;
+use crate::os::Work;
+use crate::workload::program::Event;
+
+impl System {
+    /// Runs the workload functionally to the end; `progress` as in `run_with_progress`.
+    pub(super) fn run_functional(
+        &mut self,
+        mut progress: Option<super::Progress>,
+        period: std::time::Duration,
+    ) -> Result<super::stats::SystemStats> {
+        let started = std::time::Instant::now();
+        let mut reported = started;
+        let mut cycles = vec![0u64; self.cores.len()];
+        let mut steps: u32 = 0;
+        loop {
+            let next = (0..self.cores.len())
+                .filter(|&c| self.cores[c].thread.is_some() || !self.cores[c].run_queue.is_empty())
+                .min_by_key(|&c| (cycles[c], c));
+            let Some(c) = next else { break };
+            if cycles[c] > self.max_cycles {
+                self.now = cycles[c] * self.core_fs;
+                return Err(self.past_max_cycles());
+            }
+            let t = match self.cores[c].thread {
+                Some(t) => t,
+                None => {
+                    let t = self.cores[c]
+                        .run_queue
+                        .pop_front()
+                        .expect("a queued thread");
+                    self.cores[c].thread = Some(t);
+                    self.cores[c].slice_start = self.threads[t].instructions;
+                    self.threads[t].start_fs = cycles[c] * self.core_fs;
+                    t
+                }
+            };
+            if self.slice_over(c, t) {
+                let core = &mut self.cores[c];
+                core.thread = None;
+                core.run_queue.push_back(t);
+                core.preemptions += 1;
+                continue;
+            }
+            let retired = self.step_functional(c, t, cycles[c])?;
+            cycles[c] += retired;
+            self.cores[c].retired += retired;
+            self.threads[t].instructions += retired;
+            steps = steps.wrapping_add(1);
+            if let Some(report) = progress.as_mut() {
+                if steps % super::PROGRESS_CHECK_STEPS == 0 && reported.elapsed() >= period {
+                    reported = std::time::Instant::now();
+                    self.now = cycles.iter().copied().max().unwrap_or(0) * self.core_fs;
+                    report(self.retired(), self.now as f64 / 1e6);
+                }
+            }
+        }
+        self.now = cycles.iter().copied().max().unwrap_or(0) * self.core_fs;
+        if let Some(report) = progress.as_mut() {
+            report(self.retired(), self.now as f64 / 1e6);
+        }
+        Ok(self.stats(started.elapsed().as_secs_f64()))
+    }
+
+    /// Thread `t`'s next event on core `c` at core cycle `cycle`: the instructions it
+    /// retires (each in one cycle).
+    fn step_functional(&mut self, c: usize, t: usize, cycle: u64) -> Result<u64> {
+        let pid = self.threads[t].pid.expect("a started thread");
+        let ev = self.next_event(t)?;
+        Ok(match ev {
+            Event::Compute(n) => {
+                if cycle.saturating_add(n) > self.max_cycles {
+                    return Err(self.err(
+                        t,
+                        format!(
+                            "{n} non-memory instructions take {n} core cycles in functional mode, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
+                            self.max_cycles
+                        ),
+                    ));
+                }
+                n
+            }
+            Event::Load(va) | Event::MemRead(va) | Event::MemReadDependent(va) => {
+                1 + self.translate_functional(c, t, va, false)?
+            }
+            Event::Store(va) | Event::MemWrite(va) => {
+                1 + self.translate_functional(c, t, va, true)?
+            }
+            Event::Memcpy { src, dst, bytes } => {
+                let mut kernel = 0;
+                for page in pages(src, bytes) {
+                    kernel += self.translate_functional(c, t, page, false)?;
+                }
+                for page in pages(dst, bytes) {
+                    kernel += self.translate_functional(c, t, page, true)?;
+                }
+                1 + kernel
+            }
+            Event::Meminit { dst, bytes, .. } => {
+                let mut kernel = 0;
+                for page in pages(dst, bytes) {
+                    kernel += self.translate_functional(c, t, page, true)?;
+                }
+                1 + kernel
+            }
+            Event::Map { vaddr, bytes } => {
+                self.os.map(pid, vaddr, bytes);
+                1
+            }
+            Event::MapPopulated { vaddr, bytes } => {
+                self.os
+                    .map_populated(pid, t as u32, vaddr, bytes)
+                    .map_err(|e| self.err(t, e))?;
+                1
+            }
+            Event::Unmap { vaddr, bytes } => {
+                self.os.unmap(pid, vaddr, bytes);
+                1
+            }
+            Event::MapResident { vaddr, bytes } => {
+                self.os.map_resident(pid, vaddr, bytes);
+                1
+            }
+            Event::Exec => {
+                self.os.exec(pid);
+                1
+            }
+            Event::Fork(child) | Event::Spawn(child) => {
+                let ok = self
+                    .threads
+                    .get(child as usize)
+                    .is_some_and(|th| th.state == ThreadState::NotStarted);
+                if !ok {
+                    let what = if matches!(ev, Event::Fork(_)) {
+                        "fork"
+                    } else {
+                        "spawn"
+                    };
+                    return Err(self.err(
+                        t,
+                        format!("{what} of thread {child}: there is no such thread marked `child` that has not started"),
+                    ));
+                }
+                let child = child as usize;
+                let child_pid = match ev {
+                    Event::Fork(_) => self.os.fork(pid),
+                    _ => self.os.spawn(pid),
+                };
+                self.os.start_thread(child as u32);
+                let th = &mut self.threads[child];
+                th.pid = Some(child_pid);
+                th.state = ThreadState::Runnable;
+                th.parent = Some(t);
+                self.threads[t].live_children += 1;
+                self.cores[c].run_queue.push_back(child);
+                1
+            }
+            Event::Yield(next) => {
+                let core = &mut self.cores[c];
+                if let Some(at) = core.run_queue.iter().position(|&q| q == next as usize) {
+                    core.run_queue.remove(at);
+                    core.run_queue.push_front(next as usize);
+                    core.run_queue.push_back(t);
+                    core.thread = None;
+                    core.yields += 1;
+                }
+                0
+            }
+            Event::Wait => {
+                if self.threads[t].live_children > 0 {
+                    self.threads[t].state = ThreadState::Waiting;
+                    self.cores[c].thread = None;
+                }
+                0
+            }
+            Event::Exit => {
+                self.os.exit(pid);
+                let end = cycle * self.core_fs;
+                let th = &mut self.threads[t];
+                th.state = ThreadState::Done;
+                th.end_fs = end;
+                if let Some(p) = th.parent {
+                    let parent = &mut self.threads[p];
+                    parent.live_children -= 1;
+                    if parent.live_children == 0 && parent.state == ThreadState::Waiting {
+                        parent.state = ThreadState::Runnable;
+                        self.cores[c].run_queue.push_back(p);
+                    }
+                }
+                self.cores[c].last_exit_fs = end;
+                self.cores[c].thread = None;
+                0
+            }
+            Event::LoadRange { .. }
+            | Event::StoreRange { .. }
+            | Event::KernelToUser { .. }
+            | Event::KernelFromUser { .. } => {
+                unreachable!("next_event turns ranged accesses into line accesses")
+            }
+        })
+    }
+
+    /// Translates thread `t`'s access on core `c`; a fault is retried (so the access is
+    /// counted once, as in timing mode). Returns the fault path's kernel instructions.
+    #[inline]
+    fn translate_functional(&mut self, c: usize, t: usize, va: u64, write: bool) -> Result<u64> {
+        let pid = self.threads[t].pid.expect("a started thread");
+        let (_, work) = self
+            .os
+            .translate_on(c as u32, pid, t as u32, va, write)
+            .map_err(|e| self.err(t, e))?;
+        let kernel = match work {
+            None | Some(Work::Resident { .. }) => 0,
+            Some(_) => {
+                self.os
+                    .translate_on(c as u32, pid, t as u32, va, write)
+                    .map_err(|e| self.err(t, e))?;
+                self.os.fault_instructions()
+            }
+        };
+        self.os.count_access(t as u32);
+        Ok(kernel)
+    }
+}
+
+/// The page addresses [vaddr, vaddr + bytes) touches.
+fn pages(vaddr: u64, bytes: u64) -> impl Iterator<Item = u64> {
+    let first = vaddr / PAGE;
+    let end = vaddr.saturating_add(bytes).div_ceil(PAGE);
+    (first..end).map(|p| p * PAGE)
+}
