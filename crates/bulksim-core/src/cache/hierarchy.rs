@@ -82,6 +82,9 @@ pub struct Hierarchy {
     /// write-back buffer entry frees: while it stands still, a request refused or a line
     /// found missing would be refused or missing again (the `cpu` copy loop relies on it).
     pub epoch: u64,
+    /// Every request memory took since the owner last emptied it, while `Some` (the system's
+    /// interruption metrics): (core that caused it, physical address, whether a write).
+    pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
 }
 
 impl Hierarchy {
@@ -106,6 +109,7 @@ impl Hierarchy {
             free_ids: Vec::new(),
             traffic: Traffic::default(),
             epoch: 1,
+            sent_to_memory: None,
         })
     }
 
@@ -229,10 +233,23 @@ impl Hierarchy {
 
     /// Sends a dirty line of array `array` at `level` down: to the level below, or (from the
     /// last level, or when `waiter` is a bulk operation's core) to memory, writing the image.
-    fn write_back(&mut self, level: usize, array: usize, ev: &Evicted, waiter: Option<usize>) {
+    /// `evictor` is the core whose access pushed the line out: a memory-bound write-back
+    /// carries it as its cause (a write-back into an inner level carries `array`, whose
+    /// array it came from).
+    fn write_back(
+        &mut self,
+        level: usize,
+        array: usize,
+        ev: &Evicted,
+        waiter: Option<usize>,
+        evictor: usize,
+    ) {
         let line_bytes = self.levels[level].line_bytes;
         let to_memory = waiter.is_some() || level == self.last();
         let mut req = writeback_request(ev, line_bytes, ev.origin, array as u32);
+        if to_memory {
+            req.thread = evictor as u32;
+        }
         if let Some(core) = waiter {
             req.id = Some(self.new_id(Pending::Writeback { core }));
             req.origin = Origin::Coherence;
@@ -295,7 +312,7 @@ impl Hierarchy {
         let array = l.array_of[core];
         let (way, evicted) = l.arrays[array].insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
-            self.write_back(level, array, &ev, None);
+            self.write_back(level, array, &ev, None, core);
         }
         way
     }
@@ -504,9 +521,10 @@ impl Hierarchy {
     pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
         let last = self.last();
         let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
+        let sent = &mut self.sent_to_memory;
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         let fs = cycle * router.devices[device].period_fs;
-        let offer = |router: &mut MemoryRouter, req: &Request| {
+        let mut offer = |router: &mut MemoryRouter, req: &Request| {
             if !mine(router, req) {
                 return false;
             }
@@ -515,6 +533,9 @@ impl Hierarchy {
                 return false;
             }
             d.send(req, fs);
+            if let Some(sent) = sent {
+                sent.push((req.thread, req.addr, req.kind == RequestKind::Writeback));
+            }
             true
         };
         levels[last].out_fills.retain(|f| !offer(router, &f.req));
@@ -556,7 +577,7 @@ impl Hierarchy {
     ) -> bool {
         match self.levels[level].arrays[array].write_back(line) {
             Some(ev) => {
-                self.write_back(level, array, &ev, Some(core));
+                self.write_back(level, array, &ev, Some(core), core);
                 true
             }
             None => false,
@@ -585,7 +606,8 @@ impl Hierarchy {
         self.epoch += 1;
         let (_, evicted) = self.levels[level].arrays[array].insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
-            self.write_back(level, array, &ev, None);
+            // The memory controller's insert: no core's access caused it.
+            self.write_back(level, array, &ev, None, array);
         }
     }
 
