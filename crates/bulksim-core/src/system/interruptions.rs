@@ -240,12 +240,12 @@ impl InterruptionRecorder {
                 };
                 let mut stalled = 0u32;
                 let mut weighted = 0.0;
-                for t in 0..threads {
+                for (t, stalled_by_refreshes) in refreshes_stalled.iter_mut().enumerate() {
                     let fs = stalled_fs(t, ranks.clone(), a, b);
                     if fs > 0 {
                         stalled += 1;
                         if i.cause == Cause::Refresh {
-                            refreshes_stalled[t] += 1;
+                            *stalled_by_refreshes += 1;
                             weighted += fs as f64 / (b - a) as f64;
                         }
                     }
