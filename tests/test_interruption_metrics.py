@@ -9,7 +9,7 @@ import math
 import pytest
 
 import bulksim as bs
-from bulksim import metrics
+from bulksim import api, metrics
 
 
 def test_exec_time_norm_is_the_ratio_to_the_baseline():
@@ -79,12 +79,13 @@ def test_bad_arguments_give_one_clear_error(call, message):
 
 def test_a_run_reports_interruptions_the_shares_can_read(tmp_path):
     # Two random-access programs, each over 4 MB of its own pages, on 2 channels x 2 ranks:
-    # the scatter allocator spreads every thread's pages over all four ranks.
+    # the scatter allocator spreads every thread's pages over all four ranks; a 64 KB cache
+    # makes their stores come back as write-backs.
     for thread, seed in ((0, 3), (1, 4)):
-        bs.generate_random_access(
+        api.generate_random_access(
             tmp_path, region_bytes=4 << 20, accesses=4000, write_percent=30, seed=seed, thread=thread
         )
-    sets = ["dram.channels=2", "dram.ranks=2", "sim.interruption_metrics=true"]
+    sets = ["dram.channels=2", "dram.ranks=2", "cache.level.0.size_kb=64", "sim.interruption_metrics=true"]
     stats = bs.run_workload(workload=tmp_path, overrides=sets)
     m = stats["interruptions"]
     assert m["refreshes"] == stats["memory"]["refreshes"] > 0
@@ -96,10 +97,13 @@ def test_a_run_reports_interruptions_the_shares_can_read(tmp_path):
     total_reads = sum(sum(t["dram_reads_by_rank"]) for t in threads)
     total_writes = sum(sum(t["dram_writes_by_rank"]) for t in threads)
     assert (total_reads, total_writes) == (stats["memory"]["reads"], stats["memory"]["writes"])
+    assert total_writes > 0
     for t in threads:
         by_rank = t["dram_accesses_by_rank"]
         assert len(by_rank) == 4
-        assert by_rank == [r + w for r, w in zip(t["dram_reads_by_rank"], t["dram_writes_by_rank"], strict=True)]
+        assert by_rank == [
+            r + w for r, w in zip(t["dram_reads_by_rank"], t["dram_writes_by_rank"], strict=True)
+        ]
         assert t["refresh_stall_share"] == pytest.approx(t["refreshes_stalled"] / m["refreshes"])
         preferred = max(range(4), key=by_rank.__getitem__)
         share = metrics.off_preferred_share(by_rank, preferred)
@@ -107,13 +111,13 @@ def test_a_run_reports_interruptions_the_shares_can_read(tmp_path):
         # Pages over all four ranks: most accesses are off any one of them.
         assert share > 0.5
     # Without the key the section is absent and nothing else changes.
-    plain = bs.run_workload(workload=tmp_path, overrides=sets[:2])
+    plain = bs.run_workload(workload=tmp_path, overrides=sets[:3])
     assert "interruptions" not in plain.to_dict()
     assert plain["memory"]["reads"] == stats["memory"]["reads"]
     assert plain["core_cycles"] == stats["core_cycles"]
 
 
 def test_a_bad_value_for_the_key_names_it(tmp_path):
-    bs.generate_random_access(tmp_path, region_bytes=1 << 20, accesses=10)
+    api.generate_random_access(tmp_path, region_bytes=1 << 20, accesses=10)
     with pytest.raises(Exception, match="sim.interruption_metrics"):
         bs.run_workload(workload=tmp_path, overrides=["sim.interruption_metrics=3"])

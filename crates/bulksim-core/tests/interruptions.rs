@@ -330,3 +330,59 @@ fn the_metrics_change_no_other_stat() {
         assert_eq!(json(false), json(true), "sim.record_intervals={intervals}");
     }
 }
+
+#[test]
+fn a_write_drain_stalls_the_readers_waiting_on_its_channel() {
+    // A writer posting a below-cache write every 150 core cycles or so (it never waits: no
+    // stalls) fills the write queue again and again; a dependent reader on the same channel
+    // waits through the drains.
+    let d = dir("interruptions", "drains");
+    let mut writer = vec![Event::MapPopulated {
+        vaddr: 0x100000,
+        bytes: 64 * PAGE,
+    }];
+    for i in 0..1600 {
+        writer.extend([Event::MemWrite(0x100000 + i * LINE), Event::Compute(450)]);
+    }
+    writer.push(Event::Exit);
+    write_thread(&d, 0, false, &writer);
+    write_thread(&d, 1, false, &reader(0x800000, 4000));
+    let c = system(&["controller.refresh=\"none\""]);
+    let (s, m) = run(&c, &d);
+    let period_fs = (c.spec().unwrap().tck_ns() * 1e6).round() as u64;
+    let ns = |cycles: u64| (cycles * period_fs) as f64 / 1e6;
+    let drains: Vec<_> = s.unavailable[0]
+        .intervals
+        .iter()
+        .filter(|i| i.cause == bulksim_core::controller::unavailability::Cause::WriteDrain)
+        .collect();
+    assert!(drains.len() >= 10, "{} drains", drains.len());
+    assert_eq!(m.write_drains, drains.len() as u64);
+    assert_eq!(m.write_drains, s.unavailable[0].write_drains);
+    assert_eq!(m.per_drain.len(), drains.len());
+    assert_eq!(s.threads[0].memory_stalls, 0, "posted writes never wait");
+    let mut stalled_drains = 0;
+    for (p, i) in m.per_drain.iter().zip(&drains) {
+        let (a, b) = (ns(i.start_mem_cycles), ns(i.end_mem_cycles));
+        assert_eq!((p.channel, p.start_ns, p.end_ns), (0, a, b));
+        assert_eq!(p.rank, i.rank, "one channel, one rank: global = local");
+        let waits = overlap(&s.threads[1].stall_intervals_ns, a, b);
+        assert_eq!(p.threads_stalled, (waits > 0.0) as u32, "{p:?}");
+        stalled_drains += p.threads_stalled as u64;
+    }
+    // While the reader runs, reads wait behind the drains: most drains stall it.
+    assert!(
+        stalled_drains * 2 > m.write_drains,
+        "{stalled_drains} of {}",
+        m.write_drains
+    );
+    assert_eq!(
+        m.threads_stalled_per_drain,
+        stalled_drains as f64 / m.write_drains as f64
+    );
+    // Writes for the writer, reads for the reader, nothing else.
+    assert_eq!(m.threads[0].dram_writes_by_rank, vec![1600]);
+    assert_eq!(m.threads[0].dram_reads_by_rank, vec![0]);
+    assert_eq!(m.threads[1].dram_reads_by_rank, vec![4000]);
+    assert_eq!(m.threads[1].dram_writes_by_rank, vec![0]);
+}
