@@ -386,3 +386,51 @@ fn a_write_drain_stalls_the_readers_waiting_on_its_channel() {
     assert_eq!(m.threads[1].dram_reads_by_rank, vec![4000]);
     assert_eq!(m.threads[1].dram_writes_by_rank, vec![0]);
 }
+
+#[test]
+fn ranks_are_numbered_on_across_devices() {
+    // A one-rank device, then a two-rank one: global ranks 0 | 1, 2. The scatter allocator
+    // spreads the sweeper's pages over both.
+    let d = dir("interruptions", "devices");
+    write_thread(&d, 0, false, &sweeper(0x100000, 1 << 20, true, 1));
+    let c = config(&[
+        "cache.level.0.size_kb=64",
+        "memory.device.0.name=\"one\"",
+        "memory.device.0.preset=\"DDR3_2Gb_x8_1066\"",
+        "memory.device.0.ranks=1",
+        "memory.device.1.name=\"two\"",
+        "memory.device.1.preset=\"DDR3_4Gb_x8_1600\"",
+        "memory.device.1.ranks=2",
+        "sim.interruption_metrics=true",
+        "sim.record_intervals=true",
+    ]);
+    let (s, m) = run(&c, &d);
+    let (one, two) = (&s.memory_devices[0].stats, &s.memory_devices[1].stats);
+    let t = &m.threads[0];
+    assert_eq!(t.dram_accesses_by_rank.len(), 3);
+    assert_eq!(t.dram_reads_by_rank[0], one.reads);
+    assert_eq!(t.dram_writes_by_rank[0], one.writes);
+    assert_eq!(t.dram_reads_by_rank[1] + t.dram_reads_by_rank[2], two.reads);
+    assert_eq!(
+        t.dram_writes_by_rank[1] + t.dram_writes_by_rank[2],
+        two.writes
+    );
+    assert!(t.dram_accesses_by_rank.iter().all(|&n| n > 0), "{t:?}");
+    // Refreshes of both devices, each under its own device's global ranks and clock.
+    assert_eq!(s.unavailable.len(), 2);
+    assert_eq!(m.refreshes, one.refreshes + two.refreshes);
+    assert!(one.refreshes > 0 && two.refreshes > 0);
+    let mut refreshes = m.per_refresh.iter();
+    for (channel, first_rank, tck_ns) in [(0, 0, one.tck_ns), (1, 1, two.tck_ns)] {
+        let period_fs = (tck_ns * 1e6).round() as u64;
+        for i in &s.unavailable[channel].intervals {
+            if i.cause != bulksim_core::controller::unavailability::Cause::Refresh {
+                continue;
+            }
+            let p = refreshes.next().expect("one entry per refresh");
+            assert_eq!(p.rank, first_rank + i.rank.unwrap());
+            assert_eq!(p.start_ns, (i.start_mem_cycles * period_fs) as f64 / 1e6);
+        }
+    }
+    assert!(refreshes.next().is_none());
+}
