@@ -140,6 +140,11 @@ fn a_dependent_reader_is_stalled_by_every_refresh_of_its_rank_for_the_overlap() 
     assert_eq!(m.threads[0].dram_writes_by_rank, vec![0]);
     assert_eq!(m.threads[0].dram_accesses_by_rank, vec![10000]);
     assert_eq!(s.memory.reads, 10000);
+    let line = format!(
+        "interruptions       {} refreshes: 1.00 threads stalled and {:.2} weighted stall per refresh, 100.0% stall a thread",
+        m.refreshes, m.weighted_stall_per_refresh
+    );
+    assert!(s.summary().contains(&line), "{}", s.summary());
 }
 
 #[test]

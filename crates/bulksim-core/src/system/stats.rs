@@ -201,6 +201,17 @@ impl SystemStats {
             "per instruction     {:.3} bytes of traffic, {:.3} nJ of DRAM energy\n",
             self.bytes_per_instruction, self.energy_nj_per_instruction
         );
+        if let Some(m) = &self.interruptions {
+            s += &format!(
+                "interruptions       {} refreshes: {:.2} threads stalled and {:.2} weighted stall per refresh, {:.1}% stall a thread; {} write drains: {:.2} threads stalled per drain\n",
+                m.refreshes,
+                m.threads_stalled_per_refresh,
+                m.weighted_stall_per_refresh,
+                100.0 * m.refreshes_stalling_share,
+                m.write_drains,
+                m.threads_stalled_per_drain
+            );
+        }
         s += "-- memory system\n";
         s += &self.memory.summary();
         s
