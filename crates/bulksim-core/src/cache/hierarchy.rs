@@ -44,6 +44,13 @@ impl Traffic {
     }
 }
 
+/// Notes a request memory took (kept out of line: most runs record none).
+#[cold]
+#[inline(never)]
+fn record_sent(sent: &mut Vec<(u32, u64, bool)>, req: &Request) {
+    sent.push((req.thread, req.addr, req.kind == RequestKind::Writeback));
+}
+
 /// What a request id in flight is for.
 #[derive(Clone, Copy, Debug)]
 pub enum Pending {
@@ -534,7 +541,7 @@ impl Hierarchy {
             }
             d.send(req, fs);
             if let Some(sent) = sent {
-                sent.push((req.thread, req.addr, req.kind == RequestKind::Writeback));
+                record_sent(sent, req);
             }
             true
         };

@@ -94,6 +94,8 @@ pub struct InterruptionRecorder {
     memory_line: u64,
 }
 
+/// The recording methods stay out of line: the scheduler loop they are called from is one
+/// inlined function whose code layout every other run pays for.
 impl InterruptionRecorder {
     pub fn new(
         router: &MemoryRouter,
@@ -141,12 +143,14 @@ impl InterruptionRecorder {
     }
 
     /// Core `core`'s window head began waiting on `line` (a first-level line number).
+    #[inline(never)]
     pub fn stall_started(&mut self, router: &MemoryRouter, core: usize, line: u64) {
         self.stall_rank[core] = self.global_rank(router, line * self.core_line);
     }
 
     /// Core `core`'s stall that began at `start` ended at `end` when the head's `line`
     /// arrived; kept for `thread` when memory served the line.
+    #[inline(never)]
     pub fn stall_ended(&mut self, core: usize, thread: usize, line: u64, start: u64, end: u64) {
         let memory_line = line * self.core_line / self.memory_line;
         if self.reads_in_flight[core].contains(&memory_line) {
@@ -155,6 +159,7 @@ impl InterruptionRecorder {
     }
 
     /// `line` (a first-level line number) arrived at core `core`'s first level.
+    #[inline(never)]
     pub fn line_arrived(&mut self, core: usize, line: u64) {
         let memory_line = line * self.core_line / self.memory_line;
         let reads = &mut self.reads_in_flight[core];
@@ -165,6 +170,7 @@ impl InterruptionRecorder {
 
     /// Counts the requests memory took (`sent`: core, address, write), each for the thread
     /// running on its core (or the last that ran there), and empties the list.
+    #[inline(never)]
     pub fn count_sent(
         &mut self,
         router: &MemoryRouter,

@@ -534,10 +534,8 @@ impl System {
                 }
                 let (m, period) = (d.next_cycle, d.period_fs);
                 self.mem.drain_to_memory(dev, m);
-                if let Some(rec) = &mut self.interruptions {
-                    let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
-                    let cores = &self.cores;
-                    rec.count_sent(&self.mem.router, |c| cores[c].thread, sent);
+                if self.interruptions.is_some() {
+                    self.count_sent_requests();
                 }
                 let next = self.mem.router.step(dev, m);
                 let device = &mut self.mem.router.devices[dev];
@@ -561,6 +559,16 @@ impl System {
                     d.next_cycle = d.next_cycle.min(m + 1);
                 }
             }
+        }
+    }
+
+    /// The interruption metrics count the requests memory just took, by thread and rank.
+    #[inline(never)]
+    fn count_sent_requests(&mut self) {
+        if let Some(rec) = &mut self.interruptions {
+            let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
+            let cores = &self.cores;
+            rec.count_sent(&self.mem.router, |c| cores[c].thread, sent);
         }
     }
 
