@@ -560,6 +560,9 @@ pub enum SimMode {
 pub struct SimConfig {
     pub skip_idle: bool,
     pub record_intervals: bool,
+    /// Compute the `interruptions` stats (which threads each refresh and write drain
+    /// stalled, DRAM accesses per thread and rank); records intervals internally.
+    pub interruption_metrics: bool,
     /// Host memory a run may allocate up front, in MiB; 0: the machine's available memory.
     pub memory_limit_mb: u64,
     /// The longest run allowed (memory cycles in trace replay, core cycles in the full
@@ -580,6 +583,7 @@ impl Default for SimConfig {
         SimConfig {
             skip_idle: true,
             record_intervals: false,
+            interruption_metrics: false,
             memory_limit_mb: 0,
             max_cycles: DEFAULT_MAX_CYCLES,
             stop_after_dram_accesses: 0,
@@ -898,6 +902,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "sim.record_intervals",
         "bool",
         "keep every interval a rank was unavailable (refresh, write drain) and every interval a thread stalled on memory, besides their totals (stats `unavailable[].intervals`, `threads[].stall_intervals`)",
+    ),
+    doc(
+        "sim.interruption_metrics",
+        "bool",
+        "full system only: compute the `interruptions` stats at the end of the run (per refresh and per write drain the threads it stalled, the weighted core stall time per refresh, per thread the share of refreshes that stalled it and its DRAM reads and writes per rank; docs/rank_assignment.md, Metrics); the intervals it needs are recorded internally and listed in stats only with sim.record_intervals; off: the run pays nothing",
     ),
     doc(
         "sim.memory_limit_mb",

@@ -44,6 +44,13 @@ impl Traffic {
     }
 }
 
+/// Notes a request memory took (kept out of line: most runs record none).
+#[cold]
+#[inline(never)]
+fn record_sent(sent: &mut Vec<(u32, u64, bool)>, req: &Request) {
+    sent.push((req.thread, req.addr, req.kind == RequestKind::Writeback));
+}
+
 /// What a request id in flight is for.
 #[derive(Clone, Copy, Debug)]
 pub enum Pending {
@@ -87,6 +94,9 @@ pub struct Hierarchy {
     /// limit the last level offers nothing more, so a run can stop at exactly that count.
     pub memory_accepted: u64,
     pub memory_accept_limit: u64,
+    /// Every request memory took since the owner last emptied it, while `Some` (the system's
+    /// interruption metrics): (core that caused it, physical address, whether a write).
+    pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
 }
 
 impl Hierarchy {
@@ -113,6 +123,7 @@ impl Hierarchy {
             epoch: 1,
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
+            sent_to_memory: None,
         })
     }
 
@@ -236,10 +247,23 @@ impl Hierarchy {
 
     /// Sends a dirty line of array `array` at `level` down: to the level below, or (from the
     /// last level, or when `waiter` is a bulk operation's core) to memory, writing the image.
-    fn write_back(&mut self, level: usize, array: usize, ev: &Evicted, waiter: Option<usize>) {
+    /// `evictor` is the core whose access pushed the line out: a memory-bound write-back
+    /// carries it as its cause (a write-back into an inner level carries `array`, whose
+    /// array it came from).
+    fn write_back(
+        &mut self,
+        level: usize,
+        array: usize,
+        ev: &Evicted,
+        waiter: Option<usize>,
+        evictor: usize,
+    ) {
         let line_bytes = self.levels[level].line_bytes;
         let to_memory = waiter.is_some() || level == self.last();
         let mut req = writeback_request(ev, line_bytes, ev.origin, array as u32);
+        if to_memory {
+            req.thread = evictor as u32;
+        }
         if let Some(core) = waiter {
             req.id = Some(self.new_id(Pending::Writeback { core }));
             req.origin = Origin::Coherence;
@@ -302,7 +326,7 @@ impl Hierarchy {
         let array = l.array_of[core];
         let (way, evicted) = l.arrays[array].insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
-            self.write_back(level, array, &ev, None);
+            self.write_back(level, array, &ev, None, core);
         }
         way
     }
@@ -512,6 +536,7 @@ impl Hierarchy {
         let last = self.last();
         let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
+        let sent = &mut self.sent_to_memory;
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         let fs = cycle * router.devices[device].period_fs;
         let mut offer = |router: &mut MemoryRouter, req: &Request| {
@@ -524,6 +549,9 @@ impl Hierarchy {
             }
             d.send(req, fs);
             *accepted += 1;
+            if let Some(sent) = sent {
+                record_sent(sent, req);
+            }
             true
         };
         levels[last].out_fills.retain(|f| !offer(router, &f.req));
@@ -565,7 +593,7 @@ impl Hierarchy {
     ) -> bool {
         match self.levels[level].arrays[array].write_back(line) {
             Some(ev) => {
-                self.write_back(level, array, &ev, Some(core));
+                self.write_back(level, array, &ev, Some(core), core);
                 true
             }
             None => false,
@@ -594,7 +622,8 @@ impl Hierarchy {
         self.epoch += 1;
         let (_, evicted) = self.levels[level].arrays[array].insert(line, data, dirty, origin);
         if let Some(ev) = evicted {
-            self.write_back(level, array, &ev, None);
+            // The memory controller's insert: no core's access caused it.
+            self.write_back(level, array, &ev, None, array);
         }
     }
 

@@ -29,6 +29,7 @@
 
 pub mod core;
 mod functional;
+pub mod interruptions;
 pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
@@ -48,6 +49,7 @@ use crate::port::Port;
 use crate::workload::looping::LoopingSource;
 use crate::workload::program::Event;
 use crate::workload::source::{EventSource, Workload};
+use interruptions::InterruptionRecorder;
 use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
@@ -158,6 +160,8 @@ pub struct System {
     window: usize,
     skip_idle: bool,
     record_intervals: bool,
+    /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
+    interruptions: Option<InterruptionRecorder>,
     /// `system.time_slice_instructions` (0: no preemption).
     time_slice: u64,
     /// `system.bulk_offload_min_bytes`.
@@ -204,6 +208,9 @@ impl System {
             SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
         };
         config.validate()?;
+        // The metrics need the controllers' intervals; stats list them only when asked for.
+        let record_intervals = config.sim.record_intervals;
+        config.sim.record_intervals |= config.sim.interruption_metrics;
         // Before anything sized by the config is allocated; one core per thread at most.
         let cores = workload.threads.len().max(config.system.cores as usize);
         crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
@@ -398,6 +405,16 @@ impl System {
         if config.sim.stop_after_dram_accesses > 0 {
             mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
         }
+        let interruptions = config.sim.interruption_metrics.then(|| {
+            mem.sent_to_memory = Some(Vec::new());
+            InterruptionRecorder::new(
+                &mem.router,
+                core_count,
+                threads.len(),
+                mem.line_bytes(),
+                mem.last_line_bytes(),
+            )
+        });
         Ok(System {
             functional: config.sim.mode == SimMode::Functional,
             mechanism: config.system.bulk_mechanism,
@@ -418,7 +435,8 @@ impl System {
             skip_idle: config.sim.skip_idle,
             time_slice: config.system.time_slice_instructions,
             offload_min: config.system.bulk_offload_min_bytes,
-            record_intervals: config.sim.record_intervals,
+            record_intervals,
+            interruptions,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
@@ -664,6 +682,9 @@ impl System {
                 }
                 let (m, period) = (d.next_cycle, d.period_fs);
                 self.mem.drain_to_memory(dev, m);
+                if self.interruptions.is_some() {
+                    self.count_sent_requests();
+                }
                 let next = self.mem.router.step(dev, m);
                 let device = &mut self.mem.router.devices[dev];
                 device.take_responses(&mut self.buf);
@@ -686,6 +707,16 @@ impl System {
                     d.next_cycle = d.next_cycle.min(m + 1);
                 }
             }
+        }
+    }
+
+    /// The interruption metrics count the requests memory just took, by thread and rank.
+    #[inline(never)]
+    fn count_sent_requests(&mut self) {
+        if let Some(rec) = &mut self.interruptions {
+            let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
+            let cores = &self.cores;
+            rec.count_sent(&self.mem.router, |c| cores[c].thread, sent);
         }
     }
 
@@ -732,8 +763,14 @@ impl System {
                             if self.record_intervals {
                                 thread.stall_intervals.push((since, t));
                             }
+                            if let Some(rec) = &mut self.interruptions {
+                                rec.stall_ended(core, th, line, since, t);
+                            }
                             self.stalled_since[core] = None;
                         }
+                    }
+                    if let Some(rec) = &mut self.interruptions {
+                        rec.line_arrived(core, line);
                     }
                     self.cores[core].line_arrived(line, t)
                 }
@@ -757,6 +794,10 @@ impl System {
         let mut progress = retired > 0;
         if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
             self.stalled_since[c] = Some(self.now);
+            if let Some(rec) = &mut self.interruptions {
+                let line = self.cores[c].window.front().expect("a waiting head").line;
+                rec.stall_started(&self.mem.router, c, line);
+            }
         }
         if let Some(t) = self.cores[c].thread {
             // A thread leaves its core only with an empty window, so every slot retired
@@ -1661,6 +1702,23 @@ impl System {
         let cycles = end / self.core_fs;
         let instructions: u64 = self.cores.iter().map(|c| c.retired).sum();
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+        let mut unavailable: Vec<_> = self
+            .mem
+            .router
+            .devices
+            .iter()
+            .flat_map(|d| d.channels.unavailability())
+            .collect();
+        let interruptions = self
+            .interruptions
+            .as_ref()
+            .map(|rec| rec.finish(&unavailable, self.record_intervals));
+        if !self.record_intervals {
+            // Recorded for the metrics only.
+            for u in &mut unavailable {
+                u.intervals.clear();
+            }
+        }
         let mut devices: Vec<DeviceStats> = self
             .mem
             .router
@@ -1764,13 +1822,8 @@ impl System {
             os: self.os.stats.clone(),
             memory,
             memory_devices: devices,
-            unavailable: self
-                .mem
-                .router
-                .devices
-                .iter()
-                .flat_map(|d| d.channels.unavailability())
-                .collect(),
+            unavailable,
+            interruptions,
         }
     }
 }

@@ -103,6 +103,9 @@ pub struct SystemStats {
     /// Per channel of every device (in device order), when its ranks could not serve
     /// requests: refreshes and write drains.
     pub unavailable: Vec<crate::controller::unavailability::Unavailability>,
+    /// With sim.interruption_metrics: which threads refreshes and drains stalled.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interruptions: Option<super::interruptions::InterruptionStats>,
     /// Every memory device's stats when there are several (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_devices: Vec<DeviceStats>,
@@ -151,6 +154,9 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     // Every level has the same stats; `l1` stands for `l2`, `l3`, ...
     docs.extend(LevelStats::stat_docs_at("cache.l1"));
     docs.extend(OsStats::stat_docs_at("os"));
+    docs.extend(super::interruptions::InterruptionStats::stat_docs_at(
+        "interruptions",
+    ));
     docs
 });
 
@@ -195,6 +201,17 @@ impl SystemStats {
             "per instruction     {:.3} bytes of traffic, {:.3} nJ of DRAM energy\n",
             self.bytes_per_instruction, self.energy_nj_per_instruction
         );
+        if let Some(m) = &self.interruptions {
+            s += &format!(
+                "interruptions       {} refreshes: {:.2} threads stalled and {:.2} weighted stall per refresh, {:.1}% stall a thread; {} write drains: {:.2} threads stalled per drain\n",
+                m.refreshes,
+                m.threads_stalled_per_refresh,
+                m.weighted_stall_per_refresh,
+                100.0 * m.refreshes_stalling_share,
+                m.write_drains,
+                m.threads_stalled_per_drain
+            );
+        }
         s += "-- memory system\n";
         s += &self.memory.summary();
         s
@@ -210,6 +227,11 @@ mod tests {
         let mut stats = SystemStats::default();
         stats.cache.insert("l1".into(), LevelStats::default());
         stats.memory_devices.push(DeviceStats::default());
+        stats.interruptions = Some(super::super::interruptions::InterruptionStats {
+            per_refresh: vec![Default::default()],
+            per_drain: vec![Default::default()],
+            ..Default::default()
+        });
         crate::stats::assert_documented(
             &stats,
             "memory",
