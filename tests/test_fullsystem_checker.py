@@ -13,6 +13,7 @@ import csv
 import json
 import subprocess
 import sys
+import tomllib
 from collections import Counter
 from pathlib import Path
 
@@ -141,3 +142,63 @@ def test_cli_run_workload_writes_the_command_log(forkbench, tmp_path):
     assert logged["ACT2"] > 0
     assert sum(logged.values()) == sum(stats["memory"]["commands"].values())
     assert check_log(bulksim.spec(overrides=[*SYSTEM, *MECHANISMS["rowclone"]]), str(log)) == []
+
+
+# The Rank Assignment paper's system (configs/rank_assignment.toml: 2 channels x 2 ranks of
+# 32 Gb DDR4-1600 at extended temperature, system-wide stagger, per-rank write drains) and
+# its refresh variants, on 8 copies of synth-mcf stopped at 40 000 DRAM accesses (about
+# 500 us, 130 x tREFI at 3.9 us).
+TABLE_II = ROOT / "configs" / "rank_assignment.toml"
+REFRESH_VARIANTS = {
+    "table-ii": [],
+    "simultaneous": ["controller.refresh.policy=simultaneous"],
+    "fgr2x": ["controller.refresh.granularity=2"],
+    "fgr4x-no-overhead": ["controller.refresh.granularity=4", "controller.refresh.fgr_overhead=false"],
+    "channel-stagger-normal-equal-priority": [
+        "controller.refresh.stagger=channel",
+        "dram.temperature=normal",
+        "controller.write_drain.policy=equal_priority",
+    ],
+    "none": ["controller.refresh=none"],
+    "pcm": ["dram.preset=PCM_x8_1600", "controller.refresh=none"],
+}
+
+
+@pytest.fixture(scope="module")
+def synth_mcf(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("fullsys") / "mcf"
+    r = subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", "synth", "synth-mcf", "--out", out, "--accesses", "5000"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    return out
+
+
+@pytest.mark.parametrize("variant", list(REFRESH_VARIANTS))
+def test_table_ii_refresh_variants_zero_violations(synth_mcf, tmp_path, variant):
+    overrides = ["sim.stop_after_dram_accesses=40000", *REFRESH_VARIANTS[variant]]
+    log = tmp_path / "cmds.csv"
+    stats = dict(
+        api.run_workload(TABLE_II, workload=synth_mcf, overrides=overrides, command_log=log, copies=8)
+    )
+    spec = bulksim.spec(config=TABLE_II, overrides=overrides)
+    config = tomllib.loads(api.resolve_config(TABLE_II, overrides=overrides))
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    mem = stats["memory"]
+    assert mem["reads"] + mem["writes"] == 40000
+    with open(log, newline="") as f:
+        refs = Counter((row["channel"], row["rank"]) for row in csv.DictReader(f) if row["command"] == "REF")
+    assert sum(refs.values()) == mem["refreshes"]
+    if variant in ("none", "pcm"):
+        assert mem["refreshes"] == 0
+        return
+    # Each of the 4 ranks: one REF per tREFI in use (3.9 us / granularity at extended).
+    refi = spec["timing"]["nREFI"]
+    assert len(refs) == 4
+    assert all(abs(n - mem["mem_cycles"] // refi) <= 1 for n in refs.values()), (
+        refs,
+        mem["mem_cycles"] // refi,
+    )

@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import copy
 import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
-from timing_checker import check_log
+from timing_checker import Violation, check_log
 
 PRESETS = ["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"]
 
@@ -414,3 +418,301 @@ def test_zero_violations_with_bulk_operations(tmp_path, run_logged, mechanism, e
         assert stats["refreshes"] > 0
     violations = check_log(spec, str(log))
     assert violations == [], "\n".join(map(str, violations[:10]))
+
+
+# Refresh policies (issue #15): every policy, granularity and temperature, PCM without refresh,
+# and the write drains, each replayed by the CLI on a random mix spanning many tREFI.
+REFRESH_CASES = [
+    ("staggered-channel", "DDR4_8Gb_x8_1600", ["dram.ranks=4"]),
+    (
+        "staggered-system",
+        "DDR4_32Gb_x8_1600",
+        ["dram.channels=2", "dram.ranks=2", "controller.refresh.stagger=system"],
+    ),
+    ("simultaneous", "DDR4_16Gb_x8_1600", ["dram.ranks=4", "controller.refresh.policy=simultaneous"]),
+    ("fgr2x", "DDR4_32Gb_x8_1600", ["dram.ranks=2", "controller.refresh.granularity=2"]),
+    (
+        "fgr2x-no-overhead",
+        "DDR4_32Gb_x8_1600",
+        ["dram.ranks=2", "controller.refresh.granularity=2", "controller.refresh.fgr_overhead=false"],
+    ),
+    ("fgr4x", "DDR4_8Gb_x8_1600", ["dram.ranks=2", "controller.refresh.granularity=4"]),
+    (
+        "fgr4x-no-overhead-simultaneous",
+        "DDR4_16Gb_x8_1600",
+        [
+            "dram.ranks=2",
+            "controller.refresh.policy=simultaneous",
+            "controller.refresh.granularity=4",
+            "controller.refresh.fgr_overhead=false",
+        ],
+    ),
+    ("extended", "DDR4_32Gb_x8_1600", ["dram.ranks=2", "dram.temperature=extended"]),
+    (
+        "extended-fgr4x",
+        "DDR4_16Gb_x8_1600",
+        ["dram.ranks=2", "dram.temperature=extended", "controller.refresh.granularity=4"],
+    ),
+    ("none", "DDR4_8Gb_x8_1600", ["dram.ranks=2", "controller.refresh=none"]),
+    ("pcm-none", "PCM_x8_1600", ["dram.ranks=2", "controller.refresh=none"]),
+    (
+        "rank-drains",
+        "DDR4_32Gb_x8_1600",
+        ["dram.ranks=4", "controller.write_drain.scope=rank", "controller.write_drain.coordinate=true"],
+    ),
+    (
+        "rank-drains-system-stagger",
+        "DDR4_32Gb_x8_1600",
+        [
+            "dram.channels=2",
+            "dram.ranks=4",
+            "controller.refresh.stagger=system",
+            "controller.write_drain.scope=rank",
+        ],
+    ),
+    (
+        "equal-priority",
+        "DDR4_16Gb_x8_1600",
+        ["dram.ranks=2", "controller.write_drain.policy=equal_priority"],
+    ),
+]
+
+
+def _resolved(preset: str, overrides: list[str]) -> tuple[dict, dict]:
+    """The run's resolved part and config (what the checker takes)."""
+    import tomllib
+
+    import bulksim
+    from bulksim import api
+
+    spec = bulksim.spec(preset, overrides=overrides)
+    config = tomllib.loads(api.resolve_config(preset=preset, overrides=overrides))
+    return spec, config
+
+
+def _cli_run(tmp_path, trace, preset: str, overrides: list[str]) -> tuple[dict, Path]:
+    """`bulksim run --trace ... --command-log ...`: the stats and the log."""
+    log, out = tmp_path / "cmds.csv", tmp_path / "stats.json"
+    sets = [a for s in overrides for a in ("--set", s)]
+    r = subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", "run", "--trace", trace, "--preset", preset]
+        + ["--command-log", log, "--json", out, "--quiet", *sets],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    return json.loads(out.read_text()), log
+
+
+def _refs_by_rank(log) -> dict[tuple[int, int], list[int]]:
+    refs: dict[tuple[int, int], list[int]] = {}
+    with open(log, newline="") as f:
+        for row in csv.DictReader(f):
+            if row["command"] == "REF":
+                refs.setdefault((int(row["channel"]), int(row["rank"])), []).append(int(row["cycle"]))
+    return refs
+
+
+@pytest.mark.parametrize("name,preset,overrides", REFRESH_CASES, ids=[c[0] for c in REFRESH_CASES])
+def test_zero_violations_under_every_refresh_policy(tmp_path, make_trace, name, preset, overrides):
+    # 3000 requests 40 cycles apart: about 20 x tREFI (6240 cycles at DDR4-1600, normal).
+    trace = make_trace(requests=3000, seed=7, pattern="random", write_fraction=0.3, interval=40)
+    stats, log = _cli_run(tmp_path, trace, preset, overrides)
+    spec, config = _resolved(preset, overrides)
+    assert stats["reads"] + stats["writes"] == 3000
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+
+    o, t = spec["organisation"], spec["timing"]
+    refs = _refs_by_rank(log)
+    assert sum(map(len, refs.values())) == stats["refreshes"]
+    if "none" in name:
+        assert refs == {} and stats["refreshes"] == 0
+        return
+    # Every rank refreshed at the resolved interval (FGR, temperature): one REF per tREFI
+    # from the first due point (at most tREFI) to the end of the run.
+    end = stats["mem_cycles"]
+    refi = t["nREFI"]
+    granularity = config["controller"]["refresh"]["granularity"]
+    one_x = _one_x_refi(preset, overrides)
+    assert refi * granularity in range(one_x - granularity, one_x + 1), (refi, granularity, one_x)
+    assert len(refs) == o["channels"] * o["ranks"]
+    for rank, cycles in refs.items():
+        assert abs(len(cycles) - end // refi) <= 1, (rank, len(cycles), end // refi)
+    # Simultaneous REFs coincide (consecutive command cycles of a channel); staggered ones
+    # never overlap while N x tRFC <= tREFI over the ranks the stagger spreads.
+    firsts = sorted((cycles[0], rank) for rank, cycles in refs.items())
+    if "simultaneous" in name:
+        assert firsts[-1][0] - firsts[0][0] < 2 * o["ranks"], firsts
+    else:
+        spread = o["ranks"] * (o["channels"] if "system" in name else 1)
+        assert spread * t["nRFC"] <= refi
+        starts = sorted(
+            c for rank, cycles in refs.items() for c in cycles if "system" in name or rank[0] == 0
+        )
+        assert all(b - a >= t["nRFC"] for a, b in zip(starts, starts[1:], strict=False)), (
+            "staggered REFs overlap"
+        )
+
+
+def _one_x_refi(preset: str, overrides: list[str]) -> int:
+    """tREFI of the part at the run's temperature, at 1x (granularity overrides removed)."""
+    import bulksim
+
+    kept = [s for s in overrides if not s.startswith("controller.refresh")]
+    return bulksim.spec(preset, overrides=kept)["timing"]["nREFI"]
+
+
+def _rows(log) -> tuple[list[str], list[list[str]]]:
+    with open(log, newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        return header, list(reader)
+
+
+def _write_rows(path, header, rows) -> None:
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+PLANTED_TRFC = [
+    ("1x", "DDR4_8Gb_x8_1600", []),
+    ("fgr2x", "DDR4_32Gb_x8_1600", ["controller.refresh.granularity=2"]),
+    (
+        "fgr2x-no-overhead",
+        "DDR4_32Gb_x8_1600",
+        ["controller.refresh.granularity=2", "controller.refresh.fgr_overhead=false"],
+    ),
+    ("fgr4x", "DDR4_16Gb_x8_1600", ["controller.refresh.granularity=4"]),
+    ("extended-fgr4x", "DDR4_8Gb_x8_1600", ["dram.temperature=extended", "controller.refresh.granularity=4"]),
+]
+
+
+@pytest.mark.parametrize("name,preset,overrides", PLANTED_TRFC, ids=[c[0] for c in PLANTED_TRFC])
+def test_a_planted_short_trfc_is_named(tmp_path, make_trace, name, preset, overrides):
+    """A real log of one rank: its first REF followed by an ACT (the next command of the
+    channel) gets that ACT moved to 1 cycle short of the tRFC in use; the checker names it,
+    and nothing else, and accepts the ACT moved to exactly tRFC."""
+    trace = make_trace(requests=1500, seed=11, pattern="random", write_fraction=0.3, interval=40)
+    _, log = _cli_run(tmp_path, trace, preset, overrides)
+    spec, config = _resolved(preset, overrides)
+    rfc = spec["timing"]["nRFC"]
+    header, rows = _rows(log)
+    col = {k: i for i, k in enumerate(header)}
+    i = next(
+        i
+        for i, r in enumerate(rows[:-1])
+        if r[col["command"]] == "REF" and rows[i + 1][col["command"]] == "ACT"
+    )
+    ref_cycle = int(rows[i][col["cycle"]])
+    assert int(rows[i + 1][col["cycle"]]) >= ref_cycle + rfc
+
+    def moved_to(cycle: int) -> list[Violation]:
+        edited = [list(r) for r in rows]
+        edited[i + 1][col["cycle"]] = str(cycle)
+        path = tmp_path / f"planted-{cycle}.csv"
+        _write_rows(path, header, edited)
+        return check_log(spec, str(path), config)
+
+    assert moved_to(ref_cycle + rfc) == []
+    short = moved_to(ref_cycle + rfc - 1)
+    line = i + 3  # the header is line 1, rows[0] line 2
+    assert [(v.line, v.command, v.rule) for v in short] == [
+        (line, "ACT", f"tRFC: REF at {ref_cycle} (nRFC = {rfc} cycles)")
+    ], short
+
+
+def test_the_checker_takes_the_trfc_of_the_granularity_in_use(tmp_path, make_trace):
+    """A 4x log replayed against the 1x part breaks the 1x tRFC (350 ns) after its REFs, which
+    take the 4x one (160 ns, 8 Gb): the checker must be given the run's resolved spec."""
+    preset, overrides = "DDR4_8Gb_x8_1600", ["controller.refresh.granularity=4"]
+    trace = make_trace(requests=1500, seed=11, pattern="random", write_fraction=0.3, interval=10)
+    _, log = _cli_run(tmp_path, trace, preset, overrides)
+    spec, config = _resolved(preset, overrides)
+    assert check_log(spec, str(log), config) == []
+    one_x, _ = _resolved(preset, [])
+    assert (one_x["timing"]["nRFC"], spec["timing"]["nRFC"]) == (280, 128)
+    wrong = [v.rule for v in check_log(one_x, str(log))]
+    assert wrong and any(r.startswith("tRFC") for r in wrong), wrong
+
+
+def test_ref_on_a_part_without_refresh_or_with_refresh_off_is_caught(tmp_path):
+    rows = [(0, "ACT", 0, 0, 0, 1, -1), (100, "PRE", 0, 0, 0, -1, -1), (200, "REF", 0, -1, -1, -1, -1)]
+    pcm, pcm_config = _resolved("PCM_x8_1600", ["controller.refresh=none"])
+    assert _violations(tmp_path, pcm, rows[:2]) == []
+    found = _violations(tmp_path, pcm, rows)
+    assert found == ["state: REF to PCM_x8_1600, which has no refresh command"], found
+    ddr4, off = _resolved("DDR4_8Gb_x8_1600", ["controller.refresh=none"])
+    path = tmp_path / "off.csv"
+    _write_log(path, rows)
+    assert [v.rule for v in check_log(ddr4, str(path), off)] == [
+        'refresh off: REF issued under controller.refresh = "none"'
+    ]
+    # With refresh off nothing is owed, however long the log; with it on, 9 are owed by 9 x tREFI.
+    refi = ddr4["timing"]["nREFI"]
+    long = [(0, "ACT", 0, 0, 0, 1, -1), (20 * refi, "PRE", 0, 0, 0, -1, -1)]
+    _write_log(path, long)
+    assert check_log(ddr4, str(path), off) == []
+    assert [v.cycle for v in check_log(ddr4, str(path))] == [9 * refi]
+
+
+@pytest.mark.parametrize("granularity", [2, 4])
+def test_fgr_refresh_rate_limits_scale_with_the_granularity(tmp_path, granularity):
+    """Under FGR g x, 8g REFs may be postponed (tREFI is the FGR interval), two surrounding
+    REFs may be (8g + 1) x tREFI apart, and 16g may issue within 2 x the 1x tREFI."""
+    g = granularity
+    spec, config = _resolved("DDR4_8Gb_x8_1600", [f"controller.refresh.granularity={g}"])
+    refi, rfc = spec["timing"]["nREFI"], spec["timing"]["nRFC"]
+
+    def found(ref_cycles, end=None):
+        rows = [(c, "REF", 0, -1, -1, -1, -1) for c in ref_cycles]
+        if end is not None:
+            rows += [(end - spec["timing"]["nRAS"], "ACT", 0, 0, 0, 1, -1), (end, "PRE", 0, 0, 0, -1, -1)]
+        path = tmp_path / "fgr.csv"
+        _write_log(path, rows)
+        return [(v.cycle, v.rule.split(":")[0]) for v in check_log(spec, str(path), config)]
+
+    # No REF: 8g + 1 owed first at the (8g + 1)-th due point.
+    assert found([], end=40 * g * refi) == [((8 * g + 1) * refi, "refresh postponed")]
+    # The first REF as late as (8g + 1) x tREFI (8g owed), then one per tREFI, is legal; a
+    # cycle later, 8g + 1 are owed.
+    first = (8 * g + 1) * refi
+    regular = [k * refi for k in range(8 * g + 2, 12 * g)]
+    assert found([first, *regular], end=12 * g * refi) == []
+    assert found([first + 1, *regular], end=12 * g * refi) == [(first, "refresh postponed")]
+    # The gap: (8g + 1) x tREFI after the last REF, not a cycle more.
+    eight = [100 + i * rfc for i in range(8 * g)]
+    last = eight[-1] + (8 * g + 1) * refi
+    assert found([*eight, last]) == []
+    assert found([*eight, last + 1]) == [(last + 1, "refresh gap")]
+    # The burst: 16g within 2 x the 1x tREFI, not one more.
+    assert found([100 + i * rfc for i in range(16 * g)]) == []
+    assert [rule for _, rule in found([100 + i * rfc for i in range(16 * g + 1)])] == ["refresh pulled in"]
+
+
+def test_checker_cli_takes_the_resolved_config(tmp_path, make_trace):
+    """`timing_checker.py SPEC LOG [CONFIG]`: a run with refresh off owes no REFs when the
+    checker is given the run's config (`bulksim config show`), and owes them without it."""
+    preset, overrides = "DDR4_8Gb_x8_1600", ["controller.refresh=none"]
+    trace = make_trace(requests=3000, seed=7, pattern="random", write_fraction=0.3, interval=40)
+    _, log = _cli_run(tmp_path, trace, preset, overrides)
+    sets = [a for s in overrides for a in ("--set", s)]
+    spec_path, config_path = tmp_path / "spec.json", tmp_path / "config.toml"
+    for args, path in [
+        (["spec", "show", preset, "--json"], spec_path),
+        (["config", "show", "--preset", preset], config_path),
+    ]:
+        r = subprocess.run(
+            [sys.executable, "-m", "bulksim.cli", *args, *sets], capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr
+        path.write_text(r.stdout)
+    checker = str(Path(__file__).parent / "timing_checker.py")
+    with_config = subprocess.run(
+        [sys.executable, checker, spec_path, log, config_path], capture_output=True, text=True
+    )
+    assert (with_config.returncode, with_config.stdout) == (0, "0 violations\n"), with_config.stderr
+    without = subprocess.run([sys.executable, checker, spec_path, log], capture_output=True, text=True)
+    assert without.returncode == 1 and "refresh postponed" in without.stdout, without.stdout

@@ -16,9 +16,17 @@ READ/WRITE on the chip's internal bus and uses no channel data bus.
 
 Refresh is checked as JEDEC states the rate (``refresh_rate_violations``): from the start of the
 log to its end, one REF falls due per tREFI, at most 8 may be owed at any time, two
-surrounding REFs are at most 9 x tREFI apart, and at most 16 issue within 2 x tREFI.
+surrounding REFs are at most 9 x tREFI apart, and at most 16 issue within 2 x tREFI. The
+spec's nREFI and nRFC are those of the run: ``bulksim spec show`` resolves them for the
+temperature (extended: half the tREFI) and the fine granularity refresh (FGR) mode in use.
+Under FGR 2x/4x the limits scale with the granularity g, as DDR4 datasheets state them for
+REF2x/REF4x: 8g REFs may be postponed, two surrounding REFs are at most (8g + 1) x tREFI_g
+apart, and (the burst limit, scaled the same way) at most 16g issue within 2g x tREFI_g.
+The refresh settings come from the run's resolved config (``bulksim config show``), when
+given: under ``controller.refresh = "none"`` no REF is owed and none may issue; a part
+without a refresh command (PCM, ``has_refresh: false`` in the spec) owes none and takes none.
 
-Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv
+Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv [RESOLVED_CONFIG.toml]
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ from __future__ import annotations
 import csv
 import json
 import sys
+import tomllib
 from collections import deque
 from dataclasses import dataclass
+from typing import Any
 
 ACTIVATES = {"ACT", "ACT2"}  # ACT2: RowClone's second activate (Fast Parallel Mode)
 READS = {"RD", "RDA"}
@@ -61,6 +71,27 @@ class Violation:
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.command} at cycle {self.cycle} violates {self.rule}"
+
+
+@dataclass(frozen=True)
+class RefreshSettings:
+    """The controller's refresh settings that change what the log must hold."""
+
+    policy: str = "staggered"  # staggered | simultaneous | none
+    granularity: int = 1  # DDR4 FGR: REFs per 1x interval (1, 2 or 4)
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None) -> RefreshSettings:
+        """From a resolved config (parsed ``bulksim config show`` TOML); defaults without one."""
+        if config is None:
+            return cls()
+        refresh = config.get("controller", {}).get("refresh", {})
+        if isinstance(refresh, str):  # a policy name alone
+            return cls(policy=refresh)
+        policy = refresh.get("policy", cls.policy)
+        return cls(
+            policy="staggered" if policy == "all_bank" else policy, granularity=refresh.get("granularity", 1)
+        )
 
 
 class Checker:
@@ -162,7 +193,7 @@ class Checker:
             and c.name in {"ACT", "REF", "PREA", "PRE"}
             and c.cycle < last_ref + t["nRFC"]
         ):
-            self._fail(line, c, f"tRFC: REF at {last_ref}")
+            self._fail(line, c, f"tRFC: REF at {last_ref} (nRFC = {t['nRFC']} cycles)")
 
         # Precharge (explicit or implicit) to ACT / REF: tRP.
         if c.name in ACTIVATES:
@@ -297,8 +328,12 @@ def read_log(path: str) -> list[tuple[int, Cmd]]:
     return out
 
 
-def check_log(spec: dict, log_path: str) -> list[Violation]:
-    """All violations in a command log (empty list: the log is legal)."""
+def check_log(spec: dict, log_path: str, config: dict[str, Any] | None = None) -> list[Violation]:
+    """All violations in a command log (empty list: the log is legal). `spec` is the run's
+    resolved part (``bulksim.spec``), `config` its resolved config (parsed TOML of
+    ``bulksim.api.resolve_config``) for the refresh settings; without it, refresh is taken
+    to be on at 1x."""
+    refresh = RefreshSettings.from_config(config)
     checker = Checker(spec)
     o = spec["organisation"]
     for ch in range(o["channels"]):
@@ -310,23 +345,31 @@ def check_log(spec: dict, log_path: str) -> list[Violation]:
     refs: dict[tuple, list[tuple[int, int]]] = {
         (ch, r): [] for ch in range(o["channels"]) for r in range(o["ranks"])
     }
+    has_refresh = spec.get("has_refresh", True)
     for line, c in commands:
         checker.check(line, c)
         if c.name == "REF":
             refs.setdefault((c.channel, c.rank), []).append((line, c.cycle))
-    # A part without a refresh command (PCM) owes no REFs.
-    if commands and spec.get("has_refresh", True):
+            if not has_refresh:
+                checker._fail(
+                    line, c, f"state: REF to {spec.get('name', 'a part')}, which has no refresh command"
+                )
+            elif refresh.policy == "none":
+                checker._fail(line, c, 'refresh off: REF issued under controller.refresh = "none"')
+    # A part without a refresh command (PCM), or refresh off, owes no REFs.
+    if commands and has_refresh and refresh.policy != "none":
         end_line, end = max(((line, c.cycle) for line, c in commands), key=lambda lc: lc[1])
         for rank, rank_refs in refs.items():
             checker.violations += refresh_rate_violations(
-                rank, rank_refs, end_line, end, spec["timing"]["nREFI"]
+                rank, rank_refs, end_line, end, spec["timing"]["nREFI"], refresh.granularity
             )
     return checker.violations
 
 
 # JEDEC (JESD79-3 4.17.2, JESD79-4 4.22): one REF is due per tREFI; at most 8 may be postponed
 # at any time; pulling in more than 8 earns no further credit; two surrounding REFs are at most
-# 9 x tREFI apart; at most 16 REFs issue within any 2 x tREFI.
+# 9 x tREFI apart; at most 16 REFs issue within any 2 x tREFI. These are the 1x figures; under
+# FGR each scales with the granularity (tREFI then is the FGR interval).
 MAX_POSTPONED = 8
 MAX_PULLED_IN = 8
 MAX_GAP_INTERVALS = 9
@@ -334,89 +377,100 @@ MAX_REFS_IN_TWO_INTERVALS = 16
 
 
 def refresh_rate_violations(
-    rank: tuple, refs: list[tuple[int, int]], end_line: int, end: int, refi: int
+    rank: tuple, refs: list[tuple[int, int]], end_line: int, end: int, refi: int, granularity: int = 1
 ) -> list[Violation]:
     """The refresh-rate violations of one rank, whose REFs are `refs` ((line, cycle), in
     order), in a log that starts at cycle 0 (the device fresh, nothing owed) and ends at
-    `end`. One REF falls due at each multiple of tREFI; a REF in the same cycle as a due
-    point counts before it (a REF exactly 9 x tREFI after the last is legal)."""
+    `end`. One REF falls due at each multiple of tREFI (the interval at `granularity`); a
+    REF in the same cycle as a due point counts before it (a REF exactly 9 x tREFI after the
+    last is legal at 1x)."""
+    g = granularity
+    max_postponed = MAX_POSTPONED * g
+    max_pulled_in = MAX_PULLED_IN * g
+    max_gap_intervals = (MAX_GAP_INTERVALS - 1) * g + 1
+    max_refs_in_two_intervals = MAX_REFS_IN_TWO_INTERVALS * g
+    two_intervals = 2 * g * refi  # 2 x tREFI at 1x
     out: list[Violation] = []
     balance = 0  # REFs issued minus REFs due: negative = postponed, positive = pulled in
     due_counted = 0  # due points (multiples of tREFI) processed so far
 
     def settle_dues(before: int, line: int, command: str) -> None:
         """Counts the due points strictly before cycle `before`; reports the first that
-        leaves more than MAX_POSTPONED REFs owed."""
+        leaves more than max_postponed REFs owed."""
         nonlocal balance, due_counted
         due_now = (before - 1) // refi if before > 0 else 0
         if due_now <= due_counted:
             return
         balance -= due_now - due_counted
-        if balance < -MAX_POSTPONED:
-            first_bad = due_now - (-MAX_POSTPONED - balance - 1)
-            owed = MAX_POSTPONED + 1
+        if balance < -max_postponed:
+            first_bad = due_now - (-max_postponed - balance - 1)
+            owed = max_postponed + 1
             out.append(
                 Violation(
                     line,
                     first_bad * refi,
                     command,
                     f"refresh postponed: rank {rank} owed {owed} REFs at cycle {first_bad * refi}"
-                    f" (at most {MAX_POSTPONED} may be postponed)",
+                    f" (at most {max_postponed} may be postponed)",
                 )
             )
-            balance = -MAX_POSTPONED  # report each further missed REF once
+            balance = -max_postponed  # report each further missed REF once
         due_counted = due_now
 
     cycles = [cycle for _, cycle in refs]
     for i, (line, cycle) in enumerate(refs):
         settle_dues(cycle, line, "REF")
-        balance = min(balance + 1, MAX_PULLED_IN)
-        if i > 0 and cycle - cycles[i - 1] > MAX_GAP_INTERVALS * refi:
+        balance = min(balance + 1, max_pulled_in)
+        if i > 0 and cycle - cycles[i - 1] > max_gap_intervals * refi:
             out.append(
                 Violation(
                     line,
                     cycle,
                     "REF",
                     f"refresh gap: rank {rank} had no REF for {cycle - cycles[i - 1]} cycles"
-                    f" (at most {MAX_GAP_INTERVALS} x tREFI = {MAX_GAP_INTERVALS * refi})",
+                    f" (at most {max_gap_intervals} x tREFI = {max_gap_intervals * refi})",
                 )
             )
-        first = i - MAX_REFS_IN_TWO_INTERVALS
-        if first >= 0 and cycle - cycles[first] < 2 * refi:
+        first = i - max_refs_in_two_intervals
+        if first >= 0 and cycle - cycles[first] < two_intervals:
             out.append(
                 Violation(
                     line,
                     cycle,
                     "REF",
-                    f"refresh pulled in: rank {rank} issued {MAX_REFS_IN_TWO_INTERVALS + 1} REFs"
-                    f" in {cycle - cycles[first]} cycles (at most {MAX_REFS_IN_TWO_INTERVALS}"
-                    f" within 2 x tREFI = {2 * refi})",
+                    f"refresh pulled in: rank {rank} issued {max_refs_in_two_intervals + 1} REFs"
+                    f" in {cycle - cycles[first]} cycles (at most {max_refs_in_two_intervals}"
+                    f" within {two_intervals} cycles, 2 x the 1x tREFI)",
                 )
             )
     # The end of the log: what is owed by then, and the time since the last REF.
     end_command = "end of log"
     settle_dues(end, end_line, end_command)
     last = cycles[-1] if cycles else None
-    if last is not None and end - last > MAX_GAP_INTERVALS * refi:
+    if last is not None and end - last > max_gap_intervals * refi:
         out.append(
             Violation(
                 end_line,
                 end,
                 end_command,
                 f"refresh gap: rank {rank} had no REF for {end - last} cycles before the end"
-                f" of the log (at most {MAX_GAP_INTERVALS} x tREFI = {MAX_GAP_INTERVALS * refi})",
+                f" of the log (at most {max_gap_intervals} x tREFI = {max_gap_intervals * refi})",
             )
         )
     return out
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 3:
+    if len(argv) not in (3, 4):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         spec = json.load(f)
-    violations = check_log(spec, argv[2])
+    config = None
+    if len(argv) == 4:
+        with open(argv[3], "rb") as f:
+            config = tomllib.load(f)
+    violations = check_log(spec, argv[2], config)
     for v in violations[:50]:
         print(v)
     print(f"{len(violations)} violations")

@@ -215,6 +215,7 @@ stat_struct! {
         pub row_conflicts: u64 = sum("requests", "requests served from an ACT of their own after a PRE of another row of theirs"),
         pub wasted_acts: crate::controller::WastedActs = nested(),
         pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
+        pub read_queue_peak: u64 = max("requests", "most reads waiting in one channel's read queue at once (the largest over channels)"),
         pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
         pub refreshes: u64 = sum("commands", "all-bank REF commands issued"),
         pub refresh: RefreshStats = nested(),

@@ -48,6 +48,7 @@ stat_struct! {
         #[serde(skip)]
         pub read_latency: LatencyHistogram = merge(LatencyHistogram::merge, "memory cycles", "read latencies of reads served by DRAM, from arrival to the last data beat"),
         pub last_done: u64 = max("memory cycles", "cycle of the last data beat of any served request"),
+        pub read_queue_peak: u64 = max("requests", "most reads waiting in one channel's read queue at once"),
         /// For their energy.
         #[serde(skip)]
         pub bulk_commands: RankActivity = merge(RankActivity::add_counts, "commands", "commands issued for bulk operations (engine and tagged requests)"),
@@ -364,6 +365,10 @@ impl Controller {
             precharged: false,
             tag,
         });
+        if kind == RequestKind::Read {
+            let queued = self.reads.len() as u64;
+            self.stats.read_queue_peak = self.stats.read_queue_peak.max(queued);
+        }
     }
 
     pub fn is_idle(&self) -> bool {

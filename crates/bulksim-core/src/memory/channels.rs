@@ -478,6 +478,7 @@ impl MemorySystem {
             },
             peak_bandwidth_gbps: self.spec.peak_channel_gbps() * self.controllers.len() as f64,
             row_hits: total.row_hits,
+            read_queue_peak: total.read_queue_peak,
             row_misses: total.row_misses,
             row_conflicts: total.row_conflicts,
             wasted_acts: total.wasted_acts.clone(),
