@@ -634,6 +634,7 @@ TABLES = {
     "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
     "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
     "rowclone-apps": "RowClone Figures 10-11, Table 5: captured programs and the forkset trace",
+    "rank-assignment": "Rank Assignment Figs 2, 3, 7, 8, Table III, VI-B/J: refresh vs rank-aware allocation",
 }
 
 
@@ -647,7 +648,8 @@ TABLES = {
     "--quick",
     is_flag=True,
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
-    "rowclone-apps: the committed small forkbench capture and the forkset trace's first part.",
+    "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
+    "rank-assignment: two workloads, 200,000 DRAM accesses.",
 )
 @_with(sweep_options)
 def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
@@ -700,6 +702,14 @@ def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, fo
         click.echo(apps.render(rows, missing))
         if json_out:
             apps.write_json(rows, missing, json_out)
+        return
+    if name == "rank-assignment":
+        from bulksim import rank_assignment
+
+        rows = _guard(rank_assignment.run, quick=quick, workers=workers)
+        click.echo(rank_assignment.render(rows))
+        if json_out:
+            rank_assignment.write_json(rows, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")

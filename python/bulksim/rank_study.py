@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api
@@ -95,8 +95,8 @@ class Run:
     workload: str
     overrides: tuple[str, ...]
     accesses: int
-    #: The experiment and system names this run is for (carried to the results).
-    tags: tuple[tuple[str, str], ...] = field(default=())
+    #: Copies of the workload, when not its usual number.
+    copies: int | None = None
 
 
 def run_one(run: Run) -> dict:
@@ -107,7 +107,8 @@ def run_one(run: Run) -> dict:
         "sim.interruption_metrics=true",
         *run.overrides,
     ]
-    stats = api.run_workload(CONFIG, workload=workload_path(w), overrides=sets, fmt=w.fmt, copies=w.copies)
+    copies = run.copies or w.copies
+    stats = api.run_workload(CONFIG, workload=workload_path(w), overrides=sets, fmt=w.fmt, copies=copies)
     return stats.to_dict()
 
 
@@ -118,7 +119,9 @@ def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(runs) <= 1:
         return [run_one(r) for r in runs]
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         return list(pool.map(run_one, runs))
 
 
