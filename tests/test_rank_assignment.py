@@ -62,7 +62,9 @@ def test_the_sharing_stand_in_makes_most_accesses_off_its_rank():
 
 def test_rows_render_and_write_as_json(tmp_path):
     text = rank_assignment.render(rows())
-    assert "Figure 7" in text and "paper" in text
+    assert "Figure 7" in text and "paper" in text and "mean (arith)" in text
+    geo = rank_assignment.render(rows(), mean="geo")
+    assert "mean (geo)" in geo
     path = tmp_path / "rows.json"
     rank_assignment.write_json(rows(), path)
     data = json.loads(path.read_text())

@@ -651,8 +651,15 @@ TABLES = {
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
     "rank-assignment: two workloads, 200,000 DRAM accesses.",
 )
+@click.option(
+    "--mean",
+    type=click.Choice(["arith", "geo"]),
+    default="arith",
+    show_default=True,
+    help="rank-assignment: how to average over workloads (the paper does not say).",
+)
 @_with(sweep_options)
-def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
+def reproduce(name, list_, json_out, quick, mean, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
@@ -707,7 +714,7 @@ def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, fo
         from bulksim import rank_assignment
 
         rows = _guard(rank_assignment.run, quick=quick, workers=workers)
-        click.echo(rank_assignment.render(rows))
+        click.echo(rank_assignment.render(rows, mean=mean))
         if json_out:
             rank_assignment.write_json(rows, json_out)
         return
