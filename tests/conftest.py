@@ -31,3 +31,19 @@ def run_logged(tmp_path):
         return stats, spec, log
 
     return run
+
+
+@pytest.fixture(scope="session")
+def synth_mcf(tmp_path_factory) -> Path:
+    """A small `synth-mcf` stand-in (5,000 dependent reads per thread) made by `bulksim synth`,
+    for runs on the Table II system."""
+    import subprocess
+
+    out = tmp_path_factory.mktemp("synth") / "mcf"
+    r = subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", "synth", "synth-mcf", "--out", out, "--accesses", "5000"],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr
+    return out

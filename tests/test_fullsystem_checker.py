@@ -164,18 +164,6 @@ REFRESH_VARIANTS = {
 }
 
 
-@pytest.fixture(scope="module")
-def synth_mcf(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("fullsys") / "mcf"
-    r = subprocess.run(
-        [sys.executable, "-m", "bulksim.cli", "synth", "synth-mcf", "--out", out, "--accesses", "5000"],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr
-    return out
-
-
 @pytest.mark.parametrize("variant", list(REFRESH_VARIANTS))
 def test_table_ii_refresh_variants_zero_violations(synth_mcf, tmp_path, variant):
     overrides = ["sim.stop_after_dram_accesses=40000", *REFRESH_VARIANTS[variant]]

@@ -5,8 +5,6 @@ rank at a time, and a per-channel stagger one rank per channel."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -66,18 +64,6 @@ STAGGERS = {
     # Each channel spreads its own 4 ranks over tREFI at the same offsets: two at once.
     "channel": (["controller.refresh.stagger=channel"], 2),
 }
-
-
-@pytest.fixture(scope="module")
-def synth_mcf(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("power") / "mcf"
-    r = subprocess.run(
-        [sys.executable, "-m", "bulksim.cli", "synth", "synth-mcf", "--out", out, "--accesses", "5000"],
-        capture_output=True,
-        text=True,
-    )
-    assert r.returncode == 0, r.stderr
-    return out
 
 
 @pytest.mark.parametrize("stagger", list(STAGGERS))

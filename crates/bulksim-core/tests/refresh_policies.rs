@@ -193,11 +193,7 @@ fn a_policy_name_alone_still_works_and_bad_keys_are_named() {
             "controller.refresh.policy",
         ),
     ] {
-        let err = Config::default()
-            .apply_sets(sets)
-            .and_then(|c| c.validate().map(|_| c))
-            .unwrap_err()
-            .to_string();
+        let err = config_error(sets);
         assert!(err.contains(key), "{sets:?}: {err}");
     }
 }
@@ -296,14 +292,10 @@ fn pausing_refreshes_in_fragments_of_the_chosen_granularity() {
     let c = ddr4_1600(32, &["controller.refresh.scheme=\"pausing\""]);
     let (s, _) = sim::run_keeping_memory(&c, &mut records.into_iter(), None, None).unwrap();
     assert!(s.refreshes >= 6 * 8 - 8, "{} fragments", s.refreshes);
-    let err = Config::default()
-        .apply_sets(&[
-            "controller.refresh.scheme=\"pausing\"",
-            "controller.refresh.granularity=2",
-        ])
-        .and_then(|c| c.validate().map(|_| c))
-        .unwrap_err()
-        .to_string();
+    let err = config_error(&[
+        "controller.refresh.scheme=\"pausing\"",
+        "controller.refresh.granularity=2",
+    ]);
     assert!(err.contains("controller.refresh.granularity"), "{err}");
 }
 

@@ -156,11 +156,7 @@ fn bad_write_drain_keys_name_the_key() {
             "controller.write_drain.scope",
         ),
     ] {
-        let err = Config::default()
-            .apply_sets(sets)
-            .and_then(|c| c.validate().map(|_| c))
-            .unwrap_err()
-            .to_string();
+        let err = config_error(sets);
         assert!(err.contains(key), "{sets:?}: {err}");
     }
 }

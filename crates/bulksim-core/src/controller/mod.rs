@@ -456,27 +456,7 @@ impl Controller {
                 return t;
             }
         }
-        let queue = if writing {
-            &mut self.writes
-        } else {
-            &mut self.reads
-        };
-        let cap = HitCap {
-            cap: self.row_hit_cap,
-            hits_since_act: &self.hits_since_act,
-        };
-        let pick = scheduler::pick(
-            self.scheduler,
-            queue,
-            &self.device,
-            self.refresh
-                .any_pending()
-                .then(|| self.refresh.pending_mask()),
-            self.bulk.locked(),
-            &cap,
-            &Owned(&self.owned),
-            now,
-        );
+        let pick = self.pick_in(writing, Blocked::Refreshing, now);
         match pick.choice {
             Some((index, cmd)) => {
                 self.serve(writing, index, cmd, now);
@@ -494,6 +474,37 @@ impl Controller {
         }
     }
 
+    /// The scheduler's pick in the read or write queue, skipping the ranks `blocked` names.
+    #[inline(always)]
+    fn pick_in(&mut self, writing: bool, blocked: Blocked, now: u64) -> scheduler::Pick {
+        let queue = if writing {
+            &mut self.writes
+        } else {
+            &mut self.reads
+        };
+        let blocked = match blocked {
+            Blocked::Refreshing => self
+                .refresh
+                .any_pending()
+                .then(|| self.refresh.pending_mask()),
+            Blocked::Mask(i) => Some(&self.blocked[i][..]),
+        };
+        let cap = HitCap {
+            cap: self.row_hit_cap,
+            hits_since_act: &self.hits_since_act,
+        };
+        scheduler::pick(
+            self.scheduler,
+            queue,
+            &self.device,
+            blocked,
+            self.bulk.locked(),
+            &cap,
+            &Owned(&self.owned),
+            now,
+        )
+    }
+
     /// Preemptive command drain: when a rank's REF falls due within the PCD window, its
     /// queued requests (of the active queue) go first. Returns the next cycle if one issued.
     #[inline(never)]
@@ -509,26 +520,7 @@ impl Controller {
         if !any {
             return None;
         }
-        let queue = if writing {
-            &mut self.writes
-        } else {
-            &mut self.reads
-        };
-        let cap = HitCap {
-            cap: self.row_hit_cap,
-            hits_since_act: &self.hits_since_act,
-        };
-        let pick = scheduler::pick(
-            self.scheduler,
-            queue,
-            &self.device,
-            Some(&self.blocked[0]),
-            self.bulk.locked(),
-            &cap,
-            &Owned(&self.owned),
-            now,
-        );
-        let (index, cmd) = pick.choice?;
+        let (index, cmd) = self.pick_in(writing, Blocked::Mask(0), now).choice?;
         self.serve_rare(writing, index, cmd, now);
         Some(now + 1)
     }
@@ -575,38 +567,14 @@ impl Controller {
                 }
             }
         }
-        let cap = HitCap {
-            cap: self.row_hit_cap,
-            hits_since_act: &self.hits_since_act,
-        };
-        let owned = Owned(&self.owned);
-        let locked = self.bulk.locked();
-        let read_pick = scheduler::pick(
-            self.scheduler,
-            &mut self.reads,
-            &self.device,
-            Some(&self.blocked[0]),
-            locked,
-            &cap,
-            &owned,
-            now,
-        );
+        let read_pick = self.pick_in(false, Blocked::Mask(0), now);
         let write_pick = if self.writes.is_empty() || (per_rank && !self.drain.is_draining()) {
             scheduler::Pick {
                 choice: None,
                 next_ready: u64::MAX,
             }
         } else {
-            scheduler::pick(
-                self.scheduler,
-                &mut self.writes,
-                &self.device,
-                Some(&self.blocked[1]),
-                locked,
-                &cap,
-                &owned,
-                now,
-            )
+            self.pick_in(true, Blocked::Mask(1), now)
         };
         let choice = match (read_pick.choice, write_pick.choice) {
             (Some(r), Some(w)) => {
@@ -775,6 +743,13 @@ impl Controller {
             }
         }
     }
+}
+
+/// Which ranks a pick skips: those due for refresh, or a scratch mask the caller filled.
+#[derive(Clone, Copy)]
+enum Blocked {
+    Refreshing,
+    Mask(usize),
 }
 
 /// The oldest owner (a request whose row was opened for it) in `queue` whose column command

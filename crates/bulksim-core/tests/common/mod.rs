@@ -48,6 +48,15 @@ pub fn config(sets: &[&str]) -> Config {
     c
 }
 
+/// The one error a config with these overrides gives (from the override or from validation).
+pub fn config_error(sets: &[&str]) -> String {
+    Config::default()
+        .apply_sets(sets)
+        .and_then(|c| c.validate().map(|_| c))
+        .expect_err("the config should be refused")
+        .to_string()
+}
+
 pub fn run_records(config: &Config, records: Vec<TraceRecord>) -> Stats {
     sim::run(config, &mut records.into_iter(), None, None).unwrap()
 }
