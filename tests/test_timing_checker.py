@@ -555,6 +555,42 @@ def test_zero_violations_under_every_refresh_policy(tmp_path, make_trace, name, 
         )
 
 
+REFRESH_SCHEMES = {
+    "elastic": ["controller.refresh.scheme=elastic"],
+    "pausing-8": ["controller.refresh.scheme=pausing"],
+    "pausing-4": ["controller.refresh.scheme=pausing", "controller.refresh.pause_granularity=4"],
+    "pcd": ["controller.refresh.scheme=pcd"],
+    "adaptive": ["controller.refresh.scheme=adaptive", "controller.refresh.ar_reads=0"],
+}
+
+
+@pytest.mark.parametrize("scheme", list(REFRESH_SCHEMES))
+def test_zero_violations_under_every_refresh_scheme(tmp_path, make_trace, scheme):
+    # A busier mix than above (20 cycles apart) on two ranks at extended temperature: REFs
+    # are postponed, fragmented and, for adaptive (any waiting read switches it), at 4x.
+    trace = make_trace(requests=4000, seed=7, pattern="random", write_fraction=0.3, interval=20)
+    preset = "DDR4_32Gb_x8_1600"
+    overrides = ["dram.ranks=2", "dram.temperature=extended", *REFRESH_SCHEMES[scheme]]
+    stats, log = _cli_run(tmp_path, trace, preset, overrides)
+    spec, config = _resolved(preset, overrides)
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    assert stats["refreshes"] > 0
+    if scheme == "adaptive":
+        assert stats["refresh"]["adaptive_fine_windows"] > 0
+        # The device really switched: some rank's ACT follows its REF by the 4x tRFC, sooner
+        # than a 1x REF allows.
+        last_ref, gaps = {}, []
+        with open(log, newline="") as f:
+            for row in csv.DictReader(f):
+                key = (row["channel"], row["rank"])
+                if row["command"] == "REF":
+                    last_ref[key] = int(row["cycle"])
+                elif row["command"] == "ACT" and key in last_ref:
+                    gaps.append(int(row["cycle"]) - last_ref.pop(key))
+        assert min(gaps) == spec["timing"]["nRFC4"] < spec["timing"]["nRFC"]
+
+
 def _one_x_refi(preset: str, overrides: list[str]) -> int:
     """tREFI of the part at the run's temperature, at 1x (granularity overrides removed)."""
     import bulksim

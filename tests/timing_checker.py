@@ -79,6 +79,14 @@ class RefreshSettings:
 
     policy: str = "staggered"  # staggered | simultaneous | none
     granularity: int = 1  # DDR4 FGR: REFs per 1x interval (1, 2 or 4)
+    # demand | elastic | pausing | pcd | adaptive. Pausing's fragments and adaptive's switching
+    # between 1x and 4x REFs are not JEDEC refresh sequences: their rate is not checked, and an
+    # adaptive run's REFs may be 4x ones (tRFC checked at nRFC4).
+    scheme: str = "demand"
+
+    @property
+    def rate_checked(self) -> bool:
+        return self.scheme not in ("pausing", "adaptive")
 
     @classmethod
     def from_config(cls, config: dict[str, Any] | None) -> RefreshSettings:
@@ -90,7 +98,9 @@ class RefreshSettings:
             return cls(policy=refresh)
         policy = refresh.get("policy", cls.policy)
         return cls(
-            policy="staggered" if policy == "all_bank" else policy, granularity=refresh.get("granularity", 1)
+            policy="staggered" if policy == "all_bank" else policy,
+            granularity=refresh.get("granularity", 1),
+            scheme=refresh.get("scheme", "demand"),
         )
 
 
@@ -334,6 +344,8 @@ def check_log(spec: dict, log_path: str, config: dict[str, Any] | None = None) -
     ``bulksim.api.resolve_config``) for the refresh settings; without it, refresh is taken
     to be on at 1x."""
     refresh = RefreshSettings.from_config(config)
+    if refresh.scheme == "adaptive" and spec["timing"].get("nRFC4"):
+        spec = {**spec, "timing": {**spec["timing"], "nRFC": spec["timing"]["nRFC4"]}}
     checker = Checker(spec)
     o = spec["organisation"]
     for ch in range(o["channels"]):
@@ -357,7 +369,7 @@ def check_log(spec: dict, log_path: str, config: dict[str, Any] | None = None) -
             elif refresh.policy == "none":
                 checker._fail(line, c, 'refresh off: REF issued under controller.refresh = "none"')
     # A part without a refresh command (PCM), or refresh off, owes no REFs.
-    if commands and has_refresh and refresh.policy != "none":
+    if commands and has_refresh and refresh.policy != "none" and refresh.rate_checked:
         end_line, end = max(((line, c.cycle) for line, c in commands), key=lambda lc: lc[1])
         for rank, rank_refs in refs.items():
             checker.violations += refresh_rate_violations(

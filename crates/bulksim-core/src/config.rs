@@ -124,6 +124,7 @@ pub enum RefreshScheme {
     Elastic,
     Pausing,
     Pcd,
+    Adaptive,
 }
 
 /// `[controller.refresh]`, or a policy name alone (`controller.refresh = "none"`).
@@ -143,6 +144,8 @@ pub struct RefreshConfig {
     pub pause_granularity: u32,
     /// PCD: how long before a REF its rank's requests go first, in ns (0: tRFC).
     pub pcd_window_ns: f64,
+    /// Adaptive: reads waiting per REF above which the next window refreshes at 4x.
+    pub ar_reads: u32,
 }
 
 impl Default for RefreshConfig {
@@ -156,6 +159,7 @@ impl Default for RefreshConfig {
             idle_ns: 200.0,
             pause_granularity: 8,
             pcd_window_ns: 0.0,
+            ar_reads: 8,
         }
     }
 }
@@ -737,8 +741,13 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc(
         "controller.refresh.scheme",
-        "demand | elastic | pausing | pcd",
-        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window; pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF. Adaptive refresh is not modelled",
+        "demand | elastic | pausing | pcd | adaptive",
+        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window; pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
+    ),
+    doc(
+        "controller.refresh.ar_reads",
+        "reads per REF",
+        "adaptive: the next 8 x tREFI window refreshes at 4x when more reads than this waited, on average, for each REF's rank as it issued (bulksim's choice 8)",
     ),
     doc(
         "controller.refresh.idle_ns",
@@ -933,7 +942,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
             Some(&["staggered", "simultaneous", "none", "all_bank"])
         }
         "controller.refresh.stagger" => Some(&["channel", "system"]),
-        "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd"]),
+        "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd", "adaptive"]),
         "controller.write_drain.scope" => Some(&["channel", "rank"]),
         "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
         "dram.temperature" => Some(&["normal", "extended"]),
@@ -1535,6 +1544,20 @@ impl Config {
                 return Some(format!(
                     "controller.refresh.pause_granularity: {} needs nRFC{} from the preset, but {} does not give it",
                     r.pause_granularity, r.pause_granularity, spec.name
+                ));
+            }
+        }
+        if r.scheme == RefreshScheme::Adaptive && r.policy != RefreshPolicy::None {
+            if r.granularity != 1 {
+                return Some(format!(
+                    "controller.refresh.granularity: {} with scheme = \"adaptive\"; adaptive switches between 1x and 4x itself (keep granularity 1)",
+                    r.granularity
+                ));
+            }
+            if spec.timing.n_rfc4 == 0 {
+                return Some(format!(
+                    "controller.refresh.scheme: adaptive needs nRFC4 from the preset, but {} does not give it",
+                    spec.name
                 ));
             }
         }

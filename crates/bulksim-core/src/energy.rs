@@ -5,7 +5,8 @@
 //! - PRE: VDD (IDD0 - IDD2N) tRP, per bank precharged (PRE, each open bank of a PREA, RDA/WRA);
 //! - RD / WR: VDD (IDD4R - IDD3N) and VDD (IDD4W - IDD3N) over one burst (nBL tCK); a
 //!   TRANSFER (RowClone PSM) is one internal read plus one internal write, with no I/O;
-//! - REF: VDD (IDD5B - IDD3N) tRFC + VPP (IPP5B - IPP3N) tRFC, per all-bank refresh;
+//! - REF: VDD (IDD5B - IDD3N) tRFC + VPP (IPP5B - IPP3N) tRFC, per all-bank refresh (an
+//!   adaptive refresh run's 4x REFs over nRFC4);
 //! - background: VDD IDD3N while any bank of the rank is open, VDD IDD2N while all are
 //!   precharged, plus VPP IPP3N throughout (power-down is not modelled);
 //!
@@ -64,6 +65,9 @@ pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
     let per_write = nj(p.idd4w - p.idd3n, p.vdd, burst_ns);
     let per_ref =
         nj(p.idd5b - p.idd3n, p.vdd, ns(t.n_rfc)) + nj(p.ipp5b - p.ipp3n, p.vpp, ns(t.n_rfc));
+    // An adaptive refresh run's 4x REFs last nRFC4 (0 of them otherwise).
+    let per_fine_ref =
+        nj(p.idd5b - p.idd3n, p.vdd, ns(t.n_rfc4)) + nj(p.ipp5b - p.ipp3n, p.vpp, ns(t.n_rfc4));
     let active_ns = a.active_cycles as f64 * tck;
     let precharged_ns = a.precharged_cycles as f64 * tck;
     let background = nj(p.idd3n, p.vdd, active_ns)
@@ -78,7 +82,8 @@ pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
         pre_nj: chips * per_pre * a.precharges as f64,
         read_nj: chips * per_read * (a.reads + a.transfer_reads) as f64,
         write_nj: chips * per_write * (a.writes + a.transfer_writes) as f64,
-        refresh_nj: chips * per_ref * a.refreshes as f64,
+        refresh_nj: chips * per_ref * (a.refreshes - a.fine_refreshes) as f64
+            + chips * per_fine_ref * a.fine_refreshes as f64,
         background_nj: chips * background,
         io_nj: io_read * a.reads as f64 + io_write * a.writes as f64,
     }

@@ -191,6 +191,8 @@ stat_struct! {
 stat_struct! {
     /// How refreshes of different ranks coincided.
     pub struct RefreshStats {
+        pub adaptive_windows: u64 = sum("windows", "controller.refresh.scheme = adaptive: 8 x tREFI windows ended, all channels"),
+        pub adaptive_fine_windows: u64 = sum("windows", "of those, windows refreshed at 4x granularity"),
         pub overlap_ns: f64 = sum("ns", "for each REF, the part of its tRFC during which another rank's refresh, begun earlier, was still running, summed; among a channel's ranks, or all ranks under controller.refresh.stagger = system (simultaneous refresh overlaps by design)"),
     }
 }

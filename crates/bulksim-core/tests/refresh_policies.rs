@@ -328,3 +328,65 @@ fn pcd_serves_a_rank_before_its_refresh_and_keeps_the_act_balance() {
         );
     }
 }
+
+#[test]
+fn adaptive_refresh_stays_at_1x_when_idle_and_goes_to_4x_when_reads_wait() {
+    // Idle: no read ever waits for a refreshing rank, so every window stays at 1x and the
+    // refreshes are demand's exactly.
+    let cycles = 40 * 6240;
+    let (demand, du) = idle(&ddr4_1600(32, &[]), cycles);
+    let (adaptive, au) = idle(
+        &ddr4_1600(32, &["controller.refresh.scheme=\"adaptive\""]),
+        cycles,
+    );
+    assert_eq!(adaptive.refreshes, demand.refreshes);
+    assert_eq!(
+        au[0].ranks[0].refresh_mem_cycles,
+        du[0].ranks[0].refresh_mem_cycles
+    );
+    assert_eq!(adaptive.refresh.adaptive_fine_windows, 0);
+    assert!(adaptive.refresh.adaptive_windows >= 4);
+    assert_eq!(
+        adaptive.energy.components.refresh_nj,
+        demand.energy.components.refresh_nj
+    );
+    // A flood of random requests keeps the read queue full: after the first window (1x),
+    // every window refreshes at 4x: four REFs of 280 cycles per tREFI.
+    let flood = |sets: &[&str]| {
+        run_generated(
+            &ddr4_1600(32, sets),
+            bulksim_core::workload::generate::Pattern::Random,
+            60_000,
+            0,
+            1.0 / 3.0,
+        )
+    };
+    let a = flood(&["controller.refresh.scheme=\"adaptive\""]);
+    let r = &a.refresh;
+    assert!(r.adaptive_windows >= 3, "{r:?}");
+    assert_eq!(r.adaptive_fine_windows, r.adaptive_windows - 1, "{r:?}");
+    let windows_cycles = 8 * 6240;
+    let fine_refs_expected = 4 * 8 * r.adaptive_fine_windows;
+    assert!(
+        a.refreshes >= 8 + fine_refs_expected - 4 && a.refreshes <= a.mem_cycles / 1560 + 1,
+        "{} REFs in {} cycles ({} windows of {windows_cycles})",
+        a.refreshes,
+        a.mem_cycles,
+        r.adaptive_windows
+    );
+    // Energy: each 4x REF is charged its own (shorter) tRFC, so the refresh energy lies
+    // between the same count of 4x REFs and of 1x REFs.
+    let demand = flood(&[]);
+    let per_ref_1x = demand.energy.components.refresh_nj / demand.refreshes as f64;
+    assert!(a.energy.components.refresh_nj < per_ref_1x * a.refreshes as f64);
+    assert!(a.energy.components.refresh_nj > per_ref_1x * 280.0 / 512.0 * a.refreshes as f64);
+    assert_eq!(
+        a.commands["ACT"],
+        a.row_misses + a.row_conflicts + a.wasted_acts.refresh
+    );
+    assert!(config_error(&[
+        "controller.refresh.scheme=\"adaptive\"",
+        "controller.refresh.granularity=2"
+    ])
+    .contains("controller.refresh.granularity"));
+}

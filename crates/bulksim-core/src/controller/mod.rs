@@ -5,6 +5,7 @@
 //! Its bulk engine executes in-DRAM bulk segments with priority on the command bus; requests
 //! tagged as bulk line jobs are reported back when served.
 
+pub mod adaptive_refresh;
 pub mod bulk_engine;
 pub mod queue;
 pub mod refresh;
@@ -24,6 +25,7 @@ use crate::memory::refresh_overlap::RefreshOverlap;
 use crate::spec::{Command, Spec};
 use crate::stat_struct::stat_struct;
 use crate::stats::LatencyHistogram;
+use adaptive_refresh::AdaptiveRefresh;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
 use refresh::{Refresh, Schedule};
@@ -103,6 +105,8 @@ pub struct Controller {
     rank_queues: Option<RankQueueActivity>,
     /// PCD: cycles before a REF in which its rank's requests go first (0: off).
     pcd_window: u64,
+    /// Adaptive refresh's granularity choice (scheme = adaptive).
+    pub adaptive: Option<Box<AdaptiveRefresh>>,
     /// Refresh periods of this channel's ranks (the write drain counts its own periods).
     unavailable: Unavailability,
     /// nRFC: how long a REF keeps its rank busy.
@@ -192,6 +196,24 @@ impl Controller {
                 RefreshScheme::Pcd => t.n_rfc as u64,
                 _ => 0,
             },
+            adaptive: (cfg.refresh.scheme == RefreshScheme::Adaptive
+                && cfg.refresh.policy != RefreshPolicy::None
+                && spec.has_refresh)
+                .then(|| {
+                    let mut fine = spec.clone();
+                    fine.timing.n_rfc = t.n_rfc4;
+                    fine.timing.n_refi = if t.n_refi4 > 0 {
+                        t.n_refi4
+                    } else {
+                        t.n_refi / 4
+                    };
+                    Box::new(AdaptiveRefresh::new(
+                        Device::new(&fine, channel),
+                        cfg.refresh.ar_reads as u64,
+                        (t.n_refi as u64, t.n_rfc as u64),
+                        (fine.timing.n_refi as u64, fine.timing.n_rfc as u64),
+                    ))
+                }),
             both_queues: cfg.write_drain.scope == DrainScope::Rank
                 || cfg.write_drain.policy == DrainPolicy::EqualPriority,
             unavailable: Unavailability::new(o.ranks as usize, false),
@@ -238,6 +260,7 @@ impl Controller {
         if interval == 0
             || self.system_stagger
             || !self.refresh.on_demand()
+            || self.adaptive.is_some()
             || until.saturating_sub(now) < 2 * interval
             || !self.is_idle()
             || self.refresh.pending_ranks().next().is_some()
@@ -422,6 +445,9 @@ impl Controller {
                             self.refresh_overlap.refresh(0, rank, now, end);
                         }
                         self.refresh.done(rank);
+                        if self.adaptive.is_some() {
+                            self.adapt_refresh(rank, now);
+                        }
                     }
                     return now + 1;
                 }
@@ -472,6 +498,29 @@ impl Controller {
             }
             None => next.min(pick.next_ready),
         }
+    }
+
+    /// Adaptive refresh: books the REF just issued to `rank` (its granularity, the reads
+    /// waiting for the rank) and switches granularity at a window's end.
+    #[cold]
+    fn adapt_refresh(&mut self, rank: u32, now: u64) {
+        let waiting = self
+            .reads
+            .entries()
+            .iter()
+            .filter(|r| r.addr.rank == rank)
+            .count() as u64;
+        let a = self.adaptive.as_mut().expect("adaptive refresh");
+        if a.fine {
+            self.device.note_fine_refresh(rank);
+        }
+        a.refresh_issued(
+            now,
+            waiting,
+            &mut self.device,
+            &mut self.refresh,
+            &mut self.refresh_busy,
+        );
     }
 
     /// The scheduler's pick in the read or write queue, skipping the ranks `blocked` names.

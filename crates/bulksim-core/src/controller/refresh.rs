@@ -174,6 +174,12 @@ impl Refresh {
         self.next_due[rank as usize] += self.interval;
     }
 
+    /// From now on each rank's next REF falls due `interval` cycles after its last one was
+    /// due (adaptive refresh switching granularity).
+    pub fn set_interval(&mut self, interval: u64) {
+        self.interval = interval;
+    }
+
     /// The refresh interval (tREFI), in cycles.
     pub fn interval(&self) -> u64 {
         self.interval

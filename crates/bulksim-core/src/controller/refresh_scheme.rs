@@ -6,7 +6,8 @@
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
 //! fragment is 8 tREFI late. `pcd` (Mukundan et al., ISCA 2013, §VI-G) blocks on demand but
-//! lets the rank's queued requests go first in the tRFC before its REF (`Controller`'s pick).
+//! lets the rank's queued requests go first in the tRFC before its REF (`Controller`'s pick);
+//! `adaptive` blocks on demand too and switches granularity (`adaptive_refresh`).
 //! The thresholds are bulksim's choices where the papers leave them open
 //! (docs/rank_assignment.md).
 
@@ -60,7 +61,9 @@ impl Postponement {
     /// The rule of `scheme`; `interval` is the 1x tREFI (pausing's fragments are finer).
     pub fn new(scheme: RefreshScheme, idle_cycles: u64, interval: u64) -> Postponement {
         match scheme {
-            RefreshScheme::Demand | RefreshScheme::Pcd => Postponement::Demand,
+            RefreshScheme::Demand | RefreshScheme::Pcd | RefreshScheme::Adaptive => {
+                Postponement::Demand
+            }
             RefreshScheme::Elastic => Postponement::Elastic { idle: idle_cycles },
             RefreshScheme::Pausing => Postponement::Pausing { late: 8 * interval },
         }

@@ -46,6 +46,8 @@ pub struct RankActivity {
     pub transfer_reads: u64,
     pub transfer_writes: u64,
     pub refreshes: u64,
+    /// Of `refreshes`, those at the fine (4x) granularity of an adaptive refresh run.
+    pub fine_refreshes: u64,
     pub active_cycles: u64,
     pub precharged_cycles: u64,
     pub(crate) interval_start: u64,
@@ -61,6 +63,7 @@ impl RankActivity {
         self.transfer_reads += o.transfer_reads;
         self.transfer_writes += o.transfer_writes;
         self.refreshes += o.refreshes;
+        self.fine_refreshes += o.fine_refreshes;
         self.active_cycles += o.active_cycles;
         self.precharged_cycles += o.precharged_cycles;
     }
@@ -493,6 +496,21 @@ impl Device {
 
     /// Counts `count` REFs of `rank` without applying their timing: for refreshes of an idle
     /// controller booked in closed form, whose deadlines a later REF issued for real dominates.
+    /// Swaps the timing consequences of `cmd` with those `other` (a device of the same
+    /// organisation built from another spec) gives it: an adaptive refresh switches its REFs
+    /// between the 1x and 4x tRFC this way.
+    pub fn swap_effects(&mut self, cmd: Command, other: &mut Device) {
+        std::mem::swap(
+            &mut self.effects[cmd as usize],
+            &mut other.effects[cmd as usize],
+        );
+    }
+
+    /// The last REF of `rank` was a fine-granularity one (for its energy).
+    pub fn note_fine_refresh(&mut self, rank: u32) {
+        self.activity[rank as usize].fine_refreshes += 1;
+    }
+
     pub fn count_refreshes(&mut self, rank: u32, count: u64) {
         self.activity[rank as usize].refreshes += count;
         self.command_counts[Command::Ref as usize] += count;

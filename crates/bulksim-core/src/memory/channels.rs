@@ -483,6 +483,18 @@ impl MemorySystem {
             row_conflicts: total.row_conflicts,
             wasted_acts: total.wasted_acts.clone(),
             refresh: crate::stats::RefreshStats {
+                adaptive_windows: self
+                    .controllers
+                    .iter()
+                    .filter_map(|c| c.adaptive.as_ref())
+                    .map(|a| a.windows)
+                    .sum(),
+                adaptive_fine_windows: self
+                    .controllers
+                    .iter()
+                    .filter_map(|c| c.adaptive.as_ref())
+                    .map(|a| a.fine_windows)
+                    .sum(),
                 overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
                     + self
                         .controllers
