@@ -634,6 +634,17 @@ TABLES = {
     "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
     "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
     "rowclone-apps": "RowClone Figures 10-11, Table 5: captured programs and the forkset trace",
+    "refresh-policies": "Rank Assignment Figures 10-11 and peak power: FGR, PCD, RP, ER, RA vs no refresh",
+    "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
+    "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
+    "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks (faults, off first two)",
+}
+#: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
+RANK_FIGURES = {
+    "refresh-policies": "refresh_policies",
+    "address-mapping": "address_mapping",
+    "pcm-writes": "pcm_writes",
+    "page-allocation": "page_allocation",
 }
 
 
@@ -649,8 +660,16 @@ TABLES = {
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part.",
 )
+@click.option(
+    "--mean",
+    "mean_kind",
+    type=click.Choice(["arith", "geo"]),
+    default="arith",
+    show_default=True,
+    help="Rank Assignment figures: the mean over workloads of normalized times.",
+)
 @_with(sweep_options)
-def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, force) -> None:
+def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
@@ -700,6 +719,15 @@ def reproduce(name, list_, json_out, quick, results, out, scheduler, workers, fo
         click.echo(apps.render(rows, missing))
         if json_out:
             apps.write_json(rows, missing, json_out)
+        return
+    if name in RANK_FIGURES:
+        import importlib
+
+        module = importlib.import_module(f"bulksim.{RANK_FIGURES[name]}")
+        rows = _guard(module.run, quick=quick, workers=workers, mean=mean_kind)
+        click.echo(module.render(rows))
+        if json_out:
+            module.write_json(rows, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")
