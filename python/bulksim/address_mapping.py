@@ -27,7 +27,10 @@ from bulksim.rank_study import (
 
 MAPPINGS = ["non_interleaved", "channel_interleaved", "bank_interleaved", "bank_xor"]
 PAGE_POLICIES = ["open", "closed"]
-REFRESH = {"no_refresh": 'controller.refresh.policy="none"', "staggered": 'controller.refresh.policy="staggered"'}
+REFRESH = {
+    "no_refresh": 'controller.refresh.policy="none"',
+    "staggered": 'controller.refresh.policy="staggered"',
+}
 BASELINE = "bank_xor/open/no_refresh"
 PAPER_SPREAD_PCT = 25.0  # §IV-A, Fig 5: "about 25%" between policies without refresh
 PAPER_CHANNEL_PENALTY_PCT = 8.0  # §IV-A: channel-interleaved worst by ~8% with refresh
@@ -37,9 +40,11 @@ def system_name(mapping: str, page: str, refresh: str) -> str:
     return f"{mapping}/{page}/{refresh}"
 
 
-def plan(quick: bool) -> tuple[list[Run], list[str]]:
+def plan(quick: bool, accesses: int | None = None) -> tuple[list[Run], list[str]]:
+    """The runs (tagged with experiment and system) and the skipped workloads' lines;
+    `accesses` replaces the run length (tests use shorter runs)."""
     workloads, skipped = study_workloads(quick)
-    accesses = QUICK_ACCESSES if quick else FULL_ACCESSES
+    accesses = accesses or (QUICK_ACCESSES if quick else FULL_ACCESSES)
     runs = [
         Run(
             w.name,
@@ -59,10 +64,12 @@ def _extra(stats: dict) -> dict:
     return {"row_hit_rate": stats["memory"].get("row_hit_rate")}
 
 
-def run(quick: bool = False, workers: int | None = None, mean: str = "arith") -> list[dict]:
+def run(
+    quick: bool = False, workers: int | None = None, mean: str = "arith", accesses: int | None = None
+) -> list[dict]:
     """Per workload and mean: every mapping x page policy x refresh, normalized to bank-XOR,
     open page, no refresh; and per mapping and refresh the better page policy ("best")."""
-    runs, skipped = plan(quick)
+    runs, skipped = plan(quick, accesses)
     rows = normalized_rows(runs, run_deduplicated(runs, workers), {"fig5": BASELINE}, {}, _extra)
     rows += mean_rows(rows, mean)
     for row in rows:
@@ -71,7 +78,9 @@ def run(quick: bool = False, workers: int | None = None, mean: str = "arith") ->
     return rows
 
 
-def best_of_page_policies(rows: list[dict], workload: str = "mean") -> dict[tuple[str, str], tuple[float, str]]:
+def best_of_page_policies(
+    rows: list[dict], workload: str = "mean"
+) -> dict[tuple[str, str], tuple[float, str]]:
     """Per (mapping, refresh): the better page policy's normalized time, and that policy (the
     paper keeps the better of open and closed for each mapping)."""
     best: dict[tuple[str, str], tuple[float, str]] = {}

@@ -118,7 +118,9 @@ def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(runs) <= 1:
         return [run_one(r) for r in runs]
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         return list(pool.map(run_one, runs))
 
 
@@ -172,7 +174,9 @@ def normalized_rows(
 
     tagged = [(dict(r.tags), r, s) for r, s in zip(runs, stats, strict=True)]
     base_time = {
-        (t["experiment"], r.workload): time_ns(s) for t, r, s in tagged if t["system"] == baselines[t["experiment"]]
+        (t["experiment"], r.workload): time_ns(s)
+        for t, r, s in tagged
+        if t["system"] == baselines[t["experiment"]]
     }
     rows = []
     for t, r, s in tagged:
@@ -217,7 +221,9 @@ def mean_rows(rows: list[dict], kind: str = "arith") -> list[dict]:
     return out
 
 
-def change_pct(rows: list[dict], experiment: str, system: str, reference: str, workload: str = "mean") -> float:
+def change_pct(
+    rows: list[dict], experiment: str, system: str, reference: str, workload: str = "mean"
+) -> float:
     """Percent change of `system`'s normalized time against `reference`'s (negative: faster),
     in `experiment` for `workload` (default: the mean row)."""
     by = {(r["system"], r["workload"]): r["exec_time_norm"] for r in rows if r["experiment"] == experiment}

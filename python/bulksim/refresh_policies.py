@@ -46,7 +46,16 @@ SYSTEMS = {
 }
 FIG10 = ["no_refresh", "staggered", "fgr2_optimistic", "fgr4_optimistic", "fgr2_realistic", "fgr4_realistic"]
 #: Figure 11; "adaptive" (Adaptive Refresh) is not modelled and gets a row without a time.
-FIG11 = ["no_refresh", "staggered", "adaptive", "pcd", "rp_optimistic", "rp_realistic", "elastic", "rank_assignment"]
+FIG11 = [
+    "no_refresh",
+    "staggered",
+    "adaptive",
+    "pcd",
+    "rp_optimistic",
+    "rp_realistic",
+    "elastic",
+    "rank_assignment",
+]
 NOT_MODELLED = {"adaptive"}
 PEAK = ["staggered", "simultaneous"]
 #: The peak-power runs keep their refresh intervals.
@@ -82,11 +91,11 @@ def paper_norm(system: str) -> float | None:
     return None if pct is None else round(PAPER_STAGGERED * (1 + pct / 100), 4)
 
 
-def plan(quick: bool) -> tuple[list[Run], list[str]]:
-    """The runs of the reproduction (tagged with experiment and system) and the skipped
-    workloads' lines."""
+def plan(quick: bool, accesses: int | None = None) -> tuple[list[Run], list[str]]:
+    """The runs (tagged with experiment and system) and the skipped workloads' lines;
+    `accesses` replaces the run length (tests use shorter runs)."""
     workloads, skipped = study_workloads(quick)
-    accesses = QUICK_ACCESSES if quick else FULL_ACCESSES
+    accesses = accesses or (QUICK_ACCESSES if quick else FULL_ACCESSES)
     runs = []
     for w in workloads:
         for exp, systems in (("fig10", FIG10), ("fig11", FIG11)):
@@ -94,7 +103,9 @@ def plan(quick: bool) -> tuple[list[Run], list[str]]:
                 if s not in NOT_MODELLED:
                     runs.append(Run(w.name, SYSTEMS[s], accesses, (("experiment", exp), ("system", s))))
         for s in PEAK:
-            runs.append(Run(w.name, SYSTEMS[s] + RECORD, accesses, (("experiment", "peak_power"), ("system", s))))
+            runs.append(
+                Run(w.name, SYSTEMS[s] + RECORD, accesses, (("experiment", "peak_power"), ("system", s)))
+            )
     return runs, skipped
 
 
@@ -114,10 +125,12 @@ def _interruptions(stats: dict) -> dict:
     return {"weighted_stall_per_refresh": i.get("weighted_stall_per_refresh")}
 
 
-def run(quick: bool = False, workers: int | None = None, mean: str = "arith") -> list[dict]:
+def run(
+    quick: bool = False, workers: int | None = None, mean: str = "arith", accesses: int | None = None
+) -> list[dict]:
     """Every row: per workload and the mean over workloads, Figure 10, Figure 11 (with a
     not-modelled row for AR) and peak power."""
-    runs, skipped = plan(quick)
+    runs, skipped = plan(quick, accesses)
     stats = run_deduplicated(runs, workers)
     timed = [(r, s) for r, s in zip(runs, stats, strict=True) if dict(r.tags)["experiment"] != "peak_power"]
     peaks = [(r, s) for r, s in zip(runs, stats, strict=True) if dict(r.tags)["experiment"] == "peak_power"]
@@ -158,7 +171,11 @@ def _table(rows: list[dict], exp: str, systems: list[str]) -> list[str]:
     mine = [r for r in rows if r["experiment"] == exp]
     workloads = list(dict.fromkeys(r["workload"] for r in mine if r["workload"] != "mean"))
     norm = {(r["system"], r["workload"]): r["exec_time_norm"] for r in mine}
-    head = f"{'system':18}" + "".join(f"{w:>12}" for w in workloads) + f"{'mean':>9}{'vs stag':>9}{'paper':>8}{'vs stag':>9}"
+    head = (
+        f"{'system':18}"
+        + "".join(f"{w:>12}" for w in workloads)
+        + f"{'mean':>9}{'vs stag':>9}{'paper':>8}{'vs stag':>9}"
+    )
     lines = [head]
     for s in systems:
         cells = []
@@ -197,7 +214,9 @@ def render(rows: list[dict]) -> str:
         below = 100 * (1 - by[("rank_assignment", "mean")] / by[("elastic", "mean")])
         lines.append(f"RA below ER: {below:.1f}% (paper 15%)")
     lines += ["", "Peak refresh power (§III-A): most ranks refreshing at once, peak W of the run's ranks"]
-    lines.append(f"{'workload':14}{'ranks':>6}{'stag at once':>13}{'stag W':>8}{'simul at once':>14}{'simul W':>9}{'diff W':>8}{'closed form':>12}")
+    lines.append(
+        f"{'workload':14}{'ranks':>6}{'stag at once':>13}{'stag W':>8}{'simul at once':>14}{'simul W':>9}{'diff W':>8}{'closed form':>12}"
+    )
     peaks = [r for r in rows if r["experiment"] == "peak_power"]
     for w in dict.fromkeys(r["workload"] for r in peaks):
         st = next(r for r in peaks if r["workload"] == w and r["system"] == "staggered")
