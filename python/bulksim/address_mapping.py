@@ -124,7 +124,6 @@ def render(rows: list[dict]) -> str:
     for r in REFRESH:
         cells = ", ".join(f"{m} {best[(m, r)][0]:.3f} ({best[(m, r)][1]})" for m in MAPPINGS)
         lines.append(f"  {r}: {cells}")
-    nr = {m: best[(m, "no_refresh")][0] for m in MAPPINGS}
     st = {m: best[(m, "staggered")][0] for m in MAPPINGS}
     lines.append(
         f"spread without refresh: {spread_pct(best, 'no_refresh'):.1f}% (paper ~{PAPER_SPREAD_PCT:.0f}%); "

@@ -637,7 +637,7 @@ TABLES = {
     "refresh-policies": "Rank Assignment Figures 10-11 and peak power: FGR, PCD, RP, ER, RA vs no refresh",
     "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
     "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
-    "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks (faults, off first two)",
+    "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
 }
 #: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
 RANK_FIGURES = {

@@ -153,7 +153,9 @@ def run(
     workers = workers or os.cpu_count() or 1
     if workers <= 1:
         return [row for job in jobs for row in _run(job)]
-    with ProcessPoolExecutor(max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
         return [row for rows in pool.map(_run, jobs) for row in rows]
 
 

@@ -143,7 +143,7 @@ def run(
         _interruptions,
     )
     rows += mean_rows(rows, mean)
-    for w in dict.fromkeys(r.workload for r in runs):
+    for w in [*dict.fromkeys(r.workload for r in runs), "mean"]:
         rows.append(
             {
                 "experiment": "fig11",
@@ -215,7 +215,8 @@ def render(rows: list[dict]) -> str:
         lines.append(f"RA below ER: {below:.1f}% (paper 15%)")
     lines += ["", "Peak refresh power (§III-A): most ranks refreshing at once, peak W of the run's ranks"]
     lines.append(
-        f"{'workload':14}{'ranks':>6}{'stag at once':>13}{'stag W':>8}{'simul at once':>14}{'simul W':>9}{'diff W':>8}{'closed form':>12}"
+        f"{'workload':14}{'ranks':>6}{'stag at once':>13}{'stag W':>8}{'simul at once':>14}{'simul W':>9}"
+        f"{'diff W':>8}{'closed form':>12}"
     )
     peaks = [r for r in rows if r["experiment"] == "peak_power"]
     for w in dict.fromkeys(r["workload"] for r in peaks):
@@ -228,7 +229,8 @@ def render(rows: list[dict]) -> str:
         )
     if peaks:
         lines.append(
-            f"paper: 8 ranks (4 ch x 2), (8 - 1) x (6.34 - 3.83) = {peaks[0]['paper_closed_form_w']:.2f} W (17.6 W)"
+            f"paper: 8 ranks (4 ch x 2), (8 - 1) x (6.34 - 3.83) = "
+            f"{peaks[0]['paper_closed_form_w']:.2f} W (17.6 W)"
         )
     for r in rows:
         if r["experiment"] == "skipped":
