@@ -658,7 +658,9 @@ RANK_FIGURES = {
     "--quick",
     is_flag=True,
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
-    "rowclone-apps: the committed small forkbench capture and the forkset trace's first part.",
+    "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
+    "refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
+    "page-allocation: 50 M instructions per program.",
 )
 @click.option(
     "--mean",
