@@ -27,6 +27,7 @@ def test_one_row_per_thread_mix_and_allocator(rows):
         assert 0.0 <= r["off_first_two_share"] <= r["off_preferred_share"] <= 1.0
         assert r["preferred_rank"] != r["second_rank"]
         assert r["paper"] == 0.30
+        assert r["exec_time_norm"] is None and r["baseline"] == "clock"
 
 
 def test_memory_that_fits_gives_no_extra_faults_and_stays_on_its_rank(rows):

@@ -122,6 +122,9 @@ def _run(job: tuple[str, str, int]) -> list[dict]:
                 "system": allocator,
                 "workload": mix,
                 "source": "synthetic",
+                # Functional mode has no time: the shared row fields stay, without a value.
+                "exec_time_norm": None,
+                "baseline": "clock",
                 "thread": i,
                 "program": p.paper,
                 "stand_in": f"{p.synth} ({p.working_set}, seed {p.seed})",
