@@ -111,13 +111,17 @@ def render(rows: list[dict]) -> str:
     norm = {(r["system"], r["workload"]): r["exec_time_norm"] for r in fig}
     lines = [
         f"Rank Assignment Figure 5: time to the N-th DRAM access over bank_xor/open/no_refresh ({kind} mean)",
-        f"{'mapping/page/refresh':36}" + "".join(f"{w:>12}" for w in workloads) + f"{'mean':>9}",
+        f"{'mapping/page/refresh':36}" + "".join(f" {w:>13}" for w in workloads) + f"{'mean':>9}",
     ]
     for r in REFRESH:
         for m in MAPPINGS:
             for p in PAGE_POLICIES:
                 s = system_name(m, p, r)
-                lines.append(f"{s:36}" + "".join(f"{norm[(s, w)]:12.3f}" for w in [*workloads, "mean"]))
+                lines.append(
+                    f"{s:36}"
+                    + "".join(f" {norm[(s, w)]:13.3f}" for w in workloads)
+                    + f"{norm[(s, 'mean')]:9.3f}"
+                )
     best = best_of_page_policies(rows)
     lines.append("")
     lines.append("Better page policy per mapping (mean):")

@@ -130,14 +130,14 @@ def render(rows: list[dict]) -> str:
         lines.append(f"{title}, time to the N-th DRAM access over PCM_NoWr ({kind} mean)")
         lines.append(
             f"{'system':26}"
-            + "".join(f"{w:>12}" for w in workloads)
+            + "".join(f" {w:>13}" for w in workloads)
             + f"{'mean':>9}{'paper':>8}{'banks/drain':>12}{'stalled/drain':>14}"
         )
         for s in systems:
             m = by[(exp, s, "mean")]
             lines.append(
                 f"{s:26}"
-                + "".join(_fmt(by[(exp, s, w)]["exec_time_norm"], 12) for w in workloads)
+                + "".join(" " + _fmt(by[(exp, s, w)]["exec_time_norm"], 13) for w in workloads)
                 + _fmt(m["exec_time_norm"], 9)
                 + _fmt(m["paper"], 8)
                 + _fmt(m["banks_written_per_drain"], 12, 2)

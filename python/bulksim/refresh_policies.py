@@ -173,7 +173,7 @@ def _table(rows: list[dict], exp: str, systems: list[str]) -> list[str]:
     norm = {(r["system"], r["workload"]): r["exec_time_norm"] for r in mine}
     head = (
         f"{'system':18}"
-        + "".join(f"{w:>12}" for w in workloads)
+        + "".join(f" {w:>13}" for w in workloads)
         + f"{'mean':>9}{'vs stag':>9}{'paper':>8}{'vs stag':>9}"
     )
     lines = [head]
@@ -181,7 +181,7 @@ def _table(rows: list[dict], exp: str, systems: list[str]) -> list[str]:
         cells = []
         for w in [*workloads, "mean"]:
             v = norm.get((s, w))
-            cells.append(f"{'n/m' if v is None else f'{v:.3f}':>{12 if w != 'mean' else 9}}")
+            cells.append(f"{'n/m' if v is None else f'{v:.3f}':>{9 if w == 'mean' else 14}}")
         m, stag = norm.get((s, "mean")), norm.get(("staggered", "mean"))
         vs = f"{100 * (m / stag - 1):+8.1f}%" if m is not None and stag else f"{'':>9}"
         p = paper_norm(s)
