@@ -635,6 +635,17 @@ TABLES = {
     "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
     "rowclone-apps": "RowClone Figures 10-11, Table 5: captured programs and the forkset trace",
     "rank-assignment": "Rank Assignment Figs 2, 3, 7, 8, Table III, VI-B/J: refresh vs rank-aware allocation",
+    "refresh-policies": "Rank Assignment Figures 10-11 and peak power: FGR, PCD, RP, ER, RA vs no refresh",
+    "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
+    "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
+    "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
+}
+#: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
+RANK_FIGURES = {
+    "refresh-policies": "refresh_policies",
+    "address-mapping": "address_mapping",
+    "pcm-writes": "pcm_writes",
+    "page-allocation": "page_allocation",
 }
 
 
@@ -649,17 +660,19 @@ TABLES = {
     is_flag=True,
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
-    "rank-assignment: two workloads, 200,000 DRAM accesses.",
+    "rank-assignment, refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
+    "page-allocation: 50 M instructions per program.",
 )
 @click.option(
     "--mean",
+    "mean_kind",
     type=click.Choice(["arith", "geo"]),
     default="arith",
     show_default=True,
-    help="rank-assignment: how to average over workloads (the paper does not say).",
+    help="Rank Assignment reproductions: the mean over workloads (the paper does not say).",
 )
 @_with(sweep_options)
-def reproduce(name, list_, json_out, quick, mean, results, out, scheduler, workers, force) -> None:
+def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, workers, force) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
@@ -714,9 +727,17 @@ def reproduce(name, list_, json_out, quick, mean, results, out, scheduler, worke
         from bulksim import rank_assignment
 
         rows = _guard(rank_assignment.run, quick=quick, workers=workers)
-        click.echo(rank_assignment.render(rows, mean=mean))
+        click.echo(rank_assignment.render(rows, mean=mean_kind))
         if json_out:
             rank_assignment.write_json(rows, json_out)
+    if name in RANK_FIGURES:
+        import importlib
+
+        module = importlib.import_module(f"bulksim.{RANK_FIGURES[name]}")
+        rows = _guard(module.run, quick=quick, workers=workers, mean=mean_kind)
+        click.echo(module.render(rows))
+        if json_out:
+            module.write_json(rows, json_out)
         return
     if json_out:
         raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")

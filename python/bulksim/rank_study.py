@@ -95,6 +95,8 @@ class Run:
     workload: str
     overrides: tuple[str, ...]
     accesses: int
+    #: The experiment and system names this run is for (carried to the results).
+    tags: tuple[tuple[str, str], ...] = ()
     #: Copies of the workload, when not its usual number.
     copies: int | None = None
 
@@ -128,3 +130,112 @@ def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
 def time_ns(stats: dict) -> float:
     """Time to the N-th DRAM access (the run's end: every thread stops there)."""
     return float(stats["simulated_ns"])
+
+
+# Helpers of the per-figure reproductions (refresh-policies, address-mapping, pcm-writes):
+# which workloads a run takes, and its rows normalized to a named baseline system.
+
+#: DRAM accesses of a --quick run (the paper's full runs take 2 M).
+QUICK_ACCESSES = 200_000
+#: DRAM accesses of a full run (§V-D).
+FULL_ACCESSES = 2_000_000
+#: --quick's workloads: one real (when the shared traces are here) and one stand-in.
+QUICK_REAL, QUICK_SYNTHETIC, QUICK_FALLBACK = "comm1", "synth-mcf", "synth-gems"
+
+
+def study_workloads(quick: bool) -> tuple[list[Workload], list[str]]:
+    """The workloads a reproduction runs, and a line for each real one it skips because the
+    shared traces are absent. --quick: ``comm1`` (``synth-gems`` without the shared traces)
+    and ``synth-mcf``; full: every workload that can run here."""
+    if quick:
+        names = [QUICK_REAL, QUICK_SYNTHETIC]
+    else:
+        names = [w.name for w in WORKLOADS]
+    chosen = [BY_NAME[n] for n in names if available(BY_NAME[n])]
+    skipped = [
+        f"{n}: skipped, {shared_traces_dir() / BY_NAME[n].origin} is absent (set BULKSIM_SHARED_TRACES)"
+        for n in names
+        if not available(BY_NAME[n])
+    ]
+    if quick and len(chosen) < 2:
+        chosen.insert(0, BY_NAME[QUICK_FALLBACK])
+    return chosen, skipped
+
+
+def normalized_rows(
+    runs: list[Run],
+    stats: list[dict],
+    baselines: dict[str, str],
+    paper: dict[tuple[str, str], float | None],
+    extra=None,
+) -> list[dict]:
+    """One row per run: ``{"experiment", "system", "workload", "source", "exec_time_norm",
+    "baseline", "paper", "time_ns"}`` (plus ``extra(stats)``'s fields), its time over that of
+    the run of the same workload and experiment on the experiment's baseline system
+    (``baselines[experiment]``). Runs carry ``experiment`` and ``system`` tags."""
+    from bulksim.metrics import exec_time_norm
+
+    tagged = [(dict(r.tags), r, s) for r, s in zip(runs, stats, strict=True)]
+    base_time = {
+        (t["experiment"], r.workload): time_ns(s)
+        for t, r, s in tagged
+        if t["system"] == baselines[t["experiment"]]
+    }
+    rows = []
+    for t, r, s in tagged:
+        exp, system = t["experiment"], t["system"]
+        row = {
+            "experiment": exp,
+            "system": system,
+            "workload": r.workload,
+            "source": BY_NAME[r.workload].source,
+            "exec_time_norm": exec_time_norm(time_ns(s), base_time[(exp, r.workload)]),
+            "baseline": baselines[exp],
+            "paper": paper.get((exp, system)),
+            "time_ns": time_ns(s),
+        }
+        if extra is not None:
+            row.update(extra(s))
+        rows.append(row)
+    return rows
+
+
+def mean_rows(rows: list[dict], kind: str = "arith") -> list[dict]:
+    """Per experiment and system, the mean of its rows' ``exec_time_norm`` over workloads
+    (``workload`` = "mean", ``source`` = "mean:<kind>"), in the rows' order."""
+    from bulksim.metrics import mean
+
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["experiment"], row["system"]), []).append(row)
+    out = []
+    for (exp, system), members in groups.items():
+        out.append(
+            {
+                "experiment": exp,
+                "system": system,
+                "workload": "mean",
+                "source": f"mean:{kind}",
+                "exec_time_norm": mean([m["exec_time_norm"] for m in members], kind),
+                "baseline": members[0]["baseline"],
+                "paper": members[0]["paper"],
+            }
+        )
+    return out
+
+
+def change_pct(
+    rows: list[dict], experiment: str, system: str, reference: str, workload: str = "mean"
+) -> float:
+    """Percent change of `system`'s normalized time against `reference`'s (negative: faster),
+    in `experiment` for `workload` (default: the mean row)."""
+    by = {(r["system"], r["workload"]): r["exec_time_norm"] for r in rows if r["experiment"] == experiment}
+    return 100.0 * (by[(system, workload)] / by[(reference, workload)] - 1.0)
+
+
+def run_deduplicated(runs: list[Run], workers: int | None = None) -> list[dict]:
+    """``run_all`` over `runs`, running each distinct (workload, overrides, accesses) once (a
+    system shared by two figures, e.g. the no-refresh baseline): stats in the order given."""
+    distinct = list(dict.fromkeys(Run(r.workload, r.overrides, r.accesses) for r in runs))
+    stats = dict(zip(distinct, run_all(distinct, workers), strict=True))
+    return [stats[Run(r.workload, r.overrides, r.accesses)] for r in runs]

@@ -457,6 +457,13 @@ impl Controller {
         next = next.min(self.refresh.next_due());
 
         let draining = self.drain.update(self.reads.len(), now);
+        if self.pcd_window > 0 {
+            // With both queues competing (per-rank drains), PCD serves the rank's reads: they
+            // are what its refresh would stall.
+            if let Some(t) = self.pcd_first(draining && !self.both_queues, now) {
+                return t;
+            }
+        }
         if self.both_queues {
             return self.tick_both_queues(now, next);
         }
@@ -475,11 +482,6 @@ impl Controller {
                     return now + 1;
                 }
                 Err(t) => next = next.min(t),
-            }
-        }
-        if self.pcd_window > 0 {
-            if let Some(t) = self.pcd_first(writing, now) {
-                return t;
             }
         }
         let pick = self.pick_in(writing, Blocked::Refreshing, now);

@@ -1,0 +1,67 @@
+"""`bulksim reproduce pcm-writes` (Rank Assignment Figures 4 and 9) on its --quick workloads
+with shorter runs: PCM_NoWr is the baseline (1.0) and, absorbing every write, is never slower
+than a system that writes; it drains nothing; per-drain stats stay within the banks a drain can
+write and the threads there are."""
+
+from __future__ import annotations
+
+import pytest
+
+from bulksim import pcm_writes
+
+ACCESSES = 15_000
+#: PCM_x8_1600: 8 banks per rank; 2 ranks per channel; 8 threads.
+BANKS_PER_RANK, RANKS_PER_CHANNEL, THREADS = 8, 2, 8
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return pcm_writes.run(quick=True, workers=2, accesses=ACCESSES)
+
+
+def _timed(rows):
+    return [r for r in rows if r["experiment"] in ("fig4", "fig9")]
+
+
+def test_structure_and_baseline(rows):
+    timed = _timed(rows)
+    workloads = {r["workload"] for r in timed}
+    assert len(workloads) == 3
+    for exp, systems in (("fig4", pcm_writes.FIG4), ("fig9", pcm_writes.FIG9)):
+        got = {(r["system"], r["workload"]) for r in timed if r["experiment"] == exp}
+        assert got == {(s, w) for s in systems for w in workloads}
+    for r in timed:
+        assert r["baseline"] == "pcm_no_writes"
+        if r["system"] == "pcm_no_writes":
+            assert r["exec_time_norm"] == 1.0
+
+
+def test_absorbed_writes_are_never_slower(rows):
+    norm = {(r["experiment"], r["system"], r["workload"]): r["exec_time_norm"] for r in _timed(rows)}
+    for (exp, system, w), v in norm.items():
+        if exp == "fig4" and system != "pcm_no_writes":
+            assert v >= 1.0, (system, w)
+        if exp == "fig9" and system == "pcm_rank_assignment":
+            assert v >= norm[("fig9", "pcm_no_writes_ra", w)]
+
+
+def test_drain_stats_within_their_bounds(rows):
+    for r in _timed(rows):
+        if r["workload"] == "mean":
+            continue
+        if "no_writes" in r["system"] or r["system"] == "pcm_eq_priority":
+            assert r["write_drains"] == 0
+            continue
+        if r["source"] == "synthetic":  # synth-mcf writes back every tenth access from the start
+            assert r["write_drains"] > 0
+        banks = BANKS_PER_RANK * (RANKS_PER_CHANNEL if r["system"] == "pcm_wr_drain_channel" else 1)
+        if r["system"] == "pcm_wr_drain_coordinated":
+            banks = BANKS_PER_RANK * RANKS_PER_CHANNEL
+        assert 0 <= r["banks_written_per_drain"] <= banks
+        assert 0 <= r["threads_stalled_per_drain"] <= THREADS
+
+
+def test_render_names_the_paper_values(rows):
+    text = pcm_writes.render(rows)
+    for needle in ("paper +21%", "paper -13.3%", "paper -6.6%", "paper <1%", "8.6 of 16", "5.7 of 8"):
+        assert needle in text
