@@ -12,9 +12,6 @@ staggered refresh, bank-XOR with open page best overall."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from bulksim.rank_study import (
     FULL_ACCESSES,
     QUICK_ACCESSES,
@@ -141,7 +138,3 @@ def render(rows: list[dict]) -> str:
     )
     lines += [r["workload"] for r in rows if r["experiment"] == "skipped"]
     return "\n".join(lines)
-
-
-def write_json(rows: list[dict], path: str | Path) -> None:
-    Path(path).write_text(json.dumps(rows, indent=2) + "\n")

@@ -12,6 +12,7 @@ accesses). Stand-ins are generated once into ``build/rank_study/`` (not committe
 
 from __future__ import annotations
 
+import json
 import os
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -239,3 +240,8 @@ def run_deduplicated(runs: list[Run], workers: int | None = None) -> list[dict]:
     distinct = list(dict.fromkeys(Run(r.workload, r.overrides, r.accesses) for r in runs))
     stats = dict(zip(distinct, run_all(distinct, workers), strict=True))
     return [stats[Run(r.workload, r.overrides, r.accesses)] for r in runs]
+
+
+def write_json(rows: list[dict], path: str | os.PathLike[str]) -> None:
+    """A reproduction's rows as indented JSON (their `--json FILE`)."""
+    Path(path).write_text(json.dumps(rows, indent=2) + "\n")

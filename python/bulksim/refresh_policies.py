@@ -15,9 +15,6 @@ the paper's values are its stated changes against staggered refresh applied to i
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 from bulksim import refresh_power
 from bulksim.rank_study import (
     FULL_ACCESSES,
@@ -223,7 +220,3 @@ def render(rows: list[dict]) -> str:
         if r["experiment"] == "skipped":
             lines.append(r["workload"])
     return "\n".join(lines)
-
-
-def write_json(rows: list[dict], path: str | Path) -> None:
-    Path(path).write_text(json.dumps(rows, indent=2) + "\n")
