@@ -22,6 +22,9 @@ from bulksim.rank_study import (
     study_workloads,
 )
 
+# The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
+from bulksim.rank_study import write_json as write_json
+
 MAPPINGS = ["non_interleaved", "channel_interleaved", "bank_interleaved", "bank_xor"]
 PAGE_POLICIES = ["open", "closed"]
 REFRESH = {

@@ -23,6 +23,9 @@ from bulksim.rank_study import (
     study_workloads,
 )
 
+# The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
+from bulksim.rank_study import write_json as write_json
+
 #: Every PCM system: the preset, no refresh (PCM has none), watermarks 40 / 20 (§III-D).
 PCM = (
     'dram.preset="PCM_x8_1600"',

@@ -26,6 +26,9 @@ from bulksim.rank_study import (
     study_workloads,
 )
 
+# The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
+from bulksim.rank_study import write_json as write_json
+
 #: The named systems of Figures 10 and 11 as overrides of configs/rank_assignment.toml.
 SYSTEMS = {
     "no_refresh": ('controller.refresh.policy="none"',),
