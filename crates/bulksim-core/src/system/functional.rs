@@ -155,16 +155,7 @@ impl System {
                     ));
                 }
                 let child = child as usize;
-                let child_pid = match ev {
-                    Event::Fork(_) => self.os.fork(pid),
-                    _ => self.os.spawn(pid),
-                };
-                self.os.start_thread(child as u32);
-                let th = &mut self.threads[child];
-                th.pid = Some(child_pid);
-                th.state = ThreadState::Runnable;
-                th.parent = Some(t);
-                self.threads[t].live_children += 1;
+                self.start_child(matches!(ev, Event::Fork(_)), pid, t, child);
                 self.cores[c].run_queue.push_back(child);
                 1
             }

@@ -1143,17 +1143,8 @@ impl System {
                     ));
                 }
                 let child = child as usize;
-                let child_pid = match ev {
-                    Event::Fork(_) => self.os.fork(pid),
-                    _ => self.os.spawn(pid),
-                };
                 self.feed_rank_delays();
-                self.os.start_thread(child as u32);
-                let th = &mut self.threads[child];
-                th.pid = Some(child_pid);
-                th.state = ThreadState::Runnable;
-                th.parent = Some(t);
-                self.threads[t].live_children += 1;
+                self.start_child(matches!(ev, Event::Fork(_)), pid, t, child);
                 // An idle spare core if there is one, else the parent's core.
                 let target = (self.spare_cores_from..self.cores.len())
                     .find(|&k| self.cores[k].thread.is_none() && self.cores[k].run_queue.is_empty())
@@ -1197,6 +1188,22 @@ impl System {
 
     /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
     /// (devices in order, each channel's ranks in turn), for the thread about to start.
+    /// Thread `child` starts, forked (a new process) or spawned (in `pid`) by thread `t`:
+    /// the OS learns of it and it becomes runnable; the caller places it on a core.
+    fn start_child(&mut self, fork: bool, pid: Pid, t: usize, child: usize) {
+        let child_pid = if fork {
+            self.os.fork(pid)
+        } else {
+            self.os.spawn(pid)
+        };
+        self.os.start_thread(child as u32);
+        let th = &mut self.threads[child];
+        th.pid = Some(child_pid);
+        th.state = ThreadState::Runnable;
+        th.parent = Some(t);
+        self.threads[t].live_children += 1;
+    }
+
     fn feed_rank_delays(&mut self) {
         let delays: Vec<f64> = self
             .mem
