@@ -23,7 +23,6 @@ stand-ins (``rank_study``); magnitudes differ where the stand-ins' memory intens
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict, dataclass
 
 from bulksim import metrics
@@ -356,9 +355,8 @@ def render(rows: list[Row], mean: str = "arith") -> str:
 def _mean(vals: list[float], kind: str) -> float | None:
     if not vals:
         return None
-    if kind == "geo" and all(v > 0 for v in vals):
-        return math.exp(sum(math.log(v) for v in vals) / len(vals))
-    return sum(vals) / len(vals)
+    # The geometric mean needs positive values; reductions may be negative: then arithmetic.
+    return metrics.mean(vals, "geo" if kind == "geo" and all(v > 0 for v in vals) else "arith")
 
 
 def _fmt(v: float | None) -> str:
