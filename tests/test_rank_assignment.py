@@ -72,6 +72,29 @@ def test_rows_render_and_write_as_json(tmp_path):
     assert all(keys <= set(d) for d in data)
 
 
+def test_cli_entry_prints_the_tables_writes_json_and_exits_0(monkeypatch, tmp_path):
+    from click.testing import CliRunner
+
+    from bulksim import cli
+
+    calls, computed = [], rows()
+
+    def fake_run(quick=False, workers=None):
+        calls.append(quick)
+        return computed
+
+    monkeypatch.setattr(rank_assignment, "run", fake_run)
+    out = tmp_path / "ra.json"
+    result = CliRunner().invoke(
+        cli.main, ["reproduce", "rank-assignment", "--quick", "--mean", "geo", "--json", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert calls == [True]
+    assert "Figure 7" in result.output and "mean (geo)" in result.output
+    assert "no experiment" not in result.output
+    assert len(json.loads(out.read_text())) == len(rows())
+
+
 @pytest.mark.skipif(
     not os.environ.get("BULKSIM_SLOW"), reason="set BULKSIM_SLOW=1: the --quick run (~1 min on 2 cores)"
 )

@@ -730,6 +730,7 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
         click.echo(rank_assignment.render(rows, mean=mean_kind))
         if json_out:
             rank_assignment.write_json(rows, json_out)
+        return
     if name in RANK_FIGURES:
         import importlib
 
