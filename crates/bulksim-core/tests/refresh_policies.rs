@@ -192,6 +192,25 @@ fn a_policy_name_alone_still_works_and_bad_keys_are_named() {
             &["controller.refresh.polcy=\"none\""],
             "controller.refresh.policy",
         ),
+        (
+            &["controller.refresh.idle_ns=-5"],
+            "controller.refresh.idle_ns",
+        ),
+        (
+            &["controller.refresh.pcd_window_ns=1e12"],
+            "controller.refresh.pcd_window_ns",
+        ),
+        (
+            &[
+                "controller.refresh.scheme=\"pausing\"",
+                "controller.refresh.pause_granularity=3",
+            ],
+            "controller.refresh.pause_granularity",
+        ),
+        (
+            &["controller.refresh.scheme=\"sometimes\""],
+            "controller.refresh.scheme",
+        ),
     ] {
         let err = config_error(sets);
         assert!(err.contains(key), "{sets:?}: {err}");
