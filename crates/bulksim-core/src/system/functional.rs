@@ -109,6 +109,15 @@ impl System {
                 }
                 1 + kernel
             }
+            Event::Movblk { src, dst } => {
+                // Functional mode translates like the timing core does: both source lines
+                // as loads, the destination as a store.
+                let line = self.line;
+                let mut kernel = self.translate_functional(c, t, src, false)?;
+                kernel += self.translate_functional(c, t, src + line - 1, false)?;
+                kernel += self.translate_functional(c, t, dst, true)?;
+                1 + kernel
+            }
             Event::Meminit { dst, bytes, .. } => {
                 let mut kernel = 0;
                 for page in pages(dst, bytes) {

@@ -961,6 +961,10 @@ impl System {
         let pid = self.threads[t].pid.expect("a started thread");
         let next_cycle = self.now + self.core_fs;
         match ev {
+            Event::Movblk { .. } => Err(self.err(
+                t,
+                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
+            )),
             Event::Compute(n) => {
                 let cycles = n.div_ceil(self.width as u64);
                 if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {

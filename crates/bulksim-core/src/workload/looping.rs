@@ -94,6 +94,7 @@ fn accesses_memory(e: &Event) -> bool {
         | Event::LoadRange { .. }
         | Event::StoreRange { .. }
         | Event::Memcpy { .. }
+        | Event::Movblk { .. }
         | Event::Meminit { .. }
         | Event::KernelToUser { .. }
         | Event::KernelFromUser { .. }

@@ -116,6 +116,13 @@ pub enum Event {
     /// older load or read of the thread (pointer chasing): it issues only once they all have
     /// their data.
     MemReadDependent(u64),
+    /// `movblk`: one instruction copying one first-level line's worth of bytes (L) from
+    /// `src` (any alignment) to `dst` (L-aligned) through the copy engines
+    /// (`copy_engine.policy`); text `B src dst`, binary code `b`.
+    Movblk {
+        src: u64,
+        dst: u64,
+    },
 }
 
 pub const TEXT_HEADER: &str = "bulksim-workload 2";
@@ -440,6 +447,10 @@ impl ProgramReader {
             b'R' => Event::MemRead(v()?),
             b'B' => Event::MemWrite(v()?),
             b'D' => Event::MemReadDependent(v()?),
+            b'b' => Event::Movblk {
+                src: v()?,
+                dst: v()?,
+            },
             other => {
                 return Err(trace_err(
                     name,
@@ -465,7 +476,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `B vaddr`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `B vaddr`, `B src dst`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -501,6 +512,10 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
             bytes: n()?,
         },
         "R" => Event::MemRead(n()?),
+        "B" if sized => Event::Movblk {
+            src: n()?,
+            dst: n()?,
+        },
         "B" => Event::MemWrite(n()?),
         "D" => Event::MemReadDependent(n()?),
         "E" => Event::Exec,
@@ -675,6 +690,7 @@ impl ProgramWriter {
                 Event::MemRead(a) => (b'R', vec![a]),
                 Event::MemWrite(a) => (b'B', vec![a]),
                 Event::MemReadDependent(a) => (b'D', vec![a]),
+                Event::Movblk { src, dst } => (b'b', vec![src, dst]),
             };
             let mut buf = vec![op];
             for mut v in args {
@@ -715,6 +731,7 @@ impl ProgramWriter {
             Event::MemRead(a) => writeln!(self.out, "R {a:#x}"),
             Event::MemWrite(a) => writeln!(self.out, "B {a:#x}"),
             Event::MemReadDependent(a) => writeln!(self.out, "D {a:#x}"),
+            Event::Movblk { src, dst } => writeln!(self.out, "B {src:#x} {dst:#x}"),
         }
         .map_err(io)
     }
