@@ -25,6 +25,8 @@ pub struct Config {
     pub core: CoreConfig,
     pub cache: CacheConfig,
     pub memory: MemoryConfig,
+    pub copy_engine: CopyEngineConfig,
+    pub memcpy: MemcpyConfig,
     pub os: OsConfig,
     pub sim: SimConfig,
 }
@@ -389,6 +391,20 @@ pub struct SystemConfig {
     pub loop_workloads: bool,
     /// Cores in the full system; 0: one per starting thread.
     pub cores: u32,
+    /// How `M` events and copy-on-write copies run (`bulk`: by `bulk_mechanism`).
+    pub memcpy: MemcpyMode,
+}
+
+/// How the full system runs a memcpy (`system.memcpy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemcpyMode {
+    /// As one bulk operation by `system.bulk_mechanism` (today's behaviour).
+    Bulk,
+    /// The baseline library routine: word loads and stores through the caches.
+    Software,
+    /// The copy-engine routine: `movblk` for each whole destination line.
+    Movblk,
 }
 
 impl Default for SystemConfig {
@@ -402,6 +418,7 @@ impl Default for SystemConfig {
             bulk_offload_min_bytes: 4096,
             loop_workloads: false,
             cores: 0,
+            memcpy: MemcpyMode::Bulk,
         }
     }
 }
@@ -411,6 +428,8 @@ impl Default for SystemConfig {
 pub struct CoreConfig {
     pub window: u32,
     pub width: u32,
+    /// Loads, stores and movblks dispatched per core cycle at most; 0: up to `width`.
+    pub mem_ports: u32,
 }
 
 impl Default for CoreConfig {
@@ -418,6 +437,7 @@ impl Default for CoreConfig {
         CoreConfig {
             window: 128,
             width: 3,
+            mem_ports: 0,
         }
     }
 }
@@ -427,12 +447,15 @@ impl Default for CoreConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct CacheConfig {
     pub level: Vec<CacheLevelConfig>,
+    /// Bytes of one address on a port between levels (traffic counts them).
+    pub address_bytes: u32,
 }
 
 impl Default for CacheConfig {
     fn default() -> Self {
         CacheConfig {
             level: vec![CacheLevelConfig::default()],
+            address_bytes: 4,
         }
     }
 }
@@ -448,6 +471,10 @@ pub struct CacheLevelConfig {
     pub shared: bool,
     pub mshrs: u32,
     pub writeback_buffer: u32,
+    /// Core cycles to cross the port above this level, each way.
+    pub port_cycles: u32,
+    /// A miss leaves for the level below only after this level's lookup (`hit_cycles`).
+    pub serial_lookup: bool,
 }
 
 impl Default for CacheLevelConfig {
@@ -460,6 +487,8 @@ impl Default for CacheLevelConfig {
             shared: false,
             mshrs: 8,
             writeback_buffer: 8,
+            port_cycles: 0,
+            serial_lookup: false,
         }
     }
 }
@@ -470,6 +499,8 @@ impl Default for CacheLevelConfig {
 #[serde(deny_unknown_fields, default)]
 pub struct MemoryConfig {
     pub device: Vec<DeviceConfig>,
+    /// Core cycles a fixed-latency memory answers in; 0: the DRAM devices time requests.
+    pub fixed_latency_cycles: u32,
 }
 
 /// One memory device (`[[memory.device]]`): its own part and organisation; the controller
@@ -481,6 +512,106 @@ pub struct DeviceConfig {
     pub preset: String,
     pub channels: u32,
     pub ranks: u32,
+}
+
+/// Copy engines beside the cache levels (`[copy_engine]`, `copy_engine` module).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CopyEngineConfig {
+    pub policy: CopyEnginePolicy,
+    /// Movblks queued at the first-level engine.
+    pub fifo_depth: u32,
+    pub ordering: CopyOrdering,
+    pub parallel_reads: bool,
+    /// Core cycles of the shift buffer's realignment.
+    pub realign_cycles: u32,
+    pub nt_last_level: bool,
+    pub partial_line: PartialLine,
+}
+
+/// How the last engine writes a destination block smaller than its level's line
+/// (`copy_engine.partial_line`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PartialLine {
+    /// The rest of the line is taken from below at no cost (bulksim's choice).
+    Merge,
+    /// The line is fetched from below first, then written.
+    Fetch,
+}
+
+impl Default for CopyEngineConfig {
+    fn default() -> Self {
+        CopyEngineConfig {
+            policy: CopyEnginePolicy::None,
+            fifo_depth: 8,
+            ordering: CopyOrdering::Overlap,
+            parallel_reads: false,
+            realign_cycles: 2,
+            nt_last_level: false,
+            partial_line: PartialLine::Merge,
+        }
+    }
+}
+
+/// Where movblks run (`copy_engine.policy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyEnginePolicy {
+    None,
+    CeL1,
+    Dce,
+    DceNt,
+}
+
+impl CopyEnginePolicy {
+    /// The policy's config name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CopyEnginePolicy::None => "none",
+            CopyEnginePolicy::CeL1 => "ce_l1",
+            CopyEnginePolicy::Dce => "dce",
+            CopyEnginePolicy::DceNt => "dce_nt",
+        }
+    }
+
+    /// Cache levels with an engine beside them.
+    pub fn engine_levels(self) -> usize {
+        match self {
+            CopyEnginePolicy::None => 0,
+            CopyEnginePolicy::CeL1 => 1,
+            CopyEnginePolicy::Dce | CopyEnginePolicy::DceNt => 2,
+        }
+    }
+}
+
+/// Which younger accesses wait for queued movblks (`copy_engine.ordering`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyOrdering {
+    Overlap,
+    Serial,
+}
+
+/// The instruction costs of the memcpy routines (`[memcpy]`, `system.memcpy`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MemcpyConfig {
+    pub call_instructions: u32,
+    pub word_bytes: u32,
+    pub check_instructions: u32,
+    pub loop_instructions: u32,
+}
+
+impl Default for MemcpyConfig {
+    fn default() -> Self {
+        MemcpyConfig {
+            call_instructions: 8,
+            word_bytes: 4,
+            check_instructions: 6,
+            loop_instructions: 2,
+        }
+    }
 }
 
 /// How the OS places physical frames (see `os::allocator` for each policy).
@@ -841,6 +972,23 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
+    doc("core.mem_ports", "accesses per cycle", "loads, stores and movblks a core dispatches per cycle at most (memory ports); 0: as many as core.width"),
+    doc("cache.address_bytes", "bytes", "size of one address crossing a port between cache levels: traffic stats count each line moved as line + address, a copy-engine message as two addresses (the copy-engines paper leaves it open: 4, a 32-bit target, is bulksim's choice)"),
+    doc("cache.level[].port_cycles", "core cycles", "time to cross the port above this level, each way (the copy-engines paper's off-chip L2: 10); a fill answered here takes hit_cycles + 2 x port_cycles, and a copy-engine message takes port_cycles"),
+    doc("cache.level[].serial_lookup", "bool", "a miss leaves for the level below only after this level's lookup (hit_cycles); false: at once, the lookup overlapping the request below"),
+    doc("memory.fixed_latency_cycles", "core cycles", "when above 0, memory answers every read this many core cycles after the last level sends it, with no contention, and takes write-backs at once (the copy-engines paper's 100-cycle memory); the DRAM devices only hold the address space. 0: the DRAM devices time every request"),
+    doc("system.memcpy", "bulk | software | movblk", "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy)"),
+    doc("memcpy.call_instructions", "instructions", "non-memory instructions of one memcpy call (call, return, set-up); bulksim's choice, the paper's code is unknown"),
+    doc("memcpy.word_bytes", "bytes", "software memcpy: bytes per load and store (4: a 32-bit word, bulksim's choice); a power of two from 1 to 8"),
+    doc("memcpy.check_instructions", "instructions", "movblk memcpy: the size and alignment test per call (why the copy-engines paper's gains grow with the payload)"),
+    doc("memcpy.loop_instructions", "instructions", "movblk memcpy: loop instructions per movblk (pointer increments, count, branch)"),
+    doc("copy_engine.policy", "none | ce_l1 | dce | dce_nt", "copy engines beside the caches (docs/copy_engines.md): none; ce_l1 (an engine beside the first level only: every movblk runs there, missing source lines fetched and allocated); dce (engines beside the first two levels: a movblk runs in the first level when one of its source lines is there, else in the second, missing lines allocated); dce_nt (the same, missing source lines go to the engine only)"),
+    doc("copy_engine.fifo_depth", "movblks", "movblks retired into the first-level engine's queue and not yet done; a full queue stalls dispatch (the paper leaves it open: 8 is bulksim's choice)"),
+    doc("copy_engine.ordering", "overlap | serial", "younger loads and stores wait for queued movblks whose ranges they overlap (overlap) or for every queued movblk (serial)"),
+    doc("copy_engine.parallel_reads", "bool", "an engine reads its two source lines at once (two banks) instead of one after the other (the paper assumes serial reads)"),
+    doc("copy_engine.realign_cycles", "core cycles", "the shift buffer's realignment of the two source lines (the paper: 2)"),
+    doc("copy_engine.partial_line", "merge | fetch", "the last engine writes a block smaller than its level's line (32 B into a 64-B L2 line) into a line it lacks: merge (the line is made whole from the level below and memory at no cost: bytes exact, a later miss to the other half is a hit; bulksim's choice, the digest's option b) or fetch (the line is read from below first, costing a miss)"),
+    doc("copy_engine.nt_last_level", "bool", "dce_nt: the last engine allocates the source lines it fetches from memory (true) or hands them to the engine only (false, bulksim's reading of the paper's non-temporal rule)"),
     doc(
         "cache.level",
         "list of tables",
@@ -1145,6 +1293,87 @@ impl Config {
     /// order; empty when the config is valid. (`validate` and `spec` report the first.)
     pub fn problems(&self) -> Vec<String> {
         self.resolve().1
+    }
+
+    fn check_copy_engines(&self, problems: &mut Vec<String>) {
+        let ce = &self.copy_engine;
+        if ce.fifo_depth == 0 || ce.fifo_depth > 1024 {
+            problems.push(format!(
+                "copy_engine.fifo_depth: {} is out of range; expected 1..=1024 movblks",
+                ce.fifo_depth
+            ));
+        }
+        if ce.realign_cycles > 1000 {
+            problems.push(format!(
+                "copy_engine.realign_cycles: {} is out of range; expected 0..=1000",
+                ce.realign_cycles
+            ));
+        }
+        let m = &self.memcpy;
+        if !m.word_bytes.is_power_of_two() || m.word_bytes > 8 {
+            problems.push(format!(
+                "memcpy.word_bytes: {}; expected 1, 2, 4 or 8",
+                m.word_bytes
+            ));
+        }
+        for (key, v) in [
+            ("memcpy.call_instructions", m.call_instructions),
+            ("memcpy.check_instructions", m.check_instructions),
+            ("memcpy.loop_instructions", m.loop_instructions),
+        ] {
+            if v > 1_000_000 {
+                problems.push(format!(
+                    "{key}: {v} is out of range; expected 0..=1000000 instructions"
+                ));
+            }
+        }
+        if self.core.mem_ports > 64 {
+            problems.push(format!(
+                "core.mem_ports: {} is out of range; expected 0 (core.width) to 64",
+                self.core.mem_ports
+            ));
+        }
+        if self.cache.address_bytes == 0 || self.cache.address_bytes > 16 {
+            problems.push(format!(
+                "cache.address_bytes: {} is out of range; expected 1..=16",
+                self.cache.address_bytes
+            ));
+        }
+        if self.memory.fixed_latency_cycles > 1_000_000 {
+            problems.push(format!(
+                "memory.fixed_latency_cycles: {} is out of range; expected 0..=1000000 core cycles",
+                self.memory.fixed_latency_cycles
+            ));
+        }
+        let levels = &self.cache.level;
+        if ce.policy != CopyEnginePolicy::None {
+            let needed = ce.policy.engine_levels();
+            if levels.len() < needed {
+                problems.push(format!(
+                    "copy_engine.policy: {} puts engines beside {needed} cache levels; the hierarchy has {} (add [[cache.level]] tables or use ce_l1)",
+                    ce.policy.name(), levels.len()
+                ));
+            }
+            if levels.len() >= 2 && levels[0].line_bytes > levels[1].line_bytes {
+                // Reported by check_cache_levels already.
+            } else if levels.len() >= 2 && levels[1].line_bytes % levels[0].line_bytes != 0 {
+                problems.push(format!(
+                    "copy_engine.policy: the second level's {}-byte lines are not a multiple of the first level's {}-byte movblk block",
+                    levels[1].line_bytes, levels[0].line_bytes
+                ));
+            }
+        }
+        if self.system.memcpy == MemcpyMode::Movblk && ce.policy == CopyEnginePolicy::None {
+            problems.push("system.memcpy: movblk needs a copy engine; set copy_engine.policy to ce_l1, dce or dce_nt (or system.memcpy to software)".into());
+        }
+        for (i, l) in levels.iter().enumerate() {
+            if l.port_cycles > 10_000 {
+                problems.push(format!(
+                    "cache.level.{i}.port_cycles: {} is out of range; expected 0..=10000",
+                    l.port_cycles
+                ));
+            }
+        }
     }
 
     fn check_cache_levels(&self, problems: &mut Vec<String>) {
@@ -1666,6 +1895,7 @@ impl Config {
             }
         }
         self.check_cache_levels(&mut problems);
+        self.check_copy_engines(&mut problems);
         problems.extend(self.resolve_devices().1);
         if !(self.system.core_ghz > 0.0 && self.system.core_ghz <= 20.0) {
             problems.push(format!(

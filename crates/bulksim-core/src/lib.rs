@@ -31,6 +31,7 @@ pub mod bulk;
 pub mod cache;
 pub mod config;
 pub mod controller;
+pub mod copy_engine;
 pub mod device;
 pub mod energy;
 pub mod error;

@@ -143,6 +143,13 @@ impl Cache {
     }
 
     /// Writes `bytes` at `offset` of the line in `way` and marks it dirty.
+    /// Makes `way` the most recently used of its set without counting an access (a copy
+    /// engine's read or write).
+    pub fn touch(&mut self, way: usize) {
+        self.clock += 1;
+        self.last_use[way] = self.clock;
+    }
+
     pub fn write(&mut self, way: usize, offset: usize, bytes: &[u8], origin: Origin) {
         let at = way * self.line_bytes + offset;
         self.data[at..at + bytes.len()].copy_from_slice(bytes);

@@ -14,8 +14,9 @@ use super::array::{Evicted, LineBuf, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use super::level_port::LevelPort;
 use crate::config::CacheLevelConfig;
+use crate::copy_engine::Movblk;
 use crate::memory::MemoryRouter;
-use crate::port::{Origin, Port, Request, RequestId, RequestKind};
+use crate::port::{Origin, Port, Request, RequestId, RequestKind, Response};
 use crate::stat_struct::stat_struct;
 
 stat_struct! {
@@ -97,6 +98,13 @@ pub struct Hierarchy {
     /// Every request memory took since the owner last emptied it, while `Some` (the system's
     /// interruption metrics): (core that caused it, physical address, whether a write).
     pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
+    /// `memory.fixed_latency_cycles` as a time (fs): memory answers each read this long
+    /// after the last level sends it and takes write-backs at once. None: the devices.
+    pub fixed_latency_fs: Option<u64>,
+    /// Reads the fixed-latency memory has answered, with their due times.
+    fixed_responses: Vec<Response>,
+    /// The current time (fs), set by the owner each step: when first-level misses start.
+    pub now: u64,
 }
 
 impl Hierarchy {
@@ -124,6 +132,9 @@ impl Hierarchy {
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
             sent_to_memory: None,
+            fixed_latency_fs: None,
+            fixed_responses: Vec::new(),
+            now: 0,
         })
     }
 
@@ -192,11 +203,26 @@ impl Hierarchy {
         if !port.can_accept(&req) {
             return false;
         }
-        // Time is unused here: a first-level miss is answered by its fill, not a hit.
-        port.send(&req, 0);
+        let now = port.hierarchy.now;
+        port.send(&req, now);
         true
     }
 
+    /// A copy engine's read of `line` (in `level`'s line size) for `core`, missing at
+    /// `level`: it joins a miss in flight or takes an MSHR; the line goes into the array
+    /// when it arrives only if `allocate`. False when no MSHR or buffer room is free.
+    pub fn engine_fill(
+        &mut self,
+        level: usize,
+        core: usize,
+        line: u64,
+        allocate: bool,
+        not_before: u64,
+    ) -> bool {
+        self.request_fill_at(level, core, line, Origin::Copy, false, None, not_before, allocate)
+    }
+
+    #[allow(clippy::too_many_arguments)]
     fn request_fill_at(
         &mut self,
         level: usize,
@@ -205,12 +231,15 @@ impl Hierarchy {
         origin: Origin,
         write: bool,
         waiter: Option<RequestId>,
+        not_before: u64,
+        allocate: bool,
     ) -> bool {
         let l = &mut self.levels[level];
         if let Some(m) = l.mshr_mut(core, line) {
             if let Some(w) = waiter {
                 m.waiters.push(w);
             }
+            m.allocate |= allocate;
             return true;
         }
         if l.mshrs[core].len() >= l.mshr_cap || !l.can_allocate(core) {
@@ -226,10 +255,21 @@ impl Hierarchy {
             stores: Vec::new(),
             waiters: waiter.into_iter().collect(),
             dead: false,
+            allocate,
         });
         let req = Request::fill(Some(id), line, line_bytes, write, origin, core as u32);
-        l.out_fills.push_back(Outgoing { req, buffer: None });
         l.below.read_bytes.count(origin, line_bytes);
+        l.below_transfers += 1;
+        match self.fixed_latency_fs {
+            Some(latency) if level == self.last() => {
+                self.fixed_responses.push((id, not_before + latency));
+            }
+            _ => self.levels[level].out_fills.push_back(Outgoing {
+                req,
+                not_before,
+                buffer: None,
+            }),
+        }
         if level == self.last() {
             self.traffic.book(origin, false, line_bytes);
         }
@@ -238,11 +278,18 @@ impl Hierarchy {
 
     /// A store waiting for `line` (whose first-level MSHR exists).
     pub fn add_store(&mut self, core: usize, line: u64, offset: usize, bytes: [u8; 8]) {
+        self.add_store_bytes(core, line, offset, &bytes);
+    }
+
+    /// A store of up to 8 `bytes` waiting for `line` (whose first-level MSHR exists).
+    pub fn add_store_bytes(&mut self, core: usize, line: u64, offset: usize, bytes: &[u8]) {
+        let mut buf = [0u8; 8];
+        buf[..bytes.len()].copy_from_slice(bytes);
         self.levels[0]
             .mshr_mut(core, line)
             .expect("an MSHR for the line")
             .stores
-            .push((offset, bytes));
+            .push((offset, bytes.len() as u8, buf));
     }
 
     /// Sends a dirty line of array `array` at `level` down: to the level below, or (from the
@@ -276,16 +323,26 @@ impl Hierarchy {
         }
         let l = &mut self.levels[level];
         l.below.write_bytes.count(req.origin, line_bytes);
+        l.below_transfers += 1;
         if to_memory {
             self.router.write(req.addr, ev.data.as_slice());
             // Memory writes whole lines of the last level's size (one burst).
             self.traffic.book(ev.origin, true, self.last_line_bytes());
+            if self.fixed_latency_fs.is_some() {
+                // The fixed-latency memory takes it at once; a waiting bulk operation's
+                // write-back is complete now.
+                if let Some(id) = req.id {
+                    self.fixed_responses.push((id, self.now));
+                }
+                return;
+            }
             // Memory-bound write-backs leave from the last level's queue, holding a place in
             // this level's buffer until memory takes them.
             let last = self.last();
             self.levels[level].wb_queued[array] += 1;
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req,
+                not_before: 0,
                 buffer: Some((level, array)),
             });
         } else {
@@ -351,9 +408,15 @@ impl Hierarchy {
             core as u32,
         );
         let last = self.last();
-        self.levels[last]
-            .out_fills
-            .push_back(Outgoing { req, buffer: None });
+        if let Some(latency) = self.fixed_latency_fs {
+            self.fixed_responses.push((id, self.now + latency));
+        } else {
+            self.levels[last].out_fills.push_back(Outgoing {
+                req,
+                not_before: 0,
+                buffer: None,
+            });
+        }
         self.traffic.book(Origin::Program, false, bytes);
     }
 
@@ -371,10 +434,15 @@ impl Hierarchy {
             thread: core as u32,
         };
         let last = self.last();
-        self.levels[last]
-            .out_writebacks
-            .push_back(Outgoing { req, buffer: None });
         self.traffic.book(Origin::Program, true, bytes);
+        if self.fixed_latency_fs.is_some() {
+            return;
+        }
+        self.levels[last].out_writebacks.push_back(Outgoing {
+            req,
+            not_before: 0,
+            buffer: None,
+        });
     }
 
     /// Puts a line into `core`'s first level.
@@ -424,15 +492,18 @@ impl Hierarchy {
             .expect("an MSHR for the fill");
         let m = l.mshrs[core].swap_remove(i);
         let line_bytes = l.line_bytes;
-        l.responses.extend(m.waiters.iter().map(|&w| (w, fs)));
-        if m.dead {
+        // Answers cross the port above back up.
+        let up = fs + l.port_fs;
+        l.responses.extend(m.waiters.iter().map(|&w| (w, up)));
+        if m.dead || !m.allocate {
             return;
         }
         // In a shared array another core's fill may have brought the line already (and it
         // may be dirty since): apply the waiting stores to it instead of refilling.
         if let Some(way) = l.array(core).probe(line) {
-            for (offset, bytes) in &m.stores {
-                l.array(core).write(way, *offset, bytes, Origin::Program);
+            for (offset, len, bytes) in &m.stores {
+                l.array(core)
+                    .write(way, *offset, &bytes[..*len as usize], Origin::Program);
             }
             return;
         }
@@ -440,8 +511,9 @@ impl Hierarchy {
         let data = &mut data[..line_bytes as usize];
         self.read_below(level + 1, line * line_bytes, data);
         let dirty = !m.stores.is_empty();
-        for (offset, bytes) in &m.stores {
-            data[*offset..*offset + 8].copy_from_slice(bytes);
+        for (offset, len, bytes) in &m.stores {
+            let len = *len as usize;
+            data[*offset..*offset + len].copy_from_slice(&bytes[..len]);
         }
         let origin = if dirty { Origin::Program } else { m.origin };
         self.insert_at(level, core, line, data, dirty, origin);
@@ -454,6 +526,13 @@ impl Hierarchy {
         for level in 0..self.last() {
             while let Some(o) = self.levels[level].out_fills.front() {
                 let req = o.req;
+                if o.not_before > now {
+                    break;
+                }
+                if self.levels[level + 1].locked_for(req.thread as usize) {
+                    self.levels[level + 1].lock_waits += 1;
+                    break;
+                }
                 let mut below = self.port(level + 1);
                 if !below.can_accept(&req) {
                     break;
@@ -473,17 +552,26 @@ impl Hierarchy {
         let core = req.thread as usize;
         let l = &mut self.levels[level];
         let line = req.addr / l.line_bytes;
+        // The request crosses the port above (the first level's is the core's own).
+        let arrive = if level > 0 { now + l.port_fs } else { now };
         if level > 0 && l.array(core).probe(line).is_some() {
             l.array(core).access(line);
             let id = req.id.expect("a fill from the level above has an id");
-            l.responses.push((id, now + l.hit_fs));
+            l.responses.push((id, arrive + l.hit_fs + l.port_fs));
             return;
         }
         if level > 0 && l.mshr_mut(core, line).is_none() {
             l.array(core).access(line); // the miss (the core counts its own)
         }
+        let not_before = if l.serial_lookup {
+            arrive + l.hit_fs
+        } else {
+            arrive
+        };
         let write = req.kind == RequestKind::ReadForOwnership;
-        let taken = self.request_fill_at(level, core, line, req.origin, write, req.id);
+        let taken = self.request_fill_at(
+            level, core, line, req.origin, write, req.id, not_before, true,
+        );
         debug_assert!(taken, "the port accepted the fill");
     }
 
@@ -517,12 +605,17 @@ impl Hierarchy {
                 .below
                 .write_bytes
                 .count(req.origin, req.bytes as u64);
+            self.levels[level].below_transfers += 1;
             self.router.write(req.addr, data.as_slice());
             self.traffic.book(req.origin, true, self.last_line_bytes());
+            if self.fixed_latency_fs.is_some() {
+                return true;
+            }
             self.levels[level].wb_queued[array] += 1;
             let last = self.last();
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req: *req,
+                not_before: 0,
                 buffer: Some((level, array)),
             });
         }
@@ -539,8 +632,8 @@ impl Hierarchy {
         let sent = &mut self.sent_to_memory;
         let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         let fs = cycle * router.devices[device].period_fs;
-        let mut offer = |router: &mut MemoryRouter, req: &Request| {
-            if *accepted >= limit || !mine(router, req) {
+        let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64| {
+            if *accepted >= limit || not_before > fs || !mine(router, req) {
                 return false;
             }
             let d = &mut router.devices[device];
@@ -554,10 +647,12 @@ impl Hierarchy {
             }
             true
         };
-        levels[last].out_fills.retain(|f| !offer(router, &f.req));
+        levels[last]
+            .out_fills
+            .retain(|f| !offer(router, &f.req, f.not_before));
         let mut writebacks = std::mem::take(&mut levels[last].out_writebacks);
         writebacks.retain(|w| {
-            let taken = offer(router, &w.req);
+            let taken = offer(router, &w.req, w.not_before);
             if let (true, Some((l, a))) = (taken, w.buffer) {
                 levels[l].wb_queued[a] -= 1;
                 *epoch += 1;
@@ -567,14 +662,28 @@ impl Hierarchy {
         levels[last].out_writebacks = writebacks;
     }
 
+    /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).
+    pub fn next_departure(&self) -> u64 {
+        self.levels[..self.last()]
+            .iter()
+            .filter_map(|l| l.out_fills.front().map(|o| o.not_before))
+            .min()
+            .unwrap_or(u64::MAX)
+    }
+
     /// Whether no level holds a request for the level below.
     pub fn outbox_empty(&self) -> bool {
         self.levels.iter().all(|l| l.outbox_empty())
     }
 
-    /// Whether any level holds responses not yet taken through its port.
+    /// Whether any level (or the fixed-latency memory) holds responses not yet taken.
     pub fn responses_pending(&self) -> bool {
-        self.levels.iter().any(|l| !l.responses.is_empty())
+        !self.fixed_responses.is_empty() || self.levels.iter().any(|l| !l.responses.is_empty())
+    }
+
+    /// Moves the fixed-latency memory's answers, with their due times, into `out`.
+    pub fn take_memory_responses(&mut self, out: &mut Vec<Response>) {
+        out.append(&mut self.fixed_responses);
     }
 
     /// Whether the last level holds requests for memory.
@@ -625,6 +734,42 @@ impl Hierarchy {
             // The memory controller's insert: no core's access caused it.
             self.write_back(level, array, &ev, None, array);
         }
+    }
+
+    /// A copy engine's destination write at `level` into array `array` for `core`: the
+    /// movblk's bytes, read as the cores see its source now, land in the destination's line,
+    /// dirty, allocated without a fetch (a line this level lacks is made whole from the
+    /// levels below when the block is smaller than the line: `copy_engine.partial_line`).
+    pub fn engine_write(&mut self, level: usize, array: usize, op: &Movblk) {
+        let mut block = [0u8; MAX_LINE];
+        let len = op.bytes as usize;
+        let split = op.split as usize;
+        self.read_below(0, op.src, &mut block[..split]);
+        if split < len {
+            self.read_below(0, op.src_next, &mut block[split..len]);
+        }
+        let lb = self.levels[level].line_bytes;
+        let line = op.dst / lb;
+        let offset = (op.dst - line * lb) as usize;
+        if let Some(way) = self.levels[level].arrays[array].probe(line) {
+            self.levels[level].arrays[array].write(way, offset, &block[..len], Origin::Copy);
+            self.levels[level].arrays[array].touch(way);
+            self.epoch += 1;
+            return;
+        }
+        let mut whole = [0u8; MAX_LINE];
+        let whole = &mut whole[..lb as usize];
+        if len < lb as usize {
+            self.read_below(level + 1, line * lb, whole);
+        }
+        whole[offset..offset + len].copy_from_slice(&block[..len]);
+        self.insert_in(level, array, line, whole, true, Origin::Copy);
+    }
+
+    /// Drops `line` from array `array` of `level` without writing it back (a copy engine's
+    /// destination, about to be overwritten below).
+    pub fn discard(&mut self, level: usize, array: usize, line: u64) {
+        self.invalidate(level, array, line);
     }
 
     /// The last level's index.

@@ -16,18 +16,23 @@ pub struct Mshr {
     pub origin: Origin,
     /// The fill's request id below.
     pub id: RequestId,
-    /// Stores waiting for the line (first level only): (offset, bytes).
-    pub stores: Vec<(usize, [u8; 8])>,
+    /// Stores waiting for the line (first level only): (offset, length, bytes).
+    pub stores: Vec<(usize, u8, [u8; 8])>,
     /// Fills of the level above waiting for this line.
     pub waiters: Vec<RequestId>,
     /// The line's frame changed owner while the fill was in flight: its bytes and waiting
     /// stores belong to a process that no longer maps it, so the fill puts nothing in.
     pub dead: bool,
+    /// Whether the line goes into the array when it arrives; false for a copy engine's
+    /// non-temporal source read (until a demand request joins the miss).
+    pub allocate: bool,
 }
 
 /// A request waiting to leave the level, and the array whose write-back buffer holds it.
 pub struct Outgoing {
     pub req: Request,
+    /// Earliest time (fs) it may leave: after a serial lookup, or a port crossing.
+    pub not_before: u64,
     /// (level, array) whose write-back buffer entry frees when the request is taken.
     pub buffer: Option<(usize, usize)>,
 }
@@ -52,6 +57,11 @@ stat_struct! {
 }
 
 impl OriginBytes {
+    /// Bytes of every origin.
+    pub fn total(&self) -> u64 {
+        self.program + self.copy + self.init + self.coherence + self.migration
+    }
+
     /// Counts `bytes` for `origin`.
     pub fn count(&mut self, origin: Origin, bytes: u64) {
         *match origin {
@@ -73,6 +83,9 @@ stat_struct! {
         pub invalidations: u64 = sum("lines", "lines dropped for bulk-operation coherence or handed-over frames"),
         pub inserts: u64 = sum("lines", "lines put into the level (fills, write-backs from above, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)"),
         pub below: PortTraffic = nested(),
+        pub below_transfers: u64 = sum("transfers", "lines moved through the port below the level (fills, including lines sent to a copy engine only, and write-backs), each carrying one address of cache.address_bytes"),
+        pub below_messages: u64 = sum("messages", "copy-engine operations sent through the port below the level (two addresses each, no data)"),
+        pub below_bytes_with_addresses: u64 = sum("bytes", "bytes through the port below, addresses included: below.read_bytes + below.write_bytes (all origins) + (below_transfers + 2 x below_messages) x cache.address_bytes; for the first level of the copy-engines preset, the paper's off-chip traffic"),
     }
 }
 
@@ -81,6 +94,18 @@ pub struct CacheLevel {
     pub line_bytes: u64,
     /// Hit latency in femtoseconds.
     pub hit_fs: u64,
+    /// Time to cross the port above this level, each way (fs).
+    pub port_fs: u64,
+    /// A miss leaves only after the lookup (`hit_fs`).
+    pub serial_lookup: bool,
+    /// Per array: a copy engine works in it, so requests from the level above wait.
+    pub locked: Vec<bool>,
+    pub below_transfers: u64,
+    pub below_messages: u64,
+    /// Bytes of one address on the port below (`cache.address_bytes`).
+    pub address_bytes: u64,
+    /// Steps at which a fill from above waited because an engine held the array.
+    pub lock_waits: u64,
     pub arrays: Vec<Cache>,
     /// The array each core uses.
     pub array_of: Vec<usize>,
@@ -112,6 +137,13 @@ impl CacheLevel {
             name,
             line_bytes: cfg.line_bytes as u64,
             hit_fs: cfg.hit_cycles as u64 * core_fs,
+            port_fs: cfg.port_cycles as u64 * core_fs,
+            serial_lookup: cfg.serial_lookup,
+            locked: vec![false; count],
+            below_transfers: 0,
+            below_messages: 0,
+            lock_waits: 0,
+            address_bytes: 4,
             arrays,
             array_of: (0..cores).map(|c| if cfg.shared { 0 } else { c }).collect(),
             mshrs: (0..cores).map(|_| Vec::new()).collect(),
@@ -141,6 +173,11 @@ impl CacheLevel {
         self.mshr_cap - self.mshrs[core].len()
     }
 
+    /// Whether a copy engine holds `core`'s array.
+    pub fn locked_for(&self, core: usize) -> bool {
+        self.locked[self.array_of[core]]
+    }
+
     /// Whether `core`'s array has write-back buffer room for a victim.
     pub fn can_allocate(&self, core: usize) -> bool {
         self.wb_queued[self.array_of[core]] < self.wb_cap
@@ -167,6 +204,11 @@ impl CacheLevel {
             invalidations: sum.invalidations,
             inserts: sum.inserts,
             below: self.below.clone(),
+            below_transfers: self.below_transfers,
+            below_messages: self.below_messages,
+            below_bytes_with_addresses: self.below.read_bytes.total()
+                + self.below.write_bytes.total()
+                + (self.below_transfers + 2 * self.below_messages) * self.address_bytes,
         }
     }
 }

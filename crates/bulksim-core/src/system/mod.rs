@@ -37,6 +37,7 @@ use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
 use crate::config::{Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism};
+use crate::copy_engine::{CopyEngines, Movblk};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
@@ -179,6 +180,12 @@ pub struct System {
     meminit_ops: u64,
     bulk_wait: BulkWait,
     buf: Vec<(u32, u64)>,
+    /// The copy engines (`copy_engine.policy`; None: no engines).
+    engines: Option<CopyEngines>,
+    /// `core.mem_ports` (usize::MAX: as many as the width), and what is left of it in the
+    /// core cycle being dispatched.
+    mem_ports: usize,
+    mem_ports_left: usize,
 }
 
 /// What dispatching one event did.
@@ -402,6 +409,13 @@ impl System {
         let core_count = cores.len();
         let mut mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
+        for l in &mut mem.levels {
+            l.address_bytes = config.cache.address_bytes as u64;
+        }
+        let engines = CopyEngines::new(&config.copy_engine, &mem, core_fs);
+        if config.memory.fixed_latency_cycles > 0 {
+            mem.fixed_latency_fs = Some(config.memory.fixed_latency_cycles as u64 * core_fs);
+        }
         if config.sim.stop_after_dram_accesses > 0 {
             mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
         }
@@ -446,6 +460,12 @@ impl System {
             meminit_ops: 0,
             bulk_wait: BulkWait::default(),
             buf: Vec::new(),
+            engines,
+            mem_ports: match config.core.mem_ports {
+                0 => usize::MAX,
+                n => n as usize,
+            },
+            mem_ports_left: 0,
         })
     }
 
@@ -493,6 +513,7 @@ impl System {
             {
                 self.fast_forward_compute();
             }
+            self.mem.now = self.now;
             self.step_memory();
             if self.mem.memory_accepted >= self.mem.memory_accept_limit {
                 self.stop_all_threads();
@@ -500,11 +521,19 @@ impl System {
             }
             self.deliver_events();
             let mut active = false;
+            if let Some(e) = &mut self.engines {
+                if e.busy() {
+                    e.advance(&mut self.mem, self.now);
+                    active = true;
+                }
+            }
             for c in 0..self.cores.len() {
                 active |= self.step_core(c)?;
             }
             if self.mem.pump(self.now) {
                 active = true;
+                self.take_due();
+            } else if self.mem.responses_pending() {
                 self.take_due();
             }
             if !self.mem.memory_outbox_empty() {
@@ -515,6 +544,7 @@ impl System {
                 .iter()
                 .all(|t| matches!(t.state, ThreadState::Done | ThreadState::NotStarted));
             if threads_done
+                && !self.engines.as_ref().is_some_and(CopyEngines::busy)
                 && self.events.is_empty()
                 && self.mem.outbox_empty()
                 && self.mem.router.is_idle()
@@ -533,6 +563,7 @@ impl System {
                         t = t.min(h);
                     }
                 }
+                t = t.min(self.mem.next_departure());
                 if t == u64::MAX {
                     return Err(Error::Io(format!(
                         "internal error: the system stalled at {} ns with work pending",
@@ -578,6 +609,7 @@ impl System {
             any = true;
         }
         if !any
+            || self.engines.as_ref().is_some_and(CopyEngines::busy)
             || !self.active_ops.is_empty()
             || self.mem.responses_pending()
             || !self.mem.outbox_empty()
@@ -722,6 +754,10 @@ impl System {
 
     /// Inner cache levels' responses into the event queue.
     fn take_due(&mut self) {
+        self.mem.take_memory_responses(&mut self.buf);
+        for (id, t) in self.buf.drain(..) {
+            self.events.push(Reverse((t, EV_TAG, id, 0)));
+        }
         for level in 1..self.mem.levels.len() {
             self.mem.port(level).take_responses(&mut self.buf);
             for (id, t) in self.buf.drain(..) {
@@ -839,6 +875,7 @@ impl System {
             }
         }
         let mut budget = self.width;
+        self.mem_ports_left = self.mem_ports;
         while budget > 0 {
             let t = self.cores[c].thread.expect("a running thread");
             // The fault path's kernel instructions go before the access that faulted.
@@ -956,15 +993,119 @@ impl System {
         })
     }
 
+    /// Whether core `c`'s access to the line holding `pa` must wait for its copy engine: the
+    /// first level is locked while the engine works, and a movblk not yet performed holds
+    /// the ranges it reads and writes (`copy_engine.ordering`). Counts the stall.
+    fn engine_holds(&mut self, c: usize, pa: u64) -> bool {
+        let Some(e) = &mut self.engines else {
+            return false;
+        };
+        let line = pa - pa % self.line;
+        if e.orders(&self.mem, c, line, line + self.line) {
+            e.stats.ordering_stall_cycles += 1;
+            return true;
+        }
+        if self.mem.levels[0].locked_for(c) {
+            e.stats.l1.lock_stall_cycles += 1;
+            return true;
+        }
+        false
+    }
+
+    /// A `movblk` from `src` to `dst` (virtual): once every older instruction has retired,
+    /// its source (as loads) and destination (as a store) are translated, the misses in
+    /// flight for its lines complete, and it retires into the core's first-level engine
+    /// queue (a full queue stalls dispatch).
+    fn dispatch_movblk(
+        &mut self,
+        c: usize,
+        t: usize,
+        pid: Pid,
+        src: u64,
+        dst: u64,
+        budget: &mut usize,
+    ) -> Result<Step> {
+        let ev = Event::Movblk { src, dst };
+        let l = self.line;
+        let Some(engines) = &self.engines else {
+            return Err(self.err(
+                t,
+                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce or dce_nt",
+            ));
+        };
+        if dst % l != 0 {
+            return Err(self.err(
+                t,
+                format!("movblk dst {dst:#x} not aligned to the {l}-byte L1 line"),
+            ));
+        }
+        if src < dst + l && dst < src + l {
+            return Err(self.err(
+                t,
+                format!(
+                    "movblk source {src:#x} and destination {dst:#x} overlap (a movblk copies {l} bytes)"
+                ),
+            ));
+        }
+        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
+            return Ok(Step::Retry(ev, false));
+        }
+        if !engines.has_room(&self.mem, c) {
+            self.engines.as_mut().expect("engines").stats.fifo_full_cycles += 1;
+            return Ok(Step::Retry(ev, false));
+        }
+        let split = l - src % l;
+        let Some(src_pa) = self.translate(c, t, pid, src, false)? else {
+            return Ok(Step::Retry(ev, true));
+        };
+        let src_next = if split < l {
+            match self.translate(c, t, pid, src + split, false)? {
+                Some(pa) => pa,
+                None => return Ok(Step::Retry(ev, true)),
+            }
+        } else {
+            src_pa + l
+        };
+        let Some(dst_pa) = self.translate(c, t, pid, dst, true)? else {
+            return Ok(Step::Retry(ev, true));
+        };
+        let op = Movblk {
+            src: src_pa,
+            src_next,
+            split,
+            dst: dst_pa,
+            bytes: l,
+            core: c,
+        };
+        // Misses in flight for its lines complete first, and bulk operations writing them.
+        let ranges = [
+            (src_pa, src_pa + split),
+            (src_next, src_next + (l - split)),
+            (dst_pa, dst_pa + l),
+        ];
+        for (a, b) in ranges {
+            if a < b && (self.mem.fetching_in(a, b) || self.blocked(a) || self.blocked(b - 1)) {
+                return Ok(Step::Retry(ev, false));
+            }
+        }
+        self.mem_ports_left -= 1;
+        let now = self.now;
+        self.engines
+            .as_mut()
+            .expect("engines")
+            .push(&mut self.mem, op, now);
+        self.push_slot(c, self.now + self.core_fs, NO_LINE);
+        self.os.count_access(t as u32);
+        *budget -= 1;
+        Ok(Step::Next)
+    }
+
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
         let full = self.cores[c].window.len() >= self.window;
         let pid = self.threads[t].pid.expect("a started thread");
         let next_cycle = self.now + self.core_fs;
         match ev {
-            Event::Movblk { .. } => Err(self.err(
-                t,
-                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
-            )),
+            Event::Movblk { src, dst } => self.dispatch_movblk(c, t, pid, src, dst, budget),
             Event::Compute(n) => {
                 let cycles = n.div_ceil(self.width as u64);
                 if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
@@ -992,12 +1133,16 @@ impl System {
                     return Ok(Step::Retry(ev, false));
                 }
                 let write = matches!(ev, Event::Store(_));
+                if self.mem_ports_left == 0 {
+                    return Ok(Step::Retry(ev, false));
+                }
                 let Some(pa) = self.translate(c, t, pid, va, write)? else {
                     return Ok(Step::Retry(ev, true));
                 };
-                if self.blocked(pa) {
+                if self.blocked(pa) || self.engine_holds(c, pa) {
                     return Ok(Step::Retry(ev, false));
                 }
+                self.mem_ports_left -= 1;
                 let line = pa / self.line;
                 let found = self.mem.l1().array(c).probe(line);
                 if found.is_none() && !self.mem.request_fill(c, line, Origin::Program, write) {
@@ -1833,6 +1978,7 @@ impl System {
             os: self.os.stats.clone(),
             memory,
             memory_devices: devices,
+            copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
             unavailable,
             interruptions,
         }

@@ -109,6 +109,8 @@ pub struct SystemStats {
     /// Every memory device's stats when there are several (empty otherwise).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub memory_devices: Vec<DeviceStats>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub copy_engine: Option<crate::copy_engine::CopyEngineStats>,
 }
 
 /// One memory device's place in the physical address space and its stats.
@@ -156,6 +158,9 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     docs.extend(OsStats::stat_docs_at("os"));
     docs.extend(super::interruptions::InterruptionStats::stat_docs_at(
         "interruptions",
+    ));
+    docs.extend(crate::copy_engine::CopyEngineStats::stat_docs_at(
+        "copy_engine",
     ));
     docs
 });
