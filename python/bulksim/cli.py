@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 import bulksim
-from bulksim import _core, api
+from bulksim import _core, api, copy_workloads
 
 TRACE_FORMATS = list(api.TRACE_FORMATS)
 PATTERNS = list(api.TRACE_PATTERNS)
@@ -306,6 +306,110 @@ def workload_forkbench(out, size_mb, pages, seed, text) -> None:
         binary=not text,
     )
     click.echo(out)
+
+
+NET = copy_workloads.NETWORK_DEFAULTS
+SLOT = copy_workloads.SLOT_BYTES
+
+
+@workload.command("network")
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option(
+    "--payload",
+    type=click.IntRange(1, SLOT),
+    required=True,
+    help=f"Payload bytes B per packet, copied to the user buffer (header + payload fit a {SLOT}-byte slot).",
+)
+@click.option(
+    "--packets", type=click.IntRange(1, api.U64_MAX), required=True, help="Packets N received (count)."
+)
+@click.option(
+    "--header-bytes",
+    type=click.IntRange(0, SLOT - 1),
+    default=NET["header_bytes"],
+    show_default=True,
+    help="Header bytes at the start of each ring slot, read by the protocol work "
+    "(default: 20 B IP + 20 B TCP + 12 B timestamp option).",
+)
+@click.option(
+    "--ring",
+    type=click.IntRange(1, copy_workloads.MAX_SLOTS),
+    default=NET["ring"],
+    show_default=True,
+    help=f"Receive-ring slots ({SLOT} bytes each); packet i uses slot i % ring.",
+)
+@click.option(
+    "--buffers",
+    type=click.IntRange(1, copy_workloads.MAX_SLOTS),
+    default=NET["buffers"],
+    show_default=True,
+    help=f"User buffers ({SLOT} bytes each); packet i's payload goes to buffer i % buffers.",
+)
+@click.option(
+    "--dst-offset",
+    type=click.IntRange(0, SLOT - 1),
+    default=NET["dst_offset"],
+    show_default=True,
+    help="Bytes from the start of a user buffer to where the payload is copied (0: line-aligned).",
+)
+@click.option(
+    "--protocol-instructions",
+    type=click.IntRange(0, copy_workloads.MAX_COMPUTE),
+    default=NET["protocol_instructions"],
+    show_default=True,
+    help="Non-memory instructions of protocol work per packet (instructions).",
+)
+@click.option(
+    "--seed",
+    type=U64,
+    default=1,
+    show_default=True,
+    help="Seed (recorded; this stand-in draws nothing at random).",
+)
+def workload_network(
+    out, payload, packets, header_bytes, ring, buffers, dst_offset, protocol_instructions, seed
+):
+    """Write the TCP/IP receive stand-in for the copy-engine study (docs/copy_engines_workloads.md)
+    to OUT/thread-0.trace: per packet, read the header in its ring slot, update the connection's
+    control block, run the protocol work, copy the payload (which follows the header) to a
+    user buffer."""
+    path = copy_workloads.write_network(
+        out,
+        payload=payload,
+        packets=packets,
+        header_bytes=header_bytes,
+        ring=ring,
+        buffers=buffers,
+        dst_offset=dst_offset,
+        protocol_instructions=protocol_instructions,
+        seed=seed,
+    )
+    click.echo(path)
+
+
+@workload.command("bulkcopy")
+@click.argument("out", type=click.Path(file_okay=False))
+@click.option(
+    "--size",
+    type=click.IntRange(1, copy_workloads.MAX_COPY_BYTES),
+    required=True,
+    help="Bytes B per copy (at most 1 GiB).",
+)
+@click.option("--copies", type=click.IntRange(1, api.U64_MAX), required=True, help="Copies N (count).")
+@click.option(
+    "--hot",
+    type=click.FloatRange(0, 1),
+    required=True,
+    help="Fraction F (0 to 1) of copies whose source is read in full just before (cached); "
+    "the others copy an uncached source.",
+)
+@click.option("--seed", type=U64, default=1, show_default=True, help="Seed choosing which copies are hot.")
+def workload_bulkcopy(out, size, copies, hot, seed):
+    """Write N copies of B bytes to OUT/thread-0.trace (docs/copy_engines_workloads.md): page-aligned
+    sources and destinations from rotating sets larger than 8 MiB; a fraction F of the copies
+    read a hot source first."""
+    path = copy_workloads.write_bulkcopy(out, size=size, copies=copies, hot=hot, seed=seed)
+    click.echo(path)
 
 
 @main.command()

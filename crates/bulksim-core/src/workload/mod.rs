@@ -1,13 +1,15 @@
 //! Workloads: readers of request traces in the supported formats, readers of full-system
 //! workloads (bulksim's own and other tools' formats), and generators of synthetic request
 //! traces (stream, random, mixed, page copy) for demos, tests and benchmarks, and the
-//! synthetic stand-ins of the Rank Assignment study's programs.
+//! synthetic stand-ins of the Rank Assignment study's programs; and the expansion of a
+//! `memcpy` into the instructions a core runs for it.
 
 pub mod forkbench;
 pub mod formats;
 pub mod generate;
 pub mod lines;
 pub mod looping;
+pub mod memcpy;
 pub mod program;
 pub mod rng;
 pub mod source;

@@ -15,7 +15,9 @@
 //!   (exec), `T thread` (start a thread in this process, sharing its memory), `Y thread` (the
 //!   recorded schedule: pass the core to that thread), `R vaddr` /
 //!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give),
-//!   `D vaddr` (a read below the caches that depends on every older load: pointer chasing).
+//!   `D vaddr` (a read below the caches that depends on every older load: pointer chasing),
+//!   `B src dst` (movblk: one first-level line from `src` to line-aligned `dst` through the
+//!   copy engines; both below 2^48 - 256).
 //!   Numbers are decimal or 0x-hex; `#` starts a comment line.
 //! - binary (`.btrace`): gzip of the magic `BSWL`, a version byte, a child flag byte, then
 //!   per event an opcode byte (the text letter) and its operands as LEB128 varints. About a
@@ -559,6 +561,11 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
 /// simulation can reach wraps.
 pub const MAX_COMPUTE: u64 = 1 << 32;
 
+/// `movblk` operands must lie below this: 256 bytes short of the page table's reach, so the
+/// line (or, for an unaligned `src`, the two lines) a movblk touches ends within it for any
+/// line size up to 128 bytes, and `src + line` never wraps.
+pub const MOVBLK_ADDRESS_LIMIT: u64 = VADDR_LIMIT - 256;
+
 fn validate(e: &Event) -> std::result::Result<(), String> {
     // A range must end within the page table's reach; checked here, where the record is
     // known, so no later address arithmetic on it can wrap.
@@ -614,6 +621,17 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
             vaddr: start,
             bytes,
         } if bytes > 0 => reach(start, bytes)?,
+        Event::Movblk { src, dst } => {
+            for (operand, address) in [("src", src), ("dst", dst)] {
+                if address >= MOVBLK_ADDRESS_LIMIT {
+                    return Err(format!(
+                        "movblk {operand} {address:#x} is beyond the page table's reach: movblk \
+                         addresses must be below {MOVBLK_ADDRESS_LIMIT:#x} (2^48 minus 256, so \
+                         one line from either cannot wrap)"
+                    ));
+                }
+            }
+        }
         _ => {}
     }
     match *e {
@@ -856,6 +874,15 @@ mod tests {
             },
             Event::MemRead(0x400040),
             Event::MemWrite(0x400080),
+            Event::Movblk {
+                src: 0x400013,
+                dst: 0x401000,
+            },
+            Event::MemWrite(0x400100),
+            Event::Movblk {
+                src: MOVBLK_ADDRESS_LIMIT - 1,
+                dst: 0,
+            },
             Event::MemReadDependent(0x4000c0),
             Event::Unmap {
                 vaddr: 0x80000,
@@ -948,6 +975,132 @@ mod tests {
         }
         w.finish().unwrap();
         assert_eq!(read_all(&path).unwrap(), (false, all));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `B` with two operands is a movblk, with one the post-LLC write-back; both are written
+    /// back in the same text and binary forms, side by side.
+    #[test]
+    fn movblk_and_write_back_share_the_letter_b() {
+        let text = "bulksim-workload 2\nB 0x40\nB 0x13 0x1000\nB 64\nB 19 4096\n";
+        let mut r = ProgramReader::from_text(Box::new(text.as_bytes()), "w.trace").unwrap();
+        let mut read = Vec::new();
+        while let Some(e) = r.next_event().unwrap() {
+            read.push(e);
+        }
+        let movblk = Event::Movblk {
+            src: 0x13,
+            dst: 0x1000,
+        };
+        assert_eq!(
+            read,
+            [Event::MemWrite(0x40), movblk, Event::MemWrite(0x40), movblk]
+        );
+
+        let dir = std::env::temp_dir().join(format!("bulksim-movblk-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text_path = dir.join("m.trace");
+        let mut w = ProgramWriter::create(&text_path, false).unwrap();
+        w.write(&Event::MemWrite(0x40)).unwrap();
+        w.write(&movblk).unwrap();
+        w.finish().unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&text_path).unwrap(),
+            "bulksim-workload 2\nB 0x40\nB 0x13 0x1000\n"
+        );
+        // Binary: `B` then one varint, `b` then two (0x1000 is 0x80 0x20 in LEB128).
+        let binary_path = dir.join("m.btrace");
+        let mut w = ProgramWriter::create(&binary_path, false).unwrap();
+        w.write(&Event::MemWrite(0x40)).unwrap();
+        w.write(&movblk).unwrap();
+        w.finish().unwrap();
+        let mut raw = Vec::new();
+        GzDecoder::new(BufReader::new(File::open(&binary_path).unwrap()))
+            .read_to_end(&mut raw)
+            .unwrap();
+        assert_eq!(raw, b"BSWL\x02\x00B\x40b\x13\x80\x20");
+        assert_eq!(
+            read_all(&binary_path).unwrap(),
+            (false, vec![Event::MemWrite(0x40), movblk])
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A movblk whose operand is bad or beyond the limit: one error naming file, record and,
+    /// for the limit, the operand.
+    #[test]
+    fn bad_movblk_records_name_file_record_and_operand() {
+        let limit = MOVBLK_ADDRESS_LIMIT;
+        let cases = [
+            ("B 0x10 0xzz".to_string(), "bad number".to_string()),
+            ("B 0x10 0x20 0x30".into(), "too many operands".into()),
+            (
+                "B 0x10 99999999999999999999".into(),
+                "number above 2^64 - 1".into(),
+            ),
+            (
+                format!("B {limit:#x} 0x1000"),
+                format!("movblk src {limit:#x} is beyond the page table's reach"),
+            ),
+            (
+                format!("B 0x1000 {:#x}", limit + 0xe0),
+                format!(
+                    "movblk dst {:#x} is beyond the page table's reach",
+                    limit + 0xe0
+                ),
+            ),
+            (
+                "B 0x10 0xffffffffffffffe0".into(),
+                "movblk dst 0xffffffffffffffe0".into(),
+            ),
+        ];
+        for (record, what) in cases {
+            let text = format!("bulksim-workload 2\nC 1\n{record}\n");
+            let mut r =
+                ProgramReader::from_text(Box::new(std::io::Cursor::new(text)), "w.trace").unwrap();
+            assert_eq!(r.next_event().unwrap(), Some(Event::Compute(1)));
+            let err = r.next_event().unwrap_err().to_string();
+            assert!(err.starts_with("w.trace:3: "), "{record}: {err}");
+            assert!(err.contains(&what), "{record}: {err}");
+        }
+        // The largest accepted operands.
+        let text = format!("bulksim-workload 2\nB {:#x} {:#x}\n", limit - 1, limit - 32);
+        let mut r =
+            ProgramReader::from_text(Box::new(std::io::Cursor::new(text)), "w.trace").unwrap();
+        assert_eq!(
+            r.next_event().unwrap(),
+            Some(Event::Movblk {
+                src: limit - 1,
+                dst: limit - 32
+            })
+        );
+
+        let dir = std::env::temp_dir().join(format!("bulksim-movblkbad-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut beyond = b"C\x01b\x10".to_vec();
+        let mut v = limit;
+        while v >= 0x80 {
+            beyond.push((v & 0x7f) as u8 | 0x80);
+            v >>= 7;
+        }
+        beyond.push(v as u8);
+        let binary: [(&[u8], String); 2] = [
+            (b"C\x01b\x10", ":2: record cut short".into()),
+            (
+                &beyond,
+                format!(":2: movblk dst {limit:#x} is beyond the page table's reach"),
+            ),
+        ];
+        for (i, (body, what)) in binary.into_iter().enumerate() {
+            let path = dir.join(format!("m{i}.btrace"));
+            let mut gz = GzEncoder::new(File::create(&path).unwrap(), Compression::default());
+            gz.write_all(b"BSWL\x02\x00").unwrap();
+            gz.write_all(body).unwrap();
+            gz.finish().unwrap();
+            let err = read_all(&path).unwrap_err().to_string();
+            let name = path.display().to_string();
+            assert!(err.starts_with(&format!("{name}{what}")), "case {i}: {err}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

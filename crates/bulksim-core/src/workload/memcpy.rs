@@ -1,0 +1,482 @@
+//! The instruction steps of one `memcpy` as a core dispatches them when `system.memcpy` is
+//! `software` (the unmodified library copy: a call, then word loads and stores carrying the
+//! bytes) or `movblk` (the copy-engine paper's modified memcpy, digest section 1.7: a size
+//! and alignment check, software copies of the head up to a line-aligned destination and of
+//! the tail, one `movblk` per whole line between). The expansion is pure and lazy: an
+//! iterator over a few words of state, so a copy of any size costs no memory, and the system
+//! decides the timing and the bytes of every step.
+
+/// One step of a copy, in dispatch order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyStep {
+    /// Non-memory instructions.
+    Compute(u64),
+    /// A load of `bytes` (1..=word) at `src`; never crosses a line of `line` bytes.
+    LoadWord { src: u64, bytes: u32 },
+    /// A store of `bytes` at `dst` carrying the bytes at `src` (the load just before it);
+    /// never crosses a `word_bytes` boundary of dst.
+    StoreWord { dst: u64, src: u64, bytes: u32 },
+    /// One movblk: `line` bytes from `src` to line-aligned `dst`.
+    Movblk { src: u64, dst: u64 },
+}
+
+/// Which memcpy the program runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemcpyKind {
+    /// Word loads and stores only.
+    Software,
+    /// Word loads and stores for what is not a whole destination line, movblks for the rest.
+    Movblk,
+}
+
+/// The instruction cost of the library code around the data movement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemcpyCost {
+    /// Instructions of the call itself (call, set-up, return), once per memcpy.
+    pub call_instructions: u64,
+    /// Bytes one load or store moves at most (the copy loop's word); must be at least 1.
+    pub word_bytes: u64,
+    /// Instructions of the movblk version's size and alignment test, once per memcpy.
+    pub check_instructions: u64,
+    /// Instructions of the movblk loop per block (pointer updates, count, branch).
+    pub loop_instructions: u64,
+}
+
+/// What the expansion emits next besides starting a new chunk or block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Pending {
+    /// The call (and check) instructions, emitted first.
+    Call,
+    /// Nothing half done: the next step starts a chunk or a block at `offset`.
+    Nothing,
+    /// The store of the chunk whose load was just emitted.
+    Store { bytes: u32 },
+    /// The movblk whose loop instructions were just emitted.
+    Movblk,
+}
+
+/// The steps of one memcpy of `bytes` bytes from `src` to `dst`, produced one at a time.
+///
+/// The copy is cut at offsets (bytes from the start): `[0, head_end)` and
+/// `[blocks_end, bytes)` are copied in software chunks, `[head_end, blocks_end)` in whole
+/// lines by movblk (empty for the software kind).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemcpyExpansion {
+    src: u64,
+    dst: u64,
+    bytes: u64,
+    line: u64,
+    word_bytes: u64,
+    call_instructions: u64,
+    loop_instructions: u64,
+    head_end: u64,
+    blocks_end: u64,
+    /// Bytes copied (or begun) so far.
+    offset: u64,
+    pending: Pending,
+}
+
+impl MemcpyExpansion {
+    /// The expansion of `memcpy(dst, src, bytes)` with first-level lines of `line` bytes.
+    /// `line` and `cost.word_bytes` must be at least 1 (the config guarantees it), and
+    /// `src + bytes`, `dst + bytes` must not wrap (the trace reader keeps every range below
+    /// the page table's reach).
+    pub fn new(
+        kind: MemcpyKind,
+        cost: MemcpyCost,
+        src: u64,
+        dst: u64,
+        bytes: u64,
+        line: u64,
+    ) -> Self {
+        debug_assert!(line > 0 && cost.word_bytes > 0);
+        debug_assert!(src.checked_add(bytes).is_some() && dst.checked_add(bytes).is_some());
+        let (call_instructions, head_end, blocks_end) = match kind {
+            MemcpyKind::Software => (cost.call_instructions, bytes, bytes),
+            MemcpyKind::Movblk => {
+                let call = cost
+                    .call_instructions
+                    .saturating_add(cost.check_instructions);
+                // Bytes until dst is line-aligned.
+                let head = (line - dst % line) % line;
+                if bytes < line || bytes - head < line {
+                    (call, bytes, bytes)
+                } else {
+                    let blocks = (bytes - head) / line;
+                    (call, head, head + blocks * line)
+                }
+            }
+        };
+        MemcpyExpansion {
+            src,
+            dst,
+            bytes,
+            line,
+            word_bytes: cost.word_bytes,
+            call_instructions,
+            loop_instructions: cost.loop_instructions,
+            head_end,
+            blocks_end,
+            offset: 0,
+            pending: Pending::Call,
+        }
+    }
+
+    /// Movblks the expansion emits in all.
+    pub fn movblks(&self) -> u64 {
+        (self.blocks_end - self.head_end) / self.line
+    }
+
+    /// The next software chunk at the current offset: it ends at the earliest of the end of
+    /// its software part, the next word boundary of dst and the next line boundary of src.
+    fn chunk_bytes(&self, part_end: u64) -> u64 {
+        let (src, dst) = (self.src + self.offset, self.dst + self.offset);
+        let to_word = self.word_bytes - dst % self.word_bytes;
+        let to_line = self.line - src % self.line;
+        (part_end - self.offset).min(to_word).min(to_line)
+    }
+}
+
+impl Iterator for MemcpyExpansion {
+    type Item = CopyStep;
+
+    fn next(&mut self) -> Option<CopyStep> {
+        loop {
+            match self.pending {
+                Pending::Call => {
+                    self.pending = Pending::Nothing;
+                    if self.call_instructions > 0 {
+                        return Some(CopyStep::Compute(self.call_instructions));
+                    }
+                }
+                Pending::Store { bytes } => {
+                    self.pending = Pending::Nothing;
+                    let step = CopyStep::StoreWord {
+                        dst: self.dst + self.offset,
+                        src: self.src + self.offset,
+                        bytes,
+                    };
+                    self.offset += u64::from(bytes);
+                    return Some(step);
+                }
+                Pending::Movblk => {
+                    self.pending = Pending::Nothing;
+                    let step = CopyStep::Movblk {
+                        src: self.src + self.offset,
+                        dst: self.dst + self.offset,
+                    };
+                    self.offset += self.line;
+                    return Some(step);
+                }
+                Pending::Nothing => {
+                    if self.offset >= self.bytes {
+                        return None;
+                    }
+                    if (self.head_end..self.blocks_end).contains(&self.offset) {
+                        self.pending = Pending::Movblk;
+                        if self.loop_instructions > 0 {
+                            return Some(CopyStep::Compute(self.loop_instructions));
+                        }
+                        continue;
+                    }
+                    let part_end = if self.offset < self.head_end {
+                        self.head_end
+                    } else {
+                        self.bytes
+                    };
+                    // At most one word and one line: far below 2^32 for any real config.
+                    let bytes = u32::try_from(self.chunk_bytes(part_end)).unwrap_or(u32::MAX);
+                    self.pending = Pending::Store { bytes };
+                    return Some(CopyStep::LoadWord {
+                        src: self.src + self.offset,
+                        bytes,
+                    });
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::rng::SplitMix64;
+
+    const COST: MemcpyCost = MemcpyCost {
+        call_instructions: 10,
+        word_bytes: 4,
+        check_instructions: 6,
+        loop_instructions: 2,
+    };
+
+    fn steps(kind: MemcpyKind, cost: MemcpyCost, src: u64, dst: u64, n: u64) -> Vec<CopyStep> {
+        MemcpyExpansion::new(kind, cost, src, dst, n, 32).collect()
+    }
+
+    /// Instructions the steps dispatch: each load, store and movblk is one.
+    fn instructions(steps: &[CopyStep]) -> u64 {
+        steps
+            .iter()
+            .map(|s| match *s {
+                CopyStep::Compute(n) => n,
+                _ => 1,
+            })
+            .sum()
+    }
+
+    /// Byte sizes of the load/store chunks, in order.
+    fn chunks(steps: &[CopyStep]) -> Vec<u32> {
+        steps
+            .iter()
+            .filter_map(|s| match *s {
+                CopyStep::LoadWord { bytes, .. } => Some(bytes),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn movblks(steps: &[CopyStep]) -> usize {
+        steps
+            .iter()
+            .filter(|s| matches!(s, CopyStep::Movblk { .. }))
+            .count()
+    }
+
+    /// Runs the steps on a byte array whose every byte differs from its neighbours' (so a
+    /// byte from the wrong offset shows), checking each step's rules on the way; afterwards
+    /// every byte of [dst, dst + n) must have been written exactly once with the byte at the
+    /// same offset from src, and nothing else written.
+    fn check_copy(kind: MemcpyKind, cost: MemcpyCost, src: u64, dst: u64, n: u64, line: u64) {
+        let size = (src.max(dst) + n + 2 * line) as usize;
+        let original: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
+        let mut memory = original.clone();
+        let mut writes = vec![0u32; size];
+        let mut loaded: Option<(u64, u32)> = None;
+        let word = cost.word_bytes;
+        let what = format!("{kind:?} src {src} dst {dst} n {n} line {line} word {word}");
+        for step in MemcpyExpansion::new(kind, cost, src, dst, n, line) {
+            match step {
+                CopyStep::Compute(k) => assert!(k > 0, "{what}: empty compute"),
+                CopyStep::LoadWord { src, bytes } => {
+                    assert!(loaded.is_none(), "{what}: two loads in a row");
+                    assert!((1..=word).contains(&u64::from(bytes)), "{what}: {step:?}");
+                    let last = src + u64::from(bytes) - 1;
+                    assert_eq!(src / line, last / line, "{what}: {step:?} crosses a line");
+                    loaded = Some((src, bytes));
+                }
+                CopyStep::StoreWord {
+                    dst,
+                    src: from,
+                    bytes,
+                } => {
+                    assert_eq!(loaded.take(), Some((from, bytes)), "{what}: {step:?}");
+                    let last = dst + u64::from(bytes) - 1;
+                    assert_eq!(dst / word, last / word, "{what}: {step:?} crosses a word");
+                    for k in 0..u64::from(bytes) {
+                        memory[(dst + k) as usize] = original[(from + k) as usize];
+                        writes[(dst + k) as usize] += 1;
+                    }
+                }
+                CopyStep::Movblk { src: from, dst } => {
+                    assert!(
+                        loaded.is_none(),
+                        "{what}: movblk between a load and its store"
+                    );
+                    assert_eq!(kind, MemcpyKind::Movblk, "{what}: movblk in software");
+                    assert_eq!(dst % line, 0, "{what}: {step:?} dst not aligned");
+                    for k in 0..line {
+                        memory[(dst + k) as usize] = original[(from + k) as usize];
+                        writes[(dst + k) as usize] += 1;
+                    }
+                }
+            }
+        }
+        assert!(loaded.is_none(), "{what}: a load without its store");
+        for a in 0..size as u64 {
+            let inside = (dst..dst + n).contains(&a);
+            assert_eq!(writes[a as usize], inside as u32, "{what}: byte {a} writes");
+            let expected = if inside {
+                original[(src + a - dst) as usize]
+            } else {
+                original[a as usize]
+            };
+            assert_eq!(memory[a as usize], expected, "{what}: byte {a}");
+        }
+    }
+
+    #[test]
+    fn every_byte_copied_once_from_the_matching_source_byte() {
+        let mut rng = SplitMix64::new(16);
+        for case in 0..3000 {
+            let line = [16u64, 32, 64][case % 3];
+            let word = [1u64, 4, 8, 3][(case / 3) % 4];
+            let n = match case % 5 {
+                0 => 1 + rng.below(line),            // shorter than a line
+                1 => line,                           // exactly a line
+                2 => line + rng.below(line),         // head-only cases among these
+                _ => 1 + rng.below(12 * line + 100), // many blocks and a tail
+            };
+            let src = rng.below(4 * line);
+            // dst after the source range, so the two never overlap.
+            let dst = src + n + rng.below(3 * line);
+            let cost = MemcpyCost {
+                call_instructions: rng.below(3),
+                word_bytes: word,
+                check_instructions: rng.below(3),
+                loop_instructions: rng.below(3),
+            };
+            for kind in [MemcpyKind::Software, MemcpyKind::Movblk] {
+                check_copy(kind, cost, src, dst, n, line);
+                check_copy(kind, cost, dst, src, n, line);
+            }
+        }
+    }
+
+    /// The digest's network example: 1500 B to an aligned dst from a src 52 bytes past a line
+    /// start (20 into its line): 1500 / 32 = 46 movblks (1472 B), then a 28-byte tail that
+    /// starts 20 bytes into a source line: chunks of 4 up to the source line boundary 12 bytes
+    /// on (3) and 16 bytes after it (4).
+    #[test]
+    fn payload_of_1500_bytes_is_46_movblks_and_a_tail_of_7_words() {
+        let (dst, src) = (0x10_0000, 0x20_0000 + 52);
+        let s = steps(MemcpyKind::Movblk, COST, src, dst, 1500);
+        assert_eq!(movblks(&s), 46);
+        assert_eq!(chunks(&s), [4; 7]);
+        assert_eq!(s[0], CopyStep::Compute(10 + 6));
+        assert_eq!(s[1], CopyStep::Compute(2));
+        assert_eq!(s[2], CopyStep::Movblk { src, dst });
+        assert_eq!(
+            s[2 * 46],
+            CopyStep::Movblk {
+                src: src + 45 * 32,
+                dst: dst + 45 * 32
+            }
+        );
+        assert_eq!(
+            s[2 * 46 + 1],
+            CopyStep::LoadWord {
+                src: src + 1472,
+                bytes: 4
+            }
+        );
+        assert_eq!(
+            *s.last().unwrap(),
+            CopyStep::StoreWord {
+                dst: dst + 1496,
+                src: src + 1496,
+                bytes: 4
+            }
+        );
+        // call + check, 46 x (2 loop + 1 movblk), 7 x (load + store).
+        assert_eq!(instructions(&s), 16 + 46 * 3 + 14);
+        assert_eq!(
+            MemcpyExpansion::new(MemcpyKind::Movblk, COST, src, dst, 1500, 32).movblks(),
+            46
+        );
+        // Software: source line boundaries fall on destination word boundaries (12 bytes
+        // in, then every 32), so every chunk is a whole word: 375 of them.
+        let s = steps(MemcpyKind::Software, COST, src, dst, 1500);
+        assert_eq!(chunks(&s), [4; 375]);
+        assert_eq!(instructions(&s), 10 + 2 * 375);
+        assert_eq!(movblks(&s), 0);
+    }
+
+    /// A src 2 bytes into a word: its line boundaries (offsets 30 and 62) split two
+    /// destination words, so 64 bytes take 16 + 2 chunks.
+    #[test]
+    fn source_line_boundaries_split_words() {
+        let s = steps(MemcpyKind::Software, COST, 0x2002, 0x1000, 64);
+        let mut expected = vec![4; 7];
+        expected.extend([2, 2]);
+        expected.extend([4; 7]);
+        expected.extend([2, 2]);
+        assert_eq!(chunks(&s), expected);
+        assert_eq!(instructions(&s), 10 + 2 * 18);
+    }
+
+    /// dst 4 bytes before a line: a 4-byte head, then lines. With 35 bytes left after the
+    /// head (n = 39) one movblk and a 3-byte tail; with 31 (n = 35) no whole line remains, so
+    /// all of it is software even though n >= line.
+    #[test]
+    fn head_then_blocks_or_software_when_no_line_remains() {
+        let dst = 0x1000 - 4;
+        let s = steps(MemcpyKind::Movblk, COST, 0x3000, dst, 39);
+        assert_eq!(
+            s,
+            [
+                CopyStep::Compute(16),
+                CopyStep::LoadWord {
+                    src: 0x3000,
+                    bytes: 4
+                },
+                CopyStep::StoreWord {
+                    dst,
+                    src: 0x3000,
+                    bytes: 4
+                },
+                CopyStep::Compute(2),
+                CopyStep::Movblk {
+                    src: 0x3004,
+                    dst: 0x1000
+                },
+                CopyStep::LoadWord {
+                    src: 0x3024,
+                    bytes: 3
+                },
+                CopyStep::StoreWord {
+                    dst: 0x1020,
+                    src: 0x3024,
+                    bytes: 3
+                },
+            ]
+        );
+        let s = steps(MemcpyKind::Movblk, COST, 0x3000, dst, 35);
+        assert_eq!(movblks(&s), 0);
+        assert_eq!(chunks(&s), [4, 4, 4, 4, 4, 4, 4, 4, 3]);
+        assert_eq!(instructions(&s), 16 + 2 * 9);
+        // Below one line: software after the check.
+        let s = steps(MemcpyKind::Movblk, COST, 0x3000, 0x1000, 31);
+        assert_eq!(movblks(&s), 0);
+        assert_eq!(instructions(&s), 16 + 2 * 8);
+        // Exactly one aligned line: one movblk, nothing else.
+        let s = steps(MemcpyKind::Movblk, COST, 0x3001, 0x1000, 32);
+        assert_eq!(
+            s,
+            [
+                CopyStep::Compute(16),
+                CopyStep::Compute(2),
+                CopyStep::Movblk {
+                    src: 0x3001,
+                    dst: 0x1000
+                }
+            ]
+        );
+    }
+
+    /// Zero costs emit no empty computes: a movblk copy of whole lines is only movblks.
+    #[test]
+    fn zero_costs_emit_no_compute() {
+        let free = MemcpyCost {
+            call_instructions: 0,
+            word_bytes: 8,
+            check_instructions: 0,
+            loop_instructions: 0,
+        };
+        let s = steps(MemcpyKind::Movblk, free, 0x3008, 0x1000, 96);
+        assert_eq!(
+            s,
+            (0..3)
+                .map(|i| CopyStep::Movblk {
+                    src: 0x3008 + 32 * i,
+                    dst: 0x1000 + 32 * i
+                })
+                .collect::<Vec<_>>()
+        );
+        let s = steps(MemcpyKind::Software, free, 0x3000, 0x1000, 16);
+        assert_eq!(chunks(&s), [8, 8]);
+        assert_eq!(instructions(&s), 4);
+        // The software kind never checks: only the call is paid.
+        let s = steps(MemcpyKind::Software, COST, 0x3000, 0x1000, 4);
+        assert_eq!(s[0], CopyStep::Compute(10));
+    }
+}
