@@ -219,7 +219,16 @@ impl Hierarchy {
         allocate: bool,
         not_before: u64,
     ) -> bool {
-        self.request_fill_at(level, core, line, Origin::Copy, false, None, not_before, allocate)
+        self.request_fill_at(
+            level,
+            core,
+            line,
+            Origin::Copy,
+            false,
+            None,
+            not_before,
+            allocate,
+        )
     }
 
     #[allow(clippy::too_many_arguments)]

@@ -1051,7 +1051,11 @@ impl System {
             return Ok(Step::Retry(ev, false));
         }
         if !engines.has_room(&self.mem, c) {
-            self.engines.as_mut().expect("engines").stats.fifo_full_cycles += 1;
+            self.engines
+                .as_mut()
+                .expect("engines")
+                .stats
+                .fifo_full_cycles += 1;
             return Ok(Step::Retry(ev, false));
         }
         let split = l - src % l;
