@@ -46,7 +46,7 @@ MAX_SLOTS = (USER_BASE - RING_BASE) // SLOT_BYTES
 
 NETWORK_DEFAULTS = {
     "header_bytes": 52,
-    "ring": 4096,
+    "ring": 256,
     "buffers": 16,
     "dst_offset": 0,
     "protocol_instructions": 400,
@@ -143,6 +143,7 @@ def network_records(
     dst_offset: int,
     protocol_instructions: int,
     seed: int,
+    warm_ring: bool = True,
 ) -> Iterator[str]:
     """The records of the network workload after its header line (arguments already checked)."""
     yield (
@@ -154,6 +155,10 @@ def network_records(
     yield f"N {RING_BASE:#x} {_pages(ring * SLOT_BYTES)}\n"
     yield f"N {USER_BASE:#x} {_pages(buffers * SLOT_BYTES)}\n"
     yield f"N {TCB_BASE:#x} {_pages(TCB_BYTES)}\n"
+    if warm_ring:
+        # The packets are in the cache hierarchy when the stack reads them (written into the
+        # last level as they arrive, or received earlier): one load of every ring line.
+        yield f"L {RING_BASE:#x} {ring * SLOT_BYTES}\n"
     tcb_loads = "".join(f"L {TCB_BASE + o:#x}\n" for o in TCB_LOAD_OFFSETS)
     tcb_stores = "".join(f"S {TCB_BASE + o:#x}\n" for o in TCB_STORE_OFFSETS)
     compute = f"C {protocol_instructions}\n" if protocol_instructions else ""

@@ -430,6 +430,8 @@ pub struct CoreConfig {
     pub width: u32,
     /// Loads, stores and movblks dispatched per core cycle at most; 0: up to `width`.
     pub mem_ports: u32,
+    /// Store misses that may wait for their line at once; 0: no limit.
+    pub store_queue: u32,
 }
 
 impl Default for CoreConfig {
@@ -438,6 +440,7 @@ impl Default for CoreConfig {
             window: 128,
             width: 3,
             mem_ports: 0,
+            store_queue: 0,
         }
     }
 }
@@ -972,6 +975,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
+    doc("core.store_queue", "stores", "stores that missed the first level and wait for their line (write-allocate) at once, per core; one more stalls dispatch until a fill completes (a load/store queue holding each store until its line is written, like SimpleScalar's 8-entry LSQ); 0: no limit, a store never stalls the core"),
     doc("core.mem_ports", "accesses per cycle", "loads, stores and movblks a core dispatches per cycle at most (memory ports); 0: as many as core.width"),
     doc("cache.address_bytes", "bytes", "size of one address crossing a port between cache levels: traffic stats count each line moved as line + address, a copy-engine message as two addresses (the copy-engines paper leaves it open: 4, a 32-bit target, is bulksim's choice)"),
     doc("cache.level[].port_cycles", "core cycles", "time to cross the port above this level, each way (the copy-engines paper's off-chip L2: 10); a fill answered here takes hit_cycles + 2 x port_cycles, and a copy-engine message takes port_cycles"),
@@ -1326,6 +1330,12 @@ impl Config {
                     "{key}: {v} is out of range; expected 0..=1000000 instructions"
                 ));
             }
+        }
+        if self.core.store_queue > 4096 {
+            problems.push(format!(
+                "core.store_queue: {} is out of range; expected 0 (no limit) to 4096 stores",
+                self.core.store_queue
+            ));
         }
         if self.core.mem_ports > 64 {
             problems.push(format!(

@@ -849,6 +849,25 @@ impl Hierarchy {
         }
     }
 
+    /// Current contents of `buf.len()` bytes at `addr` as core `core` sees them (within one
+    /// first-level line): `read_as_cores`, with its stores still waiting for the line's fill.
+    pub fn read_as_core(&self, core: usize, addr: u64, buf: &mut [u8]) {
+        self.read_below(0, addr, buf);
+        let l = &self.levels[0];
+        let line = addr / l.line_bytes;
+        let Some(m) = l.mshrs[core].iter().find(|m| m.line == line) else {
+            return;
+        };
+        let start = (addr - line * l.line_bytes) as usize;
+        let end = start + buf.len();
+        for (offset, len, bytes) in &m.stores {
+            let (a, b) = (*offset, *offset + *len as usize);
+            for i in a.max(start)..b.min(end) {
+                buf[i - start] = bytes[i - a];
+            }
+        }
+    }
+
     /// Current contents of `buf.len()` bytes at `addr` as the cores see them (within one
     /// first-level line).
     pub fn read_as_cores(&self, addr: u64, buf: &mut [u8]) {

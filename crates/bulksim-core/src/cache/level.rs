@@ -169,6 +169,11 @@ impl CacheLevel {
         self.mshrs[core].iter_mut().find(|m| m.line == line)
     }
 
+    /// Stores of `core` waiting in its MSHRs for their lines.
+    pub fn waiting_stores(&self, core: usize) -> usize {
+        self.mshrs[core].iter().map(|m| m.stores.len()).sum()
+    }
+
     pub fn mshrs_free(&self, core: usize) -> usize {
         self.mshr_cap - self.mshrs[core].len()
     }

@@ -172,6 +172,8 @@ pub struct Core {
     pub run_queue: VecDeque<usize>,
     /// An event taken from the thread that could not dispatch yet.
     pub pending: Option<Event>,
+    /// A step of a memcpy routine that could not dispatch yet (`system.memcpy`).
+    pub pending_step: Option<crate::workload::memcpy::CopyStep>,
     /// Bulk jobs to finish before `pending` dispatches.
     pub jobs: VecDeque<Job>,
     /// When the first job in `jobs` started (fs), once it has.
@@ -203,6 +205,7 @@ impl Core {
             thread: None,
             run_queue: VecDeque::new(),
             pending: None,
+            pending_step: None,
             jobs: VecDeque::new(),
             job_started_fs: None,
             kernel_instructions: 0,

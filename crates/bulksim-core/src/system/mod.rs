@@ -48,6 +48,7 @@ use crate::os::allocator::{
 use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::Port;
 use crate::workload::looping::LoopingSource;
+use crate::workload::memcpy::{CopyStep, MemcpyCost, MemcpyExpansion, MemcpyKind};
 use crate::workload::program::Event;
 use crate::workload::source::{EventSource, Workload};
 use interruptions::InterruptionRecorder;
@@ -72,6 +73,8 @@ struct Thread {
     copy: u32,
     /// The line accesses left of a ranged access or kernel copy being dispatched.
     sweep: Option<Sweep>,
+    /// The steps left of a memcpy routine being dispatched (`system.memcpy`).
+    memcpy: Option<MemcpyExpansion>,
     pid: Option<Pid>,
     state: ThreadState,
     parent: Option<usize>,
@@ -115,6 +118,17 @@ impl Sweep {
         let next = self.next + line;
         (ev, (next < self.end).then_some(Sweep { next, ..self }))
     }
+}
+
+/// What a store dispatched through `System::access` writes.
+#[derive(Clone, Copy, Debug)]
+enum StoreData {
+    /// Nothing: a load.
+    None,
+    /// The program's own store: a word naming the thread and the store.
+    Program,
+    /// A copy's store: `len` bytes read now at virtual `src`.
+    From { src: u64, len: u32 },
 }
 
 const EV_TAG: u8 = 0;
@@ -182,10 +196,15 @@ pub struct System {
     buf: Vec<(u32, u64)>,
     /// The copy engines (`copy_engine.policy`; None: no engines).
     engines: Option<CopyEngines>,
+    /// `system.memcpy` when a routine runs memcpys (None: `bulk`), and its costs.
+    memcpy_kind: Option<MemcpyKind>,
+    memcpy_cost: MemcpyCost,
     /// `core.mem_ports` (usize::MAX: as many as the width), and what is left of it in the
     /// core cycle being dispatched.
     mem_ports: usize,
     mem_ports_left: usize,
+    /// `core.store_queue` (usize::MAX: no limit).
+    store_queue: usize,
 }
 
 /// What dispatching one event did.
@@ -356,6 +375,7 @@ impl System {
                 copy_base: thread.base,
                 copy: thread.copy,
                 sweep: None,
+                memcpy: None,
                 kernel_copy_bytes: 0,
                 pid: None,
                 parent: None,
@@ -461,11 +481,26 @@ impl System {
             bulk_wait: BulkWait::default(),
             buf: Vec::new(),
             engines,
+            memcpy_kind: match config.system.memcpy {
+                crate::config::MemcpyMode::Bulk => None,
+                crate::config::MemcpyMode::Software => Some(MemcpyKind::Software),
+                crate::config::MemcpyMode::Movblk => Some(MemcpyKind::Movblk),
+            },
+            memcpy_cost: MemcpyCost {
+                call_instructions: config.memcpy.call_instructions as u64,
+                word_bytes: config.memcpy.word_bytes as u64,
+                check_instructions: config.memcpy.check_instructions as u64,
+                loop_instructions: config.memcpy.loop_instructions as u64,
+            },
             mem_ports: match config.core.mem_ports {
                 0 => usize::MAX,
                 n => n as usize,
             },
             mem_ports_left: 0,
+            store_queue: match config.core.store_queue {
+                0 => usize::MAX,
+                n => n as usize,
+            },
         })
     }
 
@@ -905,6 +940,26 @@ impl System {
                 }
                 break;
             }
+            if self.cores[c].pending.is_none() {
+                let step = match self.cores[c].pending_step.take() {
+                    Some(s) => Some(s),
+                    None => self.threads[t].memcpy.as_mut().and_then(|m| m.next()),
+                };
+                if let Some(step) = step {
+                    match self.dispatch_copy_step(c, t, step, &mut budget)? {
+                        None => {
+                            progress = true;
+                            continue;
+                        }
+                        Some((step, moved)) => {
+                            self.cores[c].pending_step = Some(step);
+                            progress |= moved;
+                            break;
+                        }
+                    }
+                }
+                self.threads[t].memcpy = None;
+            }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
                 None => self.next_event(t)?,
@@ -934,6 +989,8 @@ impl System {
         self.time_slice > 0
             && !core.run_queue.is_empty()
             && core.pending.is_none()
+            && core.pending_step.is_none()
+            && self.threads[t].memcpy.is_none()
             && self.threads[t].instructions - core.slice_start >= self.time_slice
             && !self.threads[t].pid.is_some_and(|p| self.os.is_threaded(p))
     }
@@ -1104,6 +1161,122 @@ impl System {
         Ok(Step::Next)
     }
 
+    /// A load, or a store of `data`, at `va` through the first level, for `origin`: None
+    /// when dispatched, else `Some(moved)` to retry it (`moved`: a fault's work was queued).
+    #[allow(clippy::too_many_arguments)]
+    fn access(
+        &mut self,
+        c: usize,
+        t: usize,
+        pid: Pid,
+        va: u64,
+        data: StoreData,
+        origin: Origin,
+        budget: &mut usize,
+    ) -> Result<Option<bool>> {
+        let write = !matches!(data, StoreData::None);
+        if self.mem_ports_left == 0 {
+            return Ok(Some(false));
+        }
+        let Some(pa) = self.translate(c, t, pid, va, write)? else {
+            return Ok(Some(true));
+        };
+        if self.blocked(pa) || self.engine_holds(c, pa) {
+            return Ok(Some(false));
+        }
+        // A copy's store carries the bytes its load read (within one first-level line).
+        let src_pa = match data {
+            StoreData::From { src, .. } => match self.translate(c, t, pid, src, false)? {
+                Some(pa) => pa,
+                None => return Ok(Some(true)),
+            },
+            _ => 0,
+        };
+        let line = pa / self.line;
+        let found = self.mem.l1().array(c).probe(line);
+        if write && found.is_none() && self.mem.l1_ref().waiting_stores(c) >= self.store_queue {
+            return Ok(Some(false));
+        }
+        if found.is_none() && !self.mem.request_fill(c, line, origin, write) {
+            return Ok(Some(false));
+        }
+        let mut bytes = [0u8; 8];
+        let stored: &[u8] = match data {
+            StoreData::None => &[],
+            StoreData::Program => {
+                let th = &mut self.threads[t];
+                th.stores += 1;
+                bytes = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
+                &bytes
+            }
+            StoreData::From { len, .. } => {
+                let len = len as usize;
+                self.mem.read_as_core(c, src_pa, &mut bytes[..len]);
+                &bytes[..len]
+            }
+        };
+        self.mem_ports_left -= 1;
+        let next_cycle = self.now + self.core_fs;
+        // A fill request does not change the array: the probe still holds.
+        let way = self.mem.l1().array(c).access_found(found);
+        if write {
+            // A program store writes its 8-byte word; a copy's store its own bytes.
+            let offset = match data {
+                StoreData::Program => (pa % self.line) as usize & !7,
+                _ => (pa % self.line) as usize,
+            };
+            match way {
+                Some(w) => self.mem.l1().array(c).write(w, offset, stored, origin),
+                None => self.mem.add_store_bytes(c, line, offset, stored),
+            }
+            self.push_slot(c, next_cycle, NO_LINE);
+        } else if way.is_some() {
+            let data_fs = self.now + self.hit_fs;
+            let core = &mut self.cores[c];
+            core.load_data_fs = core.load_data_fs.max(data_fs);
+            self.push_slot(c, data_fs, NO_LINE);
+        } else {
+            self.push_slot(c, u64::MAX, line);
+        }
+        self.os.count_access(t as u32);
+        *budget -= 1;
+        Ok(None)
+    }
+
+    /// One step of a memcpy routine (`system.memcpy`): its instructions, its word loads and
+    /// stores (`Origin::Copy`), its movblks.
+    fn dispatch_copy_step(
+        &mut self,
+        c: usize,
+        t: usize,
+        step: CopyStep,
+        budget: &mut usize,
+    ) -> Result<Option<(CopyStep, bool)>> {
+        let pid = self.threads[t].pid.expect("a started thread");
+        let full = self.cores[c].window.len() >= self.window;
+        let retry = |moved: Option<bool>| moved.map(|m| (step, m));
+        Ok(match step {
+            CopyStep::Compute(n) => match self.dispatch(c, t, Event::Compute(n), budget)? {
+                Step::Retry(Event::Compute(left), moved) => Some((CopyStep::Compute(left), moved)),
+                _ => None,
+            },
+            _ if full => Some((step, false)),
+            CopyStep::LoadWord { src, .. } => {
+                retry(self.access(c, t, pid, src, StoreData::None, Origin::Copy, budget)?)
+            }
+            CopyStep::StoreWord { dst, src, bytes } => {
+                let data = StoreData::From { src, len: bytes };
+                retry(self.access(c, t, pid, dst, data, Origin::Copy, budget)?)
+            }
+            CopyStep::Movblk { src, dst } => {
+                match self.dispatch_movblk(c, t, pid, src, dst, budget)? {
+                    Step::Retry(_, moved) => Some((step, moved)),
+                    _ => None,
+                }
+            }
+        })
+    }
+
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
         let full = self.cores[c].window.len() >= self.window;
         let pid = self.threads[t].pid.expect("a started thread");
@@ -1137,47 +1310,29 @@ impl System {
                     return Ok(Step::Retry(ev, false));
                 }
                 let write = matches!(ev, Event::Store(_));
-                if self.mem_ports_left == 0 {
-                    return Ok(Step::Retry(ev, false));
-                }
-                let Some(pa) = self.translate(c, t, pid, va, write)? else {
-                    return Ok(Step::Retry(ev, true));
-                };
-                if self.blocked(pa) || self.engine_holds(c, pa) {
-                    return Ok(Step::Retry(ev, false));
-                }
-                self.mem_ports_left -= 1;
-                let line = pa / self.line;
-                let found = self.mem.l1().array(c).probe(line);
-                if found.is_none() && !self.mem.request_fill(c, line, Origin::Program, write) {
-                    return Ok(Step::Retry(ev, false));
-                }
-                // A fill request does not change the array: the probe still holds.
-                let way = self.mem.l1().array(c).access_found(found);
-                if write {
-                    let th = &mut self.threads[t];
-                    th.stores += 1;
-                    let value = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
-                    let offset = (pa % self.line) as usize & !7;
-                    match way {
-                        Some(w) => self
-                            .mem
-                            .l1()
-                            .array(c)
-                            .write(w, offset, &value, Origin::Program),
-                        None => self.mem.add_store(c, line, offset, value),
-                    }
-                    self.push_slot(c, next_cycle, NO_LINE);
-                } else if way.is_some() {
-                    let data_fs = self.now + self.hit_fs;
-                    let core = &mut self.cores[c];
-                    core.load_data_fs = core.load_data_fs.max(data_fs);
-                    self.push_slot(c, data_fs, NO_LINE);
+                let data = if write {
+                    StoreData::Program
                 } else {
-                    self.push_slot(c, u64::MAX, line);
-                }
-                self.os.count_access(t as u32);
-                *budget -= 1;
+                    StoreData::None
+                };
+                Ok(
+                    match self.access(c, t, pid, va, data, Origin::Program, budget)? {
+                        Some(moved) => Step::Retry(ev, moved),
+                        None => Step::Next,
+                    },
+                )
+            }
+            Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
+                let kind = self.memcpy_kind.expect("a memcpy routine");
+                self.threads[t].memcpy = Some(MemcpyExpansion::new(
+                    kind,
+                    self.memcpy_cost,
+                    src,
+                    dst,
+                    bytes,
+                    self.line,
+                ));
+                self.memcpy_ops += 1;
                 Ok(Step::Next)
             }
             Event::Memcpy { .. } | Event::Meminit { .. } => {
