@@ -273,3 +273,187 @@ fn an_l2_copy_across_two_l2_lines_reads_both_and_misses_cost_100_each() {
     ];
     check("l2-cold", &[], src, dst, &cases);
 }
+
+/// Runs `body` and returns the stats with the system, for checks of cache contents and
+/// bytes.
+fn run_system(
+    name: &str,
+    config: &Config,
+    body: &[Event],
+) -> (SystemStats, bulksim_core::system::System) {
+    let d = common::dir("copy-engines", name);
+    let mut events = vec![Event::MapResident {
+        vaddr: BASE,
+        bytes: REGION,
+    }];
+    events.extend_from_slice(body);
+    events.push(Event::Exit);
+    common::write_thread(&d, 0, false, &events);
+    run_workload(config, &d).unwrap()
+}
+
+fn holds(sys: &bulksim_core::system::System, level: usize, va: u64) -> bool {
+    let pid = sys.pid_of(0).unwrap();
+    let pa = sys.os().lookup(pid, va).unwrap();
+    sys.cache_holds(level, 0, pa)
+}
+
+/// First-level port bytes (addresses included) the copy adds to the set-up's.
+fn l1_l2_bytes(name: &str, sets: &[&str], setup: &[Event], copy: Event) -> u64 {
+    let config = preset(sets);
+    let mut body = setup.to_vec();
+    body.push(settle());
+    let before = run(&format!("{name}-setup"), &config, &body).cache["l1"].below_bytes_with_addresses;
+    body.push(copy);
+    let after = run(name, &config, &body).cache["l1"].below_bytes_with_addresses;
+    after - before
+}
+
+#[test]
+fn a_96_byte_copy_moves_the_bytes_each_mechanism_implies_over_the_l1_l2_port() {
+    // src = aligned + 8: source lines A (clean in L1), A+32, A+64, A+96 (in L2 only); the
+    // destination is uncached. A line crossing the port is 32 + 4 address bytes, a message 8.
+    let a = BASE;
+    let mut setup = in_l2_only(a + 32);
+    setup.extend(in_l2_only(a + 64));
+    setup.extend(in_l2_only(a + 96));
+    setup.push(settle());
+    setup.push(Event::Load(a));
+    let copy = Event::Memcpy {
+        src: a + 8,
+        dst: BASE + 0x10_0000,
+        bytes: 96,
+    };
+    let cases = [
+        // Three source fills and three destination fills (write-allocate).
+        ("software", "none", 6 * 36),
+        // Three source fills; destinations allocated without a fetch.
+        ("movblk", "ce_l1", 3 * 36),
+        // Each movblk finds the line the previous one allocated: all in L1, three fills.
+        ("movblk", "dce", 3 * 36),
+        // The first runs in L1 (one fill to the engine only); two go down as messages.
+        ("movblk", "dce_nt", 36 + 2 * 8),
+    ];
+    for (memcpy, policy, bytes) in cases {
+        let sets = [
+            format!("system.memcpy=\"{memcpy}\""),
+            format!("copy_engine.policy=\"{policy}\""),
+        ];
+        let sets: Vec<&str> = sets.iter().map(String::as_str).collect();
+        assert_eq!(
+            l1_l2_bytes(&format!("96-{policy}"), &sets, &setup, copy),
+            bytes,
+            "{memcpy} / {policy}"
+        );
+    }
+}
+
+/// The network stand-in's copy: a 1500-byte payload right after a 52-byte header whose line
+/// the protocol work read (in L1); the rest of the slot in L2 only; an aligned destination.
+fn chain_setup() -> (Vec<Event>, Event) {
+    let slot = BASE;
+    let setup = vec![
+        Event::LoadRange {
+            vaddr: slot,
+            bytes: 2048,
+        },
+        settle(),
+        // 64 KB of other lines push the slot out of the 32 KB L1.
+        Event::LoadRange {
+            vaddr: BASE + (2 << 20),
+            bytes: 64 << 10,
+        },
+        settle(),
+        // The protocol work reads the header: its 52 bytes end in the payload's first line.
+        Event::LoadRange {
+            vaddr: slot,
+            bytes: 52,
+        },
+    ];
+    let copy = Event::Memcpy {
+        src: slot + 52,
+        dst: BASE + 0x10_0000,
+        bytes: 1500,
+    };
+    (setup, copy)
+}
+
+#[test]
+fn chain_effect_dce_runs_every_movblk_in_l1_dce_nt_all_but_the_first_in_l2() {
+    let (mut body, copy) = chain_setup();
+    body.push(settle());
+    body.push(copy);
+    for (policy, in_l1, in_l2) in [("ce_l1", 46, 0), ("dce", 46, 0), ("dce_nt", 1, 45)] {
+        let config = preset(&[
+            "system.memcpy=\"movblk\"",
+            &format!("copy_engine.policy=\"{policy}\""),
+        ]);
+        let s = run(&format!("chain-{policy}"), &config, &body);
+        let ce = s.copy_engine.unwrap();
+        assert_eq!(ce.movblks, 46, "1500 B from an aligned dst: 46 blocks and a tail");
+        assert_eq!((ce.l1.copies, ce.l2.copies), (in_l1, in_l2), "{policy}");
+    }
+}
+
+#[test]
+fn dce_nt_leaves_fetched_source_lines_in_no_cache_dce_allocates_them() {
+    // Both source lines (one 64-byte L2 line) in memory: the copy runs in L2.
+    let (src, dst) = (BASE + 0x2_0008, BASE + 0x10_0000);
+    for (policy, allocated) in [("dce", true), ("dce_nt", false)] {
+        let config = preset(&[&format!("copy_engine.policy=\"{policy}\"")]);
+        let (s, sys) = run_system(&format!("alloc-l2-{policy}"), &config, &[Event::Movblk { src, dst }]);
+        assert_eq!(s.copy_engine.unwrap().l2.copies, 1);
+        assert_eq!(holds(&sys, 1, src), allocated, "{policy}: source in L2");
+        assert!(!holds(&sys, 0, src), "{policy}: an L2 copy brings nothing into L1");
+        assert!(holds(&sys, 1, dst), "{policy}: the destination is written in L2");
+    }
+    // First line in L1, second in memory: the copy runs in L1; DCE fills the second line
+    // into L1 (and L2 on its way), DCE-NT into neither.
+    let src = BASE + 0x3_0028;
+    for (policy, allocated) in [("dce", true), ("dce_nt", false)] {
+        let config = preset(&[&format!("copy_engine.policy=\"{policy}\"")]);
+        let body = [Event::Load(BASE + 0x3_0020), settle(), Event::Movblk { src, dst }];
+        let (s, sys) = run_system(&format!("alloc-l1-{policy}"), &config, &body);
+        assert_eq!(s.copy_engine.unwrap().l1.copies, 1);
+        assert_eq!(holds(&sys, 0, BASE + 0x3_0040), allocated, "{policy}: in L1");
+        assert_eq!(holds(&sys, 1, BASE + 0x3_0040), allocated, "{policy}: in L2");
+        assert!(holds(&sys, 0, dst), "{policy}: the destination is written in L1");
+        assert!(!holds(&sys, 1, dst), "an L1 copy leaves the destination's L2 line alone");
+    }
+}
+
+#[test]
+fn an_l2_copy_discards_a_dirty_l1_destination_and_a_younger_load_sees_the_copy() {
+    let (src, dst) = (BASE + 0x4_0000, BASE + 0x10_0000);
+    // Source words written by the program, then pushed out of L1 into L2.
+    let mut body: Vec<Event> = (0..4).map(|k| Event::Store(src + 8 * k)).collect();
+    body.push(settle());
+    body.push(Event::LoadRange {
+        vaddr: BASE + (2 << 20),
+        bytes: 64 << 10,
+    });
+    body.push(settle());
+    // The destination dirty in L1.
+    body.push(Event::Store(dst));
+    body.push(settle());
+    let config = preset(&["copy_engine.policy=\"dce_nt\""]);
+    let written_before = run("dirty-dst-setup", &config, &body).cache["l1"]
+        .below
+        .write_bytes
+        .program;
+    body.push(Event::Movblk { src, dst });
+    body.push(Event::Load(dst));
+    let (s, sys) = run_system("dirty-dst", &config, &body);
+    let ce = s.copy_engine.unwrap();
+    assert_eq!((ce.l2.copies, ce.l1.dst_discards, ce.l1.dst_discards_dirty), (1, 1, 1));
+    let l1 = &s.cache["l1"];
+    assert_eq!(
+        l1.below.write_bytes.program, written_before,
+        "the dirty destination is not written back"
+    );
+    let pid = sys.pid_of(0).unwrap();
+    let copied = sys.read_virtual(pid, dst, 32).unwrap();
+    assert_eq!(copied, sys.read_virtual(pid, src, 32).unwrap());
+    assert!(copied.iter().any(|&b| b != 0), "the program's words");
+    assert!(holds(&sys, 0, dst), "the load brought the copied line into L1");
+}

@@ -578,8 +578,20 @@ impl Hierarchy {
             arrive
         };
         let write = req.kind == RequestKind::ReadForOwnership;
+        // A copy engine's non-temporal read stays out of every level on its way.
+        let allocate = match req.id.and_then(|id| self.ids[id as usize]) {
+            Some(Pending::Fill {
+                level: above,
+                core,
+                line,
+            }) => self.levels[above].mshrs[core]
+                .iter()
+                .find(|m| m.line == line)
+                .is_none_or(|m| m.allocate),
+            _ => true,
+        };
         let taken = self.request_fill_at(
-            level, core, line, req.origin, write, req.id, not_before, true,
+            level, core, line, req.origin, write, req.id, not_before, allocate,
         );
         debug_assert!(taken, "the port accepted the fill");
     }

@@ -1985,6 +1985,13 @@ impl System {
         waits
     }
 
+    /// Whether cache level `level` holds the line of physical address `pa` in the array
+    /// core `core` uses.
+    pub fn cache_holds(&self, level: usize, core: usize, pa: u64) -> bool {
+        let l = &self.mem.levels[level];
+        l.arrays[l.array_of[core]].probe(pa / l.line_bytes).is_some()
+    }
+
     /// Bytes at `vaddr` as process `pid` sees them now (None where unmapped).
     pub fn read_virtual(&self, pid: Pid, vaddr: u64, len: usize) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(len);
