@@ -303,7 +303,8 @@ fn l1_l2_bytes(name: &str, sets: &[&str], setup: &[Event], copy: Event) -> u64 {
     let config = preset(sets);
     let mut body = setup.to_vec();
     body.push(settle());
-    let before = run(&format!("{name}-setup"), &config, &body).cache["l1"].below_bytes_with_addresses;
+    let before =
+        run(&format!("{name}-setup"), &config, &body).cache["l1"].below_bytes_with_addresses;
     body.push(copy);
     let after = run(name, &config, &body).cache["l1"].below_bytes_with_addresses;
     after - before
@@ -390,7 +391,10 @@ fn chain_effect_dce_runs_every_movblk_in_l1_dce_nt_all_but_the_first_in_l2() {
         ]);
         let s = run(&format!("chain-{policy}"), &config, &body);
         let ce = s.copy_engine.unwrap();
-        assert_eq!(ce.movblks, 46, "1500 B from an aligned dst: 46 blocks and a tail");
+        assert_eq!(
+            ce.movblks, 46,
+            "1500 B from an aligned dst: 46 blocks and a tail"
+        );
         assert_eq!((ce.l1.copies, ce.l2.copies), (in_l1, in_l2), "{policy}");
     }
 }
@@ -401,24 +405,52 @@ fn dce_nt_leaves_fetched_source_lines_in_no_cache_dce_allocates_them() {
     let (src, dst) = (BASE + 0x2_0008, BASE + 0x10_0000);
     for (policy, allocated) in [("dce", true), ("dce_nt", false)] {
         let config = preset(&[&format!("copy_engine.policy=\"{policy}\"")]);
-        let (s, sys) = run_system(&format!("alloc-l2-{policy}"), &config, &[Event::Movblk { src, dst }]);
+        let (s, sys) = run_system(
+            &format!("alloc-l2-{policy}"),
+            &config,
+            &[Event::Movblk { src, dst }],
+        );
         assert_eq!(s.copy_engine.unwrap().l2.copies, 1);
         assert_eq!(holds(&sys, 1, src), allocated, "{policy}: source in L2");
-        assert!(!holds(&sys, 0, src), "{policy}: an L2 copy brings nothing into L1");
-        assert!(holds(&sys, 1, dst), "{policy}: the destination is written in L2");
+        assert!(
+            !holds(&sys, 0, src),
+            "{policy}: an L2 copy brings nothing into L1"
+        );
+        assert!(
+            holds(&sys, 1, dst),
+            "{policy}: the destination is written in L2"
+        );
     }
     // First line in L1, second in memory: the copy runs in L1; DCE fills the second line
     // into L1 (and L2 on its way), DCE-NT into neither.
     let src = BASE + 0x3_0028;
     for (policy, allocated) in [("dce", true), ("dce_nt", false)] {
         let config = preset(&[&format!("copy_engine.policy=\"{policy}\"")]);
-        let body = [Event::Load(BASE + 0x3_0020), settle(), Event::Movblk { src, dst }];
+        let body = [
+            Event::Load(BASE + 0x3_0020),
+            settle(),
+            Event::Movblk { src, dst },
+        ];
         let (s, sys) = run_system(&format!("alloc-l1-{policy}"), &config, &body);
         assert_eq!(s.copy_engine.unwrap().l1.copies, 1);
-        assert_eq!(holds(&sys, 0, BASE + 0x3_0040), allocated, "{policy}: in L1");
-        assert_eq!(holds(&sys, 1, BASE + 0x3_0040), allocated, "{policy}: in L2");
-        assert!(holds(&sys, 0, dst), "{policy}: the destination is written in L1");
-        assert!(!holds(&sys, 1, dst), "an L1 copy leaves the destination's L2 line alone");
+        assert_eq!(
+            holds(&sys, 0, BASE + 0x3_0040),
+            allocated,
+            "{policy}: in L1"
+        );
+        assert_eq!(
+            holds(&sys, 1, BASE + 0x3_0040),
+            allocated,
+            "{policy}: in L2"
+        );
+        assert!(
+            holds(&sys, 0, dst),
+            "{policy}: the destination is written in L1"
+        );
+        assert!(
+            !holds(&sys, 1, dst),
+            "an L1 copy leaves the destination's L2 line alone"
+        );
     }
 }
 
@@ -445,7 +477,10 @@ fn an_l2_copy_discards_a_dirty_l1_destination_and_a_younger_load_sees_the_copy()
     body.push(Event::Load(dst));
     let (s, sys) = run_system("dirty-dst", &config, &body);
     let ce = s.copy_engine.unwrap();
-    assert_eq!((ce.l2.copies, ce.l1.dst_discards, ce.l1.dst_discards_dirty), (1, 1, 1));
+    assert_eq!(
+        (ce.l2.copies, ce.l1.dst_discards, ce.l1.dst_discards_dirty),
+        (1, 1, 1)
+    );
     let l1 = &s.cache["l1"];
     assert_eq!(
         l1.below.write_bytes.program, written_before,
@@ -455,5 +490,215 @@ fn an_l2_copy_discards_a_dirty_l1_destination_and_a_younger_load_sees_the_copy()
     let copied = sys.read_virtual(pid, dst, 32).unwrap();
     assert_eq!(copied, sys.read_virtual(pid, src, 32).unwrap());
     assert!(copied.iter().any(|&b| b != 0), "the program's words");
-    assert!(holds(&sys, 0, dst), "the load brought the copied line into L1");
+    assert!(
+        holds(&sys, 0, dst),
+        "the load brought the copied line into L1"
+    );
+}
+
+/// A random program over a 256 KB area: stores that give its words distinct values, loads
+/// and sweeps that leave lines clean or dirty in L1, in L2 or in memory, and copies of random
+/// sizes and alignments (sources and destinations never overlapping within a copy).
+fn random_copies(seed: u64) -> Vec<Event> {
+    use bulksim_core::workload::rng::SplitMix64;
+    let mut rng = SplitMix64::new(seed);
+    let area = 256 << 10;
+    let mut body = Vec::new();
+    for _ in 0..600 {
+        body.push(Event::Store(BASE + rng.below(area / 8) * 8));
+    }
+    for _ in 0..60 {
+        match rng.below(6) {
+            0 => body.push(Event::LoadRange {
+                vaddr: BASE + (2 << 20),
+                bytes: 64 << 10,
+            }),
+            1 => body.push(Event::Load(BASE + rng.below(area))),
+            2 => body.push(Event::Store(BASE + rng.below(area / 8) * 8)),
+            _ => {}
+        }
+        let long = rng.below(4) == 0;
+        let bytes = 1 + rng.below(if long { 2000 } else { 200 });
+        let (src, dst) = loop {
+            let s = BASE + rng.below(area - bytes);
+            let d = BASE + rng.below(area - bytes);
+            if s + bytes <= d || d + bytes <= s {
+                break (s, d);
+            }
+        };
+        body.push(Event::Memcpy { src, dst, bytes });
+        if rng.below(3) == 0 {
+            body.push(Event::Load(dst + rng.below(bytes)));
+        }
+    }
+    body
+}
+
+#[test]
+fn random_copies_leave_the_same_bytes_under_every_mechanism() {
+    let area = 256 << 10;
+    for seed in [1, 2, 3] {
+        let body = random_copies(seed);
+        // The reference: each memcpy as one bulk operation through the core's copy loop.
+        let reference = preset(&["system.memcpy=\"bulk\""]);
+        let (_, sys) = run_system(&format!("random-{seed}-bulk"), &reference, &body);
+        let pid = sys.pid_of(0).unwrap();
+        let expected = sys.read_virtual(pid, BASE, area).unwrap();
+        assert!(expected.iter().filter(|&&b| b != 0).count() > 1000);
+        let variants = [
+            ("software", "none", "merge"),
+            ("movblk", "ce_l1", "merge"),
+            ("movblk", "dce", "merge"),
+            ("movblk", "dce_nt", "merge"),
+            ("movblk", "dce", "fetch"),
+            ("movblk", "dce_nt", "fetch"),
+        ];
+        for (memcpy, policy, partial) in variants {
+            let config = preset(&[
+                &format!("system.memcpy=\"{memcpy}\""),
+                &format!("copy_engine.policy=\"{policy}\""),
+                &format!("copy_engine.partial_line=\"{partial}\""),
+            ]);
+            let name = format!("random-{seed}-{policy}-{partial}");
+            let (s, sys) = run_system(&name, &config, &body);
+            let pid = sys.pid_of(0).unwrap();
+            let got = sys.read_virtual(pid, BASE, area).unwrap();
+            let first = got.iter().zip(&expected).position(|(a, b)| a != b);
+            assert_eq!(first, None, "{name}: first differing byte offset");
+            if let Some(ce) = s.copy_engine {
+                assert!(ce.movblks > 100, "{name}: the copies used movblks");
+                if policy == "dce_nt" {
+                    assert!(
+                        ce.l2.copies > 0 && ce.l1.copies > 0,
+                        "{name}: both levels copied"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn movblk_and_config_errors_name_the_record_or_key() {
+    let config = preset(&["copy_engine.policy=\"dce\""]);
+    let try_run = |name: &str, config: &Config, ev: Event| {
+        let d = common::dir("copy-engines", name);
+        let events = [
+            Event::MapResident {
+                vaddr: BASE,
+                bytes: REGION,
+            },
+            ev,
+            Event::Exit,
+        ];
+        common::write_thread(&d, 0, false, &events);
+        run_workload(config, &d)
+            .map(|_| ())
+            .unwrap_err()
+            .to_string()
+    };
+    let e = try_run(
+        "unaligned",
+        &config,
+        Event::Movblk {
+            src: BASE,
+            dst: BASE + 0x1008,
+        },
+    );
+    assert!(
+        e.contains("thread-0.trace:3: movblk dst 0x1001008 not aligned to the 32-byte L1 line"),
+        "{e}"
+    );
+    let e = try_run(
+        "overlap",
+        &config,
+        Event::Movblk {
+            src: BASE + 16,
+            dst: BASE + 32,
+        },
+    );
+    assert!(
+        e.contains("thread-0.trace:3: movblk source 0x1000010 and destination 0x1000020 overlap"),
+        "{e}"
+    );
+    let e = try_run(
+        "unmapped",
+        &config,
+        Event::Movblk {
+            src: 0x7000_0000,
+            dst: BASE,
+        },
+    );
+    assert!(e.contains("thread-0.trace:3:"), "{e}");
+    let none = preset(&[]);
+    let e = try_run(
+        "no-engine",
+        &none,
+        Event::Movblk {
+            src: BASE,
+            dst: BASE + 64,
+        },
+    );
+    assert!(
+        e.contains("thread-0.trace:3: movblk needs a copy engine: set copy_engine.policy"),
+        "{e}"
+    );
+    for (sets, key) in [
+        (
+            vec!["system.memcpy=\"movblk\""],
+            "system.memcpy: movblk needs a copy engine",
+        ),
+        (
+            vec!["copy_engine.policy=\"dce\""],
+            "copy_engine.policy: dce puts engines beside 2 cache levels; the hierarchy has 1",
+        ),
+        (
+            vec!["copy_engine.fifo_depth=0"],
+            "copy_engine.fifo_depth: 0 is out of range",
+        ),
+        (
+            vec!["memcpy.word_bytes=3"],
+            "memcpy.word_bytes: 3; expected 1, 2, 4 or 8",
+        ),
+        (vec!["copy_engine.policy=\"fast\""], "copy_engine.policy"),
+        (
+            vec!["cache.address_bytes=0"],
+            "cache.address_bytes: 0 is out of range",
+        ),
+    ] {
+        let e = common::config_error(&sets);
+        assert!(e.contains(key), "{sets:?}: {e}");
+    }
+}
+
+#[test]
+fn accesses_wait_while_an_engine_holds_its_cache() {
+    let (src, dst) = (BASE, BASE + 0x10_0000);
+    let other = BASE + 0x8_0000;
+    // An L1 copy (6 cycles) locks L1: a load of another line right after waits for it.
+    let config = preset(&["copy_engine.policy=\"dce\""]);
+    let body = [
+        Event::Load(src),
+        Event::Load(other),
+        settle(),
+        Event::Movblk { src, dst },
+        Event::Load(other),
+    ];
+    let ce = run("lock-l1", &config, &body).copy_engine.unwrap();
+    assert_eq!(ce.l1.copies, 1);
+    assert!(ce.l1.lock_stall_cycles >= 1, "{ce:?}");
+    assert_eq!(ce.l2.lock_stall_cycles, 0);
+    // An L2 copy of memory-resident lines (32 + 100 cycles in L2) locks L2 once its message
+    // arrives: an L1 miss to another line in L2 waits at the port.
+    let mut body = in_l2_only(other);
+    body.push(settle());
+    body.push(Event::Movblk {
+        src: BASE + 0x2_0000,
+        dst,
+    });
+    body.push(Event::Compute(80));
+    body.push(Event::Load(other));
+    let ce = run("lock-l2", &config, &body).copy_engine.unwrap();
+    assert_eq!(ce.l2.copies, 1);
+    assert!(ce.l2.lock_stall_cycles >= 1, "{ce:?}");
 }

@@ -1989,7 +1989,9 @@ impl System {
     /// core `core` uses.
     pub fn cache_holds(&self, level: usize, core: usize, pa: u64) -> bool {
         let l = &self.mem.levels[level];
-        l.arrays[l.array_of[core]].probe(pa / l.line_bytes).is_some()
+        l.arrays[l.array_of[core]]
+            .probe(pa / l.line_bytes)
+            .is_some()
     }
 
     /// Bytes at `vaddr` as process `pid` sees them now (None where unmapped).
