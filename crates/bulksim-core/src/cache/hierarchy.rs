@@ -587,7 +587,7 @@ impl Hierarchy {
             }) => self.levels[above].mshrs[core]
                 .iter()
                 .find(|m| m.line == line)
-                .is_none_or(|m| m.allocate),
+                .map_or(true, |m| m.allocate),
             _ => true,
         };
         let taken = self.request_fill_at(
@@ -874,8 +874,9 @@ impl Hierarchy {
         let end = start + buf.len();
         for (offset, len, bytes) in &m.stores {
             let (a, b) = (*offset, *offset + *len as usize);
-            for i in a.max(start)..b.min(end) {
-                buf[i - start] = bytes[i - a];
+            let (from, to) = (a.max(start), b.min(end));
+            if from < to {
+                buf[from - start..to - start].copy_from_slice(&bytes[from - a..to - a]);
             }
         }
     }
