@@ -366,13 +366,19 @@ SLOT = copy_workloads.SLOT_BYTES
     show_default=True,
     help="Seed (recorded; this stand-in draws nothing at random).",
 )
+@click.option(
+    "--cold-ring",
+    is_flag=True,
+    help="Do not load the ring before the first packet, so payloads start in memory "
+    "(with a --ring larger than the last cache, every payload comes from memory).",
+)
 def workload_network(
-    out, payload, packets, header_bytes, ring, buffers, dst_offset, protocol_instructions, seed
+    out, payload, packets, header_bytes, ring, buffers, dst_offset, protocol_instructions, seed, cold_ring
 ):
     """Write the TCP/IP receive stand-in for the copy-engine study (docs/copy_engines_workloads.md)
-    to OUT/thread-0.trace: per packet, read the header in its ring slot, update the connection's
-    control block, run the protocol work, copy the payload (which follows the header) to a
-    user buffer."""
+    to OUT/thread-0.trace: one load of the whole receive ring (unless --cold-ring), then per
+    packet, read the header in its ring slot, update the connection's control block, run the
+    protocol work, copy the payload (which follows the header) to a user buffer."""
     path = copy_workloads.write_network(
         out,
         payload=payload,
@@ -383,6 +389,7 @@ def workload_network(
         dst_offset=dst_offset,
         protocol_instructions=protocol_instructions,
         seed=seed,
+        warm_ring=not cold_ring,
     )
     click.echo(path)
 
