@@ -750,6 +750,7 @@ TABLES = {
     "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
     "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
     "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
+    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset)",
 }
 #: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
 RANK_FIGURES = {
@@ -772,7 +773,7 @@ RANK_FIGURES = {
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
     "rank-assignment, refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
-    "page-allocation: 50 M instructions per program.",
+    "page-allocation: 50 M instructions per program; copy-engines: 5,000 packets per run.",
 )
 @click.option(
     "--mean",
@@ -817,6 +818,20 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
         click.echo(forkbench.render(rows))
         if json_out:
             forkbench.write_json(rows, json_out)
+        return
+    if name == "copy-engines":
+        from bulksim import copy_engines
+
+        def report_runs(done: int, total: int) -> None:
+            if sys.stderr.isatty():
+                click.echo(f"\rcopy-engines: {done}/{total} runs", err=True, nl=False)
+
+        rows = _guard(copy_engines.run, quick=quick, workers=workers, progress=report_runs)
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        click.echo(copy_engines.render(rows))
+        if json_out:
+            copy_engines.write_json(rows, json_out)
         return
     if name == "rowclone-multicore":
         from bulksim import multicore
