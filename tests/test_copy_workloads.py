@@ -61,13 +61,14 @@ def test_network_writes_each_packet_at_its_ring_slot_and_user_buffer(tmp_path):
     path = cw.write_network(tmp_path / "net", payload=1000, packets=10, ring=4, buffers=3, dst_offset=8)
     assert path == tmp_path / "net" / "thread-0.trace"
     recs = records(path)
-    assert recs[:3] == [
+    assert recs[:4] == [
         ["N", "0x10000000", str(4 * 2048)],
         ["N", "0x20000000", str(2 * 4096)],  # 3 x 2048 rounded up to pages
         ["N", "0x30000000", "4096"],
+        ["L", "0x10000000", str(4 * 2048)],  # the warm ring: one load of all of it
     ]
     assert recs[-1] == ["X"]
-    body = recs[3:-1]
+    body = recs[4:-1]
     per_packet = 1 + 4 + 1 + 3 + 1  # header, control-block loads, compute, stores, copy
     assert len(body) == 10 * per_packet
     for i in range(10):
@@ -84,9 +85,48 @@ def test_network_writes_each_packet_at_its_ring_slot_and_user_buffer(tmp_path):
 
 def test_network_without_header_or_protocol_work_copies_from_the_slot_start(tmp_path):
     path = cw.write_network(tmp_path / "n", payload=2048, packets=2, header_bytes=0, protocol_instructions=0)
-    body = records(path)[3:-1]
+    body = records(path)[4:-1]
     assert [r[0] for r in body] == list("LLLLSSSM") * 2
     assert body[15] == ["M", "0x10000800", "0x20000800", "2048"]
+
+
+def test_network_defaults_to_a_warm_ring_of_256_slots_that_fits_the_copy_engines_l2(tmp_path):
+    recs = records(cw.write_network(tmp_path / "n", payload=500, packets=1))
+    ring_bytes = 256 * 2048
+    assert recs[0] == ["N", "0x10000000", str(ring_bytes)]
+    assert recs[3] == ["L", "0x10000000", str(ring_bytes)]
+    l2 = tomllib.loads((ROOT / "configs" / "copy_engines.toml").read_text())["cache"]["level"][1]
+    assert ring_bytes <= l2["size_kb"] * 1024 // 2  # 512 KB: half the 1 MB L2
+
+
+def test_cold_ring_leaves_out_the_ring_load(tmp_path):
+    warm = records(cw.write_network(tmp_path / "w", payload=500, packets=3, ring=8))
+    cold = records(cw.write_network(tmp_path / "c", payload=500, packets=3, ring=8, warm_ring=False))
+    assert warm[3] == ["L", "0x10000000", str(8 * 2048)]
+    assert cold == warm[:3] + warm[4:]
+
+
+def test_warm_ring_lets_dce_nt_copy_in_l1_and_a_cold_ring_sends_it_to_l2(tmp_path):
+    """Ring and user buffer of one slot each (3 pages: they fit the 4-way L1 whatever the frames)
+    and 1500-byte payloads: 46 movblks per packet (destination line-aligned, 1500 = 46 x 32 + 28),
+    the source 52 bytes into the slot, so each movblk reads two lines."""
+    overrides = ['system.memcpy="movblk"', 'copy_engine.policy="dce_nt"']
+    config = ROOT / "configs" / "copy_engines.toml"
+    copies = {}
+    for warm in (True, False):
+        out = tmp_path / f"warm-{warm}"
+        cw.write_network(out, payload=1500, packets=2, ring=1, buffers=1, warm_ring=warm)
+        stats = bulksim.run_workload(config, workload=out, overrides=overrides)
+        engine = stats["copy_engine"]
+        assert engine["movblks"] == 2 * 46
+        copies[warm] = (engine["l1"]["copies"], engine["l2"]["copies"])
+    # Warm: the whole slot is in L1, so every movblk finds its source there.
+    assert copies[True] == (92, 0)
+    # Cold: only the header's two lines are in L1 (the second holds the payload's first 12 bytes),
+    # so each packet's first movblk runs in L1 and, DCE-NT allocating nothing, the rest in L2;
+    # except that the second packet's last movblk finds the line the first packet's 28-byte
+    # software tail loaded.
+    assert copies[False] == (1 + 2, 45 + 44)
 
 
 def test_network_runs_with_the_instructions_and_pages_its_layout_implies(tmp_path):
@@ -98,7 +138,8 @@ def test_network_runs_with_the_instructions_and_pages_its_layout_implies(tmp_pat
     # Per packet: the header's lines, 4 control-block loads, 3 stores, the memcpy (one
     # instruction), the protocol work; each of the 3 maps is one instruction.
     header_lines = lines_touched(0x1000_0000, 52, line)
-    expected = 3 + 10 * (header_lines + 4 + 3 + 1 + 250)
+    warm_ring_lines = 4 * 2048 // line
+    expected = 3 + warm_ring_lines + 10 * (header_lines + 4 + 3 + 1 + 250)
     ring = [(0x1000_0000 + s * 2048, 52 + 1500) for s in range(4)]
     user = [(0x2000_0000 + b * 2048 + 8, 1500) for b in range(3)]
     pages = pages_touched(ring) + pages_touched(user) + 1
@@ -174,6 +215,14 @@ def test_cli_writes_the_workloads(tmp_path):
     assert r.stdout.strip() == str(tmp_path / "n" / "thread-0.trace")
     copies = [x for x in records(tmp_path / "n" / "thread-0.trace") if x[0] == "M"]
     assert copies[2] == ["M", "0x10001034", "0x20001004", "500"]
+    warm = records(tmp_path / "n" / "thread-0.trace")
+    assert warm[3] == ["L", "0x10000000", str(256 * 2048)]
+    r = cli(
+        "workload", "network", tmp_path / "c", "--payload", "500", "--packets", "3", "--dst-offset", "4",
+        "--cold-ring",
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert records(tmp_path / "c" / "thread-0.trace") == warm[:3] + warm[4:]
     r = cli("workload", "bulkcopy", tmp_path / "b", "--size", "65536", "--copies", "4", "--hot", "1")
     assert r.returncode == 0, r.stderr
     recs = records(tmp_path / "b" / "thread-0.trace")

@@ -366,13 +366,19 @@ SLOT = copy_workloads.SLOT_BYTES
     show_default=True,
     help="Seed (recorded; this stand-in draws nothing at random).",
 )
+@click.option(
+    "--cold-ring",
+    is_flag=True,
+    help="Do not load the ring before the first packet, so payloads start in memory "
+    "(with a --ring larger than the last cache, every payload comes from memory).",
+)
 def workload_network(
-    out, payload, packets, header_bytes, ring, buffers, dst_offset, protocol_instructions, seed
+    out, payload, packets, header_bytes, ring, buffers, dst_offset, protocol_instructions, seed, cold_ring
 ):
     """Write the TCP/IP receive stand-in for the copy-engine study (docs/copy_engines_workloads.md)
-    to OUT/thread-0.trace: per packet, read the header in its ring slot, update the connection's
-    control block, run the protocol work, copy the payload (which follows the header) to a
-    user buffer."""
+    to OUT/thread-0.trace: one load of the whole receive ring (unless --cold-ring), then per
+    packet, read the header in its ring slot, update the connection's control block, run the
+    protocol work, copy the payload (which follows the header) to a user buffer."""
     path = copy_workloads.write_network(
         out,
         payload=payload,
@@ -383,6 +389,7 @@ def workload_network(
         dst_offset=dst_offset,
         protocol_instructions=protocol_instructions,
         seed=seed,
+        warm_ring=not cold_ring,
     )
     click.echo(path)
 
@@ -743,6 +750,7 @@ TABLES = {
     "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
     "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
     "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
+    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset)",
 }
 #: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
 RANK_FIGURES = {
@@ -765,7 +773,7 @@ RANK_FIGURES = {
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
     "rank-assignment, refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
-    "page-allocation: 50 M instructions per program.",
+    "page-allocation: 50 M instructions per program; copy-engines: 5,000 packets per run.",
 )
 @click.option(
     "--mean",
@@ -810,6 +818,20 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
         click.echo(forkbench.render(rows))
         if json_out:
             forkbench.write_json(rows, json_out)
+        return
+    if name == "copy-engines":
+        from bulksim import copy_engines
+
+        def report_runs(done: int, total: int) -> None:
+            if sys.stderr.isatty():
+                click.echo(f"\rcopy-engines: {done}/{total} runs", err=True, nl=False)
+
+        rows = _guard(copy_engines.run, quick=quick, workers=workers, progress=report_runs)
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        click.echo(copy_engines.render(rows))
+        if json_out:
+            copy_engines.write_json(rows, json_out)
         return
     if name == "rowclone-multicore":
         from bulksim import multicore

@@ -181,8 +181,13 @@ def write_network(
     dst_offset: int = NETWORK_DEFAULTS["dst_offset"],
     protocol_instructions: int = NETWORK_DEFAULTS["protocol_instructions"],
     seed: int = NETWORK_DEFAULTS["seed"],
+    warm_ring: bool = True,
 ) -> Path:
     """Writes the network stand-in to ``OUT/thread-0.trace`` and returns that path.
+
+    With ``warm_ring`` the trace first loads the whole ring (one ``L RING_BASE ring*2048``
+    record), so payloads start out cached as far as the caches hold the ring; without it
+    they start in memory, as a NIC's DMA would leave them.
 
     Per packet ``i``: the header (``header_bytes`` at ``ring_slot(i, ring)``) is read (one
     ``L vaddr bytes`` record: a load of every line it touches), the control block is loaded
@@ -208,6 +213,8 @@ def write_network(
         )
     protocol_instructions = _check_int("--protocol-instructions", protocol_instructions, maximum=MAX_COMPUTE)
     seed = _check_int("--seed", seed)
+    if not isinstance(warm_ring, bool):
+        raise ArgumentError(f"warm_ring: {warm_ring!r}; expected True or False")
     path = _thread_file(out)
     _check_room(path, packets * MIN_PACKET_TEXT_BYTES)
     _write(
@@ -221,6 +228,7 @@ def write_network(
             dst_offset=dst_offset,
             protocol_instructions=protocol_instructions,
             seed=seed,
+            warm_ring=warm_ring,
         ),
     )
     return path
