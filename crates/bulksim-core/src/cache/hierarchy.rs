@@ -579,7 +579,7 @@ impl Hierarchy {
         };
         let write = req.kind == RequestKind::ReadForOwnership;
         // A copy engine's non-temporal read stays out of every level on its way.
-        let allocate = match req.id.and_then(|id| self.ids[id as usize]) {
+        let allocate = match req.id.and_then(|id| self.ids.get(id as usize).copied().flatten()) {
             Some(Pending::Fill {
                 level: above,
                 core,

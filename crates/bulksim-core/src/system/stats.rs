@@ -237,6 +237,7 @@ mod tests {
             per_drain: vec![Default::default()],
             ..Default::default()
         });
+        stats.copy_engine = Some(Default::default());
         crate::stats::assert_documented(
             &stats,
             "memory",
