@@ -478,6 +478,8 @@ pub struct CacheLevelConfig {
     pub port_cycles: u32,
     /// A miss leaves for the level below only after this level's lookup (`hit_cycles`).
     pub serial_lookup: bool,
+    /// A miss that pushes out a dirty line waits for that line's write-back below.
+    pub writeback_delays_miss: bool,
 }
 
 impl Default for CacheLevelConfig {
@@ -492,6 +494,7 @@ impl Default for CacheLevelConfig {
             writeback_buffer: 8,
             port_cycles: 0,
             serial_lookup: false,
+            writeback_delays_miss: false,
         }
     }
 }
@@ -979,6 +982,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("core.mem_ports", "accesses per cycle", "loads, stores and movblks a core dispatches per cycle at most (memory ports); 0: as many as core.width"),
     doc("cache.address_bytes", "bytes", "size of one address crossing a port between cache levels: traffic stats count each line moved as line + address, a copy-engine message as two addresses (the copy-engines paper leaves it open: 4, a 32-bit target, is bulksim's choice)"),
     doc("cache.level[].port_cycles", "core cycles", "time to cross the port above this level, each way (the copy-engines paper's off-chip L2: 10); a fill answered here takes hit_cycles + 2 x port_cycles, and a copy-engine message takes port_cycles"),
+    doc("cache.level[].writeback_delays_miss", "bool", "a miss (or a copy engine's destination write) whose victim is dirty first writes the victim back: it leaves only after the write-back has crossed the port below and been written there (the level below's port_cycles + hit_cycles; memory.fixed_latency_cycles from the last level), as SimpleScalar's caches, the copy-engines paper's simulator, do; false: victims leave through the write-back buffer and delay nothing"),
     doc("cache.level[].serial_lookup", "bool", "a miss leaves for the level below only after this level's lookup (hit_cycles); false: at once, the lookup overlapping the request below"),
     doc("memory.fixed_latency_cycles", "core cycles", "when above 0, memory answers every read this many core cycles after the last level sends it, with no contention, and takes write-backs at once (the copy-engines paper's 100-cycle memory); the DRAM devices only hold the address space. 0: the DRAM devices time every request"),
     doc("system.memcpy", "bulk | software | movblk", "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy)"),

@@ -702,3 +702,41 @@ fn accesses_wait_while_an_engine_holds_its_cache() {
     assert_eq!(ce.l2.copies, 1);
     assert!(ce.l2.lock_stall_cycles >= 1, "{ce:?}");
 }
+
+#[test]
+fn a_dirty_victim_is_written_back_first_when_the_level_waits_for_it() {
+    // The destination's L1 sets (page offset 0) full of dirty lines; the source elsewhere.
+    let (src, dst) = (BASE + 0x40, BASE + 0x10_0000);
+    let mut setup: Vec<Event> = (1..=24)
+        .map(|k| Event::Store(BASE + (2 << 20) + k * L1_SET_STRIDE))
+        .collect();
+    setup.push(settle());
+    setup.push(Event::Load(src));
+    for (wait, busy) in [("true", 6 + 10 + 15), ("false", 6)] {
+        let config = preset(&[
+            "copy_engine.policy=\"ce_l1\"",
+            &format!("cache.level.0.writeback_delays_miss={wait}"),
+        ]);
+        let mut body = setup.clone();
+        body.push(settle());
+        body.push(Event::Movblk { src, dst });
+        let ce = run(&format!("victim-{wait}"), &config, &body).copy_engine.unwrap();
+        assert_eq!(ce.l1.busy_cycles, busy, "writeback_delays_miss = {wait}");
+    }
+    // A load miss into those sets waits 10 + 15 cycles longer for the same reason.
+    let mut cycles = Vec::new();
+    for wait in ["true", "false"] {
+        // No store queue: the set-up's stores never hold up dispatch, so only the last
+        // load's latency differs.
+        let config = preset(&[
+            &format!("cache.level.0.writeback_delays_miss={wait}"),
+            "core.store_queue=0",
+        ]);
+        let mut body = setup.clone();
+        body.push(settle());
+        body.push(Event::Load(dst));
+        cycles.push(run(&format!("victim-load-{wait}"), &config, &body).core_cycles);
+    }
+    eprintln!("cycles {cycles:?}");
+    assert_eq!(cycles[0] - cycles[1], 10 + 15);
+}

@@ -111,6 +111,18 @@ impl Cache {
         set * self.ways..(set + 1) * self.ways
     }
 
+    /// Whether putting `line` (absent) in would push out a dirty line: its set has no free
+    /// way and its least recently used line is dirty.
+    pub fn victim_is_dirty(&self, line: u64) -> bool {
+        let range = self.set_range(line);
+        if range.clone().any(|i| self.tags[i] == EMPTY) {
+            return false;
+        }
+        range
+            .min_by_key(|&i| self.last_use[i])
+            .is_some_and(|i| self.dirty[i])
+    }
+
     /// The way holding `line`, without touching LRU state.
     pub fn probe(&self, line: u64) -> Option<usize> {
         self.set_range(line).find(|&i| self.tags[i] == line)

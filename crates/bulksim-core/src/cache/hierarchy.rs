@@ -255,6 +255,7 @@ impl Hierarchy {
             return false;
         }
         let line_bytes = l.line_bytes;
+        let not_before = not_before + self.victim_write_back_fs(level, core, line, allocate);
         let id = self.new_id(Pending::Fill { level, core, line });
         let l = &mut self.levels[level];
         l.mshrs[core].push(Mshr {
@@ -283,6 +284,20 @@ impl Hierarchy {
             self.traffic.book(origin, false, line_bytes);
         }
         true
+    }
+
+    /// The time a write-back of the line that `line` would push out of `core`'s array at
+    /// `level` takes first, when the level waits for it (`writeback_delays_miss`): across the
+    /// port below and written there, or into the fixed-latency memory; 0 otherwise.
+    pub fn victim_write_back_fs(&self, level: usize, core: usize, line: u64, allocate: bool) -> u64 {
+        let l = &self.levels[level];
+        if !allocate || !l.writeback_delays_miss || !l.arrays[l.array_of[core]].victim_is_dirty(line) {
+            return 0;
+        }
+        match self.levels.get(level + 1) {
+            Some(below) => below.port_fs + below.hit_fs,
+            None => self.fixed_latency_fs.unwrap_or(0),
+        }
     }
 
     /// A store waiting for `line` (whose first-level MSHR exists).

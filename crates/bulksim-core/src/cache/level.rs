@@ -98,6 +98,8 @@ pub struct CacheLevel {
     pub port_fs: u64,
     /// A miss leaves only after the lookup (`hit_fs`).
     pub serial_lookup: bool,
+    /// A miss pushing out a dirty line waits for its write-back.
+    pub writeback_delays_miss: bool,
     /// Per array: a copy engine works in it, so requests from the level above wait.
     pub locked: Vec<bool>,
     pub below_transfers: u64,
@@ -139,6 +141,7 @@ impl CacheLevel {
             hit_fs: cfg.hit_cycles as u64 * core_fs,
             port_fs: cfg.port_cycles as u64 * core_fs,
             serial_lookup: cfg.serial_lookup,
+            writeback_delays_miss: cfg.writeback_delays_miss,
             locked: vec![false; count],
             below_transfers: 0,
             below_messages: 0,

@@ -264,7 +264,16 @@ impl Engine {
                 w.step = Step::Write;
             }
             Step::Write => {
-                w.until = now + hit_fs;
+                // Allocating the destination may first write a dirty victim back.
+                let lb = h.levels[level].line_bytes;
+                let dst = w.op.dst / lb;
+                let present = h.levels[level].arrays[self.array].probe(dst).is_some();
+                let victim = if present {
+                    0
+                } else {
+                    h.victim_write_back_fs(level, core, dst, true)
+                };
+                w.until = now + hit_fs + victim;
                 w.step = Step::Written;
             }
             Step::Written => {
