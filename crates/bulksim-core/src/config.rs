@@ -356,6 +356,18 @@ pub enum SystemMechanism {
     RowcloneZi,
 }
 
+impl SystemMechanism {
+    /// The mechanism's config name.
+    pub fn name(self) -> &'static str {
+        match self {
+            SystemMechanism::Cpu => "cpu",
+            SystemMechanism::McDma => "mc_dma",
+            SystemMechanism::Rowclone => "rowclone",
+            SystemMechanism::RowcloneZi => "rowclone_zi",
+        }
+    }
+}
+
 /// How the `cpu` mechanism's store loop treats a destination line it overwrites whole.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -533,6 +545,21 @@ pub struct CopyEngineConfig {
     pub realign_cycles: u32,
     pub nt_last_level: bool,
     pub partial_line: PartialLine,
+    /// `dce_rowclone`: bytes of one destination chunk handed to the memory controller.
+    pub dram_chunk_bytes: u32,
+    /// `dce_rowclone`: core cycles of the tag probe that decides a chunk's place.
+    pub probe_cycles: u32,
+    pub dram_rule: DramRule,
+}
+
+/// When `dce_rowclone` hands a chunk to the memory controller (`copy_engine.dram_rule`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DramRule {
+    /// When no cache level holds any of its source lines (a tag probe).
+    Probe,
+    /// Always (no probe; the controller's coherence moves cached data).
+    Always,
 }
 
 /// How the last engine writes a destination block smaller than its level's line
@@ -556,6 +583,9 @@ impl Default for CopyEngineConfig {
             realign_cycles: 2,
             nt_last_level: false,
             partial_line: PartialLine::Merge,
+            dram_chunk_bytes: 4096,
+            probe_cycles: 0,
+            dram_rule: DramRule::Probe,
         }
     }
 }
@@ -568,6 +598,8 @@ pub enum CopyEnginePolicy {
     CeL1,
     Dce,
     DceNt,
+    /// As `DceNt`, and the movblk memcpy hands whole destination chunks to RowClone.
+    DceRowclone,
 }
 
 impl CopyEnginePolicy {
@@ -578,6 +610,7 @@ impl CopyEnginePolicy {
             CopyEnginePolicy::CeL1 => "ce_l1",
             CopyEnginePolicy::Dce => "dce",
             CopyEnginePolicy::DceNt => "dce_nt",
+            CopyEnginePolicy::DceRowclone => "dce_rowclone",
         }
     }
 
@@ -586,7 +619,7 @@ impl CopyEnginePolicy {
         match self {
             CopyEnginePolicy::None => 0,
             CopyEnginePolicy::CeL1 => 1,
-            CopyEnginePolicy::Dce | CopyEnginePolicy::DceNt => 2,
+            CopyEnginePolicy::Dce | CopyEnginePolicy::DceNt | CopyEnginePolicy::DceRowclone => 2,
         }
     }
 }
@@ -990,7 +1023,10 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("memcpy.word_bytes", "bytes", "software memcpy: bytes per load and store (4: a 32-bit word, bulksim's choice); a power of two from 1 to 8"),
     doc("memcpy.check_instructions", "instructions", "movblk memcpy: the size and alignment test per call (why the copy-engines paper's gains grow with the payload)"),
     doc("memcpy.loop_instructions", "instructions", "movblk memcpy: loop instructions per movblk (pointer increments, count, branch)"),
-    doc("copy_engine.policy", "none | ce_l1 | dce | dce_nt", "copy engines beside the caches (docs/copy_engines.md): none; ce_l1 (an engine beside the first level only: every movblk runs there, missing source lines fetched and allocated); dce (engines beside the first two levels: a movblk runs in the first level when one of its source lines is there, else in the second, missing lines allocated); dce_nt (the same, missing source lines go to the engine only)"),
+    doc("copy_engine.policy", "none | ce_l1 | dce | dce_nt | dce_rowclone", "copy engines beside the caches (docs/copy_engines.md): none; ce_l1 (an engine beside the first level only: every movblk runs there, missing source lines fetched and allocated); dce (engines beside the first two levels: a movblk runs in the first level when one of its source lines is there, else in the second, missing lines allocated); dce_nt (the same, missing source lines go to the engine only); dce_rowclone (beyond the paper: dce_nt, and the movblk memcpy hands each whole destination chunk of copy_engine.dram_chunk_bytes to the memory controller, which runs it as RowClone, when no cache holds its source; needs system.bulk_mechanism = rowclone or rowclone_zi)"),
+    doc("copy_engine.dram_chunk_bytes", "bytes", "dce_rowclone: the destination chunk the movblk memcpy hands down as one operation: a power of two from the last level's line to the 4096-byte page (bulksim's choice: 4096, one page, RowClone's copy granularity); a chunk goes down only when its source has the destination's offset within a last-level line and lies in one physically contiguous range, else it runs as movblks"),
+    doc("copy_engine.probe_cycles", "core cycles", "dce_rowclone: the tag probe of every cache level for a chunk's source lines holds the memcpy's next instruction this long (bulksim's choice: 0, the probe overlapping the routine's own work)"),
+    doc("copy_engine.dram_rule", "probe | always", "dce_rowclone: hand a chunk down when no cache level holds any of its source lines (probe), or always (the controller's RowClone coherence copies dirty source lines in the cache under the destination's tag)"),
     doc("copy_engine.fifo_depth", "movblks", "movblks retired into the first-level engine's queue and not yet done; a full queue stalls dispatch (the paper leaves it open: 8 is bulksim's choice)"),
     doc("copy_engine.ordering", "overlap | serial", "younger loads and stores wait for queued movblks whose ranges they overlap (overlap) or for every queued movblk (serial)"),
     doc("copy_engine.parallel_reads", "bool", "an engine reads its two source lines at once (two banks) instead of one after the other (the paper assumes serial reads)"),
@@ -1116,6 +1152,8 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         ]),
         "os.preferred_rank" => Some(&["most_free", "least_delay"]),
         "sim.mode" => Some(&["timing", "functional"]),
+        "copy_engine.policy" => Some(&["none", "ce_l1", "dce", "dce_nt", "dce_rowclone"]),
+        "copy_engine.dram_rule" => Some(&["probe", "always"]),
         "dram.preset" => Some(PRESET_NAMES),
         _ => None,
     }
@@ -1377,8 +1415,35 @@ impl Config {
                 ));
             }
         }
+        if ce.policy == CopyEnginePolicy::DceRowclone {
+            if !matches!(
+                self.system.bulk_mechanism,
+                SystemMechanism::Rowclone | SystemMechanism::RowcloneZi
+            ) {
+                problems.push(format!(
+                    "copy_engine.policy: dce_rowclone hands chunks to RowClone in DRAM; set system.bulk_mechanism to rowclone or rowclone_zi (it is {})",
+                    self.system.bulk_mechanism.name()
+                ));
+            }
+            if self.memory.fixed_latency_cycles > 0 {
+                problems.push("copy_engine.policy: dce_rowclone needs DRAM devices that time requests; set memory.fixed_latency_cycles to 0".into());
+            }
+            let last_line = levels.last().map_or(64, |l| l.line_bytes);
+            let chunk = ce.dram_chunk_bytes;
+            if !chunk.is_power_of_two() || chunk < last_line || chunk > 4096 {
+                problems.push(format!(
+                    "copy_engine.dram_chunk_bytes: {chunk}; expected a power of two from the last cache level's {last_line}-byte line to the 4096-byte page"
+                ));
+            }
+        }
+        if ce.probe_cycles > 100_000 {
+            problems.push(format!(
+                "copy_engine.probe_cycles: {} is out of range; expected 0..=100000 core cycles",
+                ce.probe_cycles
+            ));
+        }
         if self.system.memcpy == MemcpyMode::Movblk && ce.policy == CopyEnginePolicy::None {
-            problems.push("system.memcpy: movblk needs a copy engine; set copy_engine.policy to ce_l1, dce or dce_nt (or system.memcpy to software)".into());
+            problems.push("system.memcpy: movblk needs a copy engine; set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone (or system.memcpy to software)".into());
         }
         for (i, l) in levels.iter().enumerate() {
             if l.port_cycles > 10_000 {

@@ -289,9 +289,18 @@ impl Hierarchy {
     /// The time a write-back of the line that `line` would push out of `core`'s array at
     /// `level` takes first, when the level waits for it (`writeback_delays_miss`): across the
     /// port below and written there, or into the fixed-latency memory; 0 otherwise.
-    pub fn victim_write_back_fs(&self, level: usize, core: usize, line: u64, allocate: bool) -> u64 {
+    pub fn victim_write_back_fs(
+        &self,
+        level: usize,
+        core: usize,
+        line: u64,
+        allocate: bool,
+    ) -> u64 {
         let l = &self.levels[level];
-        if !allocate || !l.writeback_delays_miss || !l.arrays[l.array_of[core]].victim_is_dirty(line) {
+        if !allocate
+            || !l.writeback_delays_miss
+            || !l.arrays[l.array_of[core]].victim_is_dirty(line)
+        {
             return 0;
         }
         match self.levels.get(level + 1) {
@@ -594,7 +603,10 @@ impl Hierarchy {
         };
         let write = req.kind == RequestKind::ReadForOwnership;
         // A copy engine's non-temporal read stays out of every level on its way.
-        let allocate = match req.id.and_then(|id| self.ids.get(id as usize).copied().flatten()) {
+        let allocate = match req
+            .id
+            .and_then(|id| self.ids.get(id as usize).copied().flatten())
+        {
             Some(Pending::Fill {
                 level: above,
                 core,

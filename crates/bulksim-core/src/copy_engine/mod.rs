@@ -3,7 +3,8 @@
 //! that decides where each movblk runs (`copy_engine.policy`: `ce_l1` always beside the first
 //! level; `dce` and `dce_nt` beside the first level when one of its source lines is there,
 //! else beside the second, whose engine always copies), and the engines of the whole system
-//! with their counters. One engine's steps and timing are `engine`'s. The core-side rules
+//! with their counters; under `dce_rowclone` also the counters of the destination chunks
+//! the movblk memcpy hands to the memory controller. One engine's steps and timing are `engine`'s. The core-side rules
 //! (a movblk waits for every older instruction, younger accesses overlapping a queued
 //! movblk wait for it, a locked first level refuses the core's accesses) are the system's,
 //! which asks the engines here what is queued and locked.
@@ -78,6 +79,19 @@ stat_struct! {
         pub ordering_stall_cycles: u64 = sum("core cycles", "cycles a core's load or store waited for a queued movblk it overlaps (copy_engine.ordering)"),
         pub l1: EngineStats = nested(),
         pub l2: EngineStats = nested(),
+        pub dram: DramChunkStats = nested(),
+    }
+}
+
+stat_struct! {
+    /// Destination chunks the movblk memcpy offered to the memory controller
+    /// (`copy_engine.policy = "dce_rowclone"`); zero under every other policy.
+    pub struct DramChunkStats {
+        pub chunks: u64 = sum("chunks", "whole destination chunks (copy_engine.dram_chunk_bytes) the movblk memcpy offered to the memory controller"),
+        pub copies: u64 = sum("chunks", "of chunks, those the memory controller ran as RowClone operations (no cache level held a source line, or copy_engine.dram_rule = always)"),
+        pub blocks: u64 = sum("movblks", "first-level lines those chunks copied: the movblks they stand for"),
+        pub declined_cached: u64 = sum("chunks", "of chunks, those run as movblks because a cache level held one of their source lines"),
+        pub declined_layout: u64 = sum("chunks", "of chunks, those run as movblks because their source had another offset within a last-level line than their destination, or was not one physically contiguous range within one memory device"),
     }
 }
 
@@ -116,7 +130,7 @@ impl CopyEngines {
                 allocate: true,
                 allocate_last: true,
             },
-            CopyEnginePolicy::DceNt => Placement {
+            CopyEnginePolicy::DceNt | CopyEnginePolicy::DceRowclone => Placement {
                 fetch_at_once: false,
                 allocate: false,
                 allocate_last: cfg.nt_last_level,

@@ -180,6 +180,10 @@ pub struct Core {
     pub job_started_fs: Option<u64>,
     /// Kernel instructions of page faults still to dispatch (before `pending`).
     pub kernel_instructions: u64,
+    /// A copy-on-write copy the memcpy routine runs (`system.memcpy`), in physical
+    /// addresses, before `pending`; and its step that could not dispatch yet.
+    pub kernel_copy: Option<crate::workload::memcpy::MemcpyExpansion>,
+    pub kernel_step: Option<crate::workload::memcpy::CopyStep>,
     /// The pending event is a memcpy/meminit whose jobs are queued (it retires after them).
     pub bulk_instruction: bool,
     pub retired: u64,
@@ -209,6 +213,8 @@ impl Core {
             jobs: VecDeque::new(),
             job_started_fs: None,
             kernel_instructions: 0,
+            kernel_copy: None,
+            kernel_step: None,
             bulk_instruction: false,
             retired: 0,
             last_exit_fs: 0,

@@ -28,6 +28,7 @@
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
 pub mod core;
+mod dram_chunks;
 mod functional;
 pub mod interruptions;
 pub mod stats;
@@ -205,6 +206,21 @@ pub struct System {
     mem_ports_left: usize,
     /// `core.store_queue` (usize::MAX: no limit).
     store_queue: usize,
+    /// `dce_rowclone`: `copy_engine.dram_chunk_bytes` (0: chunks are not offered), the tag
+    /// probe's time (fs), `dram_rule = "always"`.
+    dram_chunk_bytes: u64,
+    chunk_probe_fs: u64,
+    chunk_always: bool,
+    /// Chunks handed to the memory controller, until they complete.
+    handed: Vec<dram_chunks::Handed>,
+}
+
+/// The address space of an access: a thread's virtual addresses, or physical ones (the
+/// kernel's copy-on-write copy run by a memcpy routine, `system.memcpy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Space {
+    Virtual(Pid),
+    Physical,
 }
 
 /// What dispatching one event did.
@@ -501,6 +517,17 @@ impl System {
                 0 => usize::MAX,
                 n => n as usize,
             },
+            dram_chunk_bytes: match config.copy_engine.policy {
+                crate::config::CopyEnginePolicy::DceRowclone
+                    if config.system.memcpy == crate::config::MemcpyMode::Movblk =>
+                {
+                    config.copy_engine.dram_chunk_bytes as u64
+                }
+                _ => 0,
+            },
+            chunk_probe_fs: config.copy_engine.probe_cycles as u64 * core_fs,
+            chunk_always: config.copy_engine.dram_rule == crate::config::DramRule::Always,
+            handed: Vec::new(),
         })
     }
 
@@ -808,10 +835,10 @@ impl System {
             }
             self.events.pop();
             if kind == EV_OP {
-                let core = self
-                    .op_owner
-                    .remove(&(dev as usize, id))
-                    .expect("an owned operation");
+                let Some(core) = self.op_owner.remove(&(dev as usize, id)) else {
+                    self.chunk_done(dev as usize, id);
+                    continue;
+                };
                 if let Some(Job::Memory { phase, .. }) = self.cores[core].jobs.front_mut() {
                     *phase = MemPhase::Done;
                 }
@@ -928,6 +955,26 @@ impl System {
                 }
                 continue;
             }
+            // A copy-on-write copy run by the memcpy routine goes before the access that
+            // faulted, in physical addresses.
+            let kernel_step = match self.cores[c].kernel_step.take() {
+                Some(s) => Some(s),
+                None => self.cores[c].kernel_copy.as_mut().and_then(|m| m.next()),
+            };
+            if let Some(step) = kernel_step {
+                match self.dispatch_copy_step(c, t, Space::Physical, step, &mut budget)? {
+                    None => {
+                        progress = true;
+                        continue;
+                    }
+                    Some((step, moved)) => {
+                        self.cores[c].kernel_step = Some(step);
+                        progress |= moved;
+                        break;
+                    }
+                }
+            }
+            self.cores[c].kernel_copy = None;
             if self.slice_over(c, t) {
                 // At an event boundary; the thread leaves with an empty window, so every
                 // slot retired on a core is its running thread's.
@@ -946,7 +993,8 @@ impl System {
                     None => self.threads[t].memcpy.as_mut().and_then(|m| m.next()),
                 };
                 if let Some(step) = step {
-                    match self.dispatch_copy_step(c, t, step, &mut budget)? {
+                    let pid = self.threads[t].pid.expect("a started thread");
+                    match self.dispatch_copy_step(c, t, Space::Virtual(pid), step, &mut budget)? {
                         None => {
                             progress = true;
                             continue;
@@ -991,6 +1039,8 @@ impl System {
             && core.pending.is_none()
             && core.pending_step.is_none()
             && self.threads[t].memcpy.is_none()
+            && core.kernel_copy.is_none()
+            && core.kernel_step.is_none()
             && self.threads[t].instructions - core.slice_start >= self.time_slice
             && !self.threads[t].pid.is_some_and(|p| self.os.is_threaded(p))
     }
@@ -1077,7 +1127,7 @@ impl System {
         &mut self,
         c: usize,
         t: usize,
-        pid: Pid,
+        space: Space,
         src: u64,
         dst: u64,
         budget: &mut usize,
@@ -1087,7 +1137,7 @@ impl System {
         let Some(engines) = &self.engines else {
             return Err(self.err(
                 t,
-                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce or dce_nt",
+                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
             ));
         };
         if dst % l != 0 {
@@ -1116,18 +1166,18 @@ impl System {
             return Ok(Step::Retry(ev, false));
         }
         let split = l - src % l;
-        let Some(src_pa) = self.translate(c, t, pid, src, false)? else {
+        let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
             return Ok(Step::Retry(ev, true));
         };
         let src_next = if split < l {
-            match self.translate(c, t, pid, src + split, false)? {
+            match self.resolve(c, t, space, src + split, false)? {
                 Some(pa) => pa,
                 None => return Ok(Step::Retry(ev, true)),
             }
         } else {
             src_pa + l
         };
-        let Some(dst_pa) = self.translate(c, t, pid, dst, true)? else {
+        let Some(dst_pa) = self.resolve(c, t, space, dst, true)? else {
             return Ok(Step::Retry(ev, true));
         };
         let op = Movblk {
@@ -1149,6 +1199,9 @@ impl System {
                 return Ok(Step::Retry(ev, false));
             }
         }
+        if self.chunk_source_held(dst_pa, dst_pa + l) {
+            return Ok(Step::Retry(ev, false));
+        }
         self.mem_ports_left -= 1;
         let now = self.now;
         self.engines
@@ -1168,7 +1221,7 @@ impl System {
         &mut self,
         c: usize,
         t: usize,
-        pid: Pid,
+        space: Space,
         va: u64,
         data: StoreData,
         origin: Origin,
@@ -1178,15 +1231,18 @@ impl System {
         if self.mem_ports_left == 0 {
             return Ok(Some(false));
         }
-        let Some(pa) = self.translate(c, t, pid, va, write)? else {
+        let Some(pa) = self.resolve(c, t, space, va, write)? else {
             return Ok(Some(true));
         };
-        if self.blocked(pa) || self.engine_holds(c, pa) {
+        if self.blocked(pa)
+            || (write && self.chunk_source_held(pa, pa + 1))
+            || self.engine_holds(c, pa)
+        {
             return Ok(Some(false));
         }
         // A copy's store carries the bytes its load read (within one first-level line).
         let src_pa = match data {
-            StoreData::From { src, .. } => match self.translate(c, t, pid, src, false)? {
+            StoreData::From { src, .. } => match self.resolve(c, t, space, src, false)? {
                 Some(pa) => pa,
                 None => return Ok(Some(true)),
             },
@@ -1249,10 +1305,10 @@ impl System {
         &mut self,
         c: usize,
         t: usize,
+        space: Space,
         step: CopyStep,
         budget: &mut usize,
     ) -> Result<Option<(CopyStep, bool)>> {
-        let pid = self.threads[t].pid.expect("a started thread");
         let full = self.cores[c].window.len() >= self.window;
         let retry = |moved: Option<bool>| moved.map(|m| (step, m));
         Ok(match step {
@@ -1262,16 +1318,26 @@ impl System {
             },
             _ if full => Some((step, false)),
             CopyStep::LoadWord { src, .. } => {
-                retry(self.access(c, t, pid, src, StoreData::None, Origin::Copy, budget)?)
+                retry(self.access(c, t, space, src, StoreData::None, Origin::Copy, budget)?)
             }
             CopyStep::StoreWord { dst, src, bytes } => {
                 let data = StoreData::From { src, len: bytes };
-                retry(self.access(c, t, pid, dst, data, Origin::Copy, budget)?)
+                retry(self.access(c, t, space, dst, data, Origin::Copy, budget)?)
             }
             CopyStep::Movblk { src, dst } => {
-                match self.dispatch_movblk(c, t, pid, src, dst, budget)? {
+                match self.dispatch_movblk(c, t, space, src, dst, budget)? {
                     Step::Retry(_, moved) => Some((step, moved)),
                     _ => None,
+                }
+            }
+            CopyStep::Chunk { src, dst, bytes } => {
+                match self.dispatch_chunk(c, t, space, src, dst, bytes, budget)? {
+                    dram_chunks::ChunkOutcome::Retry(moved) => Some((step, moved)),
+                    dram_chunks::ChunkOutcome::HandedDown => None,
+                    dram_chunks::ChunkOutcome::Declined => {
+                        self.decline_chunk(c, t, space, step);
+                        None
+                    }
                 }
             }
         })
@@ -1282,7 +1348,9 @@ impl System {
         let pid = self.threads[t].pid.expect("a started thread");
         let next_cycle = self.now + self.core_fs;
         match ev {
-            Event::Movblk { src, dst } => self.dispatch_movblk(c, t, pid, src, dst, budget),
+            Event::Movblk { src, dst } => {
+                self.dispatch_movblk(c, t, Space::Virtual(pid), src, dst, budget)
+            }
             Event::Compute(n) => {
                 let cycles = n.div_ceil(self.width as u64);
                 if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
@@ -1316,7 +1384,15 @@ impl System {
                     StoreData::None
                 };
                 Ok(
-                    match self.access(c, t, pid, va, data, Origin::Program, budget)? {
+                    match self.access(
+                        c,
+                        t,
+                        Space::Virtual(pid),
+                        va,
+                        data,
+                        Origin::Program,
+                        budget,
+                    )? {
                         Some(moved) => Step::Retry(ev, moved),
                         None => Step::Next,
                     },
@@ -1324,14 +1400,10 @@ impl System {
             }
             Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
                 let kind = self.memcpy_kind.expect("a memcpy routine");
-                self.threads[t].memcpy = Some(MemcpyExpansion::new(
-                    kind,
-                    self.memcpy_cost,
-                    src,
-                    dst,
-                    bytes,
-                    self.line,
-                ));
+                self.threads[t].memcpy = Some(
+                    MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
+                        .with_chunks(self.dram_chunk_bytes),
+                );
                 self.memcpy_ops += 1;
                 Ok(Step::Next)
             }
@@ -1544,8 +1616,7 @@ impl System {
         match work {
             None => Ok(Some(pa)),
             Some(Work::Resident { frame }) => {
-                self.mem.hand_over(c, frame as u64 * PAGE, PAGE);
-                self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                self.first_touch_resident(c, frame);
                 Ok(Some(pa))
             }
             Some(w) => {
@@ -1555,8 +1626,31 @@ impl System {
         }
     }
 
+    /// A resident page's frame seen for the first time (no fault): it becomes core `c`'s and
+    /// reads zero, untimed.
+    fn first_touch_resident(&mut self, c: usize, frame: u32) {
+        self.mem.hand_over(c, frame as u64 * PAGE, PAGE);
+        self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+    }
+
+    /// `va` in `space` as a physical address: `translate` for a thread's virtual address.
+    fn resolve(
+        &mut self,
+        c: usize,
+        t: usize,
+        space: Space,
+        va: u64,
+        write: bool,
+    ) -> Result<Option<u64>> {
+        match space {
+            Space::Virtual(pid) => self.translate(c, t, pid, va, write),
+            Space::Physical => Ok(Some(va)),
+        }
+    }
+
     /// A fault's work as core `c`'s: the kernel's fault-path instructions, then the bulk job
-    /// (zero a new frame, copy a shared one), if any.
+    /// (zero a new frame, copy a shared one), if any; under a memcpy routine
+    /// (`system.memcpy`), a copy-on-write copy is that routine's, run by the core.
     fn queue_work(&mut self, c: usize, w: Work) {
         self.cores[c].kernel_instructions += self.os.fault_instructions();
         match w {
@@ -1564,6 +1658,22 @@ impl System {
                 self.mem.hand_over(c, frame as u64 * PAGE, PAGE)
             }
             Work::Reuse | Work::Resident { .. } => {}
+        }
+        if let (Work::Copy { src, dst }, Some(kind)) = (w, self.memcpy_kind) {
+            debug_assert!(self.cores[c].kernel_copy.is_none(), "one fault at a time");
+            self.memcpy_ops += 1;
+            self.cores[c].kernel_copy = Some(
+                MemcpyExpansion::new(
+                    kind,
+                    self.memcpy_cost,
+                    src as u64 * PAGE,
+                    dst as u64 * PAGE,
+                    PAGE,
+                    self.line,
+                )
+                .with_chunks(self.dram_chunk_bytes),
+            );
+            return;
         }
         let (op, origin) = match w {
             Work::Reuse | Work::Resident { .. } => return,
@@ -1682,8 +1792,10 @@ impl System {
                         .os
                         .translate(pid, t as u32, s, false)
                         .map_err(|e| self.err(t, e))?;
-                    if let Some(w) = work {
-                        self.queue_work(c, w);
+                    match work {
+                        Some(Work::Resident { frame }) => self.first_touch_resident(c, frame),
+                        Some(w) => self.queue_work(c, w),
+                        None => {}
                     }
                     Some(pa)
                 }
@@ -1693,8 +1805,10 @@ impl System {
                 .os
                 .translate(pid, t as u32, d, true)
                 .map_err(|e| self.err(t, e))?;
-            if let Some(w) = work {
-                self.queue_work(c, w);
+            match work {
+                Some(Work::Resident { frame }) => self.first_touch_resident(c, frame),
+                Some(w) => self.queue_work(c, w),
+                None => {}
             }
             let op = BulkOp {
                 kind: match src_pa {

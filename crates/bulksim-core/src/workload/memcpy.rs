@@ -2,7 +2,9 @@
 //! `software` (the unmodified library copy: a call, then word loads and stores carrying the
 //! bytes) or `movblk` (the copy-engine paper's modified memcpy, digest section 1.7: a size
 //! and alignment check, software copies of the head up to a line-aligned destination and of
-//! the tail, one `movblk` per whole line between). The expansion is pure and lazy: an
+//! the tail, one `movblk` per whole line between; under `copy_engine.policy = "dce_rowclone"`
+//! each whole destination chunk of the movblk part is first offered to the memory controller
+//! as one step, and expands into its movblks when the system declines it). The expansion is pure and lazy: an
 //! iterator over a few words of state, so a copy of any size costs no memory, and the system
 //! decides the timing and the bytes of every step.
 
@@ -18,6 +20,9 @@ pub enum CopyStep {
     StoreWord { dst: u64, src: u64, bytes: u32 },
     /// One movblk: `line` bytes from `src` to line-aligned `dst`.
     Movblk { src: u64, dst: u64 },
+    /// A whole destination chunk (`bytes`, dst aligned to it) offered to the memory
+    /// controller; declined (`MemcpyExpansion::decline`), it runs as movblks.
+    Chunk { src: u64, dst: u64, bytes: u64 },
 }
 
 /// Which memcpy the program runs.
@@ -53,6 +58,8 @@ enum Pending {
     Store { bytes: u32 },
     /// The movblk whose loop instructions were just emitted.
     Movblk,
+    /// The chunk whose loop instructions were just emitted.
+    Chunk,
 }
 
 /// The steps of one memcpy of `bytes` bytes from `src` to `dst`, produced one at a time.
@@ -74,6 +81,10 @@ pub struct MemcpyExpansion {
     /// Bytes copied (or begun) so far.
     offset: u64,
     pending: Pending,
+    /// Destination chunk offered whole to the memory controller (0: none).
+    chunk: u64,
+    /// No chunk starts below this offset (a declined chunk runs as movblks).
+    no_chunk_before: u64,
 }
 
 impl MemcpyExpansion {
@@ -119,7 +130,34 @@ impl MemcpyExpansion {
             blocks_end,
             offset: 0,
             pending: Pending::Call,
+            chunk: 0,
+            no_chunk_before: 0,
         }
+    }
+
+    /// The same expansion offering each whole `chunk`-byte destination chunk of its movblk
+    /// part as one `CopyStep::Chunk` (0: none).
+    pub fn with_chunks(mut self, chunk: u64) -> Self {
+        self.chunk = chunk;
+        self
+    }
+
+    /// The chunk just emitted is declined: it runs as movblks (its loop instructions stand
+    /// for the first movblk's).
+    pub fn decline(&mut self, step: CopyStep) {
+        if let CopyStep::Chunk { bytes, .. } = step {
+            self.offset -= bytes;
+            self.no_chunk_before = self.offset + bytes;
+            self.pending = Pending::Movblk;
+        }
+    }
+
+    /// Whether a whole destination chunk starts at the current offset.
+    fn chunk_here(&self) -> bool {
+        self.chunk > 0
+            && self.offset >= self.no_chunk_before
+            && (self.dst + self.offset) % self.chunk == 0
+            && self.offset + self.chunk <= self.blocks_end
     }
 
     /// Movblks the expansion emits in all.
@@ -168,12 +206,26 @@ impl Iterator for MemcpyExpansion {
                     self.offset += self.line;
                     return Some(step);
                 }
+                Pending::Chunk => {
+                    self.pending = Pending::Nothing;
+                    let step = CopyStep::Chunk {
+                        src: self.src + self.offset,
+                        dst: self.dst + self.offset,
+                        bytes: self.chunk,
+                    };
+                    self.offset += self.chunk;
+                    return Some(step);
+                }
                 Pending::Nothing => {
                     if self.offset >= self.bytes {
                         return None;
                     }
                     if (self.head_end..self.blocks_end).contains(&self.offset) {
-                        self.pending = Pending::Movblk;
+                        self.pending = if self.chunk_here() {
+                            Pending::Chunk
+                        } else {
+                            Pending::Movblk
+                        };
                         if self.loop_instructions > 0 {
                             return Some(CopyStep::Compute(self.loop_instructions));
                         }
@@ -247,15 +299,50 @@ mod tests {
     /// every byte of [dst, dst + n) must have been written exactly once with the byte at the
     /// same offset from src, and nothing else written.
     fn check_copy(kind: MemcpyKind, cost: MemcpyCost, src: u64, dst: u64, n: u64, line: u64) {
+        check_copy_chunks(kind, cost, (src, dst, n), line, 0);
+    }
+
+    /// `check_copy` with `chunk`-byte destination chunks offered; every other chunk is
+    /// declined (and must then come back as movblks), the rest copied whole.
+    fn check_copy_chunks(
+        kind: MemcpyKind,
+        cost: MemcpyCost,
+        (src, dst, n): (u64, u64, u64),
+        line: u64,
+        chunk: u64,
+    ) {
         let size = (src.max(dst) + n + 2 * line) as usize;
         let original: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
         let mut memory = original.clone();
         let mut writes = vec![0u32; size];
         let mut loaded: Option<(u64, u32)> = None;
         let word = cost.word_bytes;
-        let what = format!("{kind:?} src {src} dst {dst} n {n} line {line} word {word}");
-        for step in MemcpyExpansion::new(kind, cost, src, dst, n, line) {
+        let what =
+            format!("{kind:?} src {src} dst {dst} n {n} line {line} word {word} chunk {chunk}");
+        let mut expansion = MemcpyExpansion::new(kind, cost, src, dst, n, line).with_chunks(chunk);
+        let mut offered = 0;
+        while let Some(step) = expansion.next() {
             match step {
+                CopyStep::Chunk {
+                    src: from,
+                    dst,
+                    bytes,
+                } => {
+                    assert!(
+                        loaded.is_none(),
+                        "{what}: chunk between a load and its store"
+                    );
+                    assert_eq!((bytes, dst % chunk), (chunk, 0), "{what}: {step:?}");
+                    offered += 1;
+                    if offered % 2 == 0 {
+                        expansion.decline(step);
+                        continue;
+                    }
+                    for k in 0..bytes {
+                        memory[(dst + k) as usize] = original[(from + k) as usize];
+                        writes[(dst + k) as usize] += 1;
+                    }
+                }
                 CopyStep::Compute(k) => assert!(k > 0, "{what}: empty compute"),
                 CopyStep::LoadWord { src, bytes } => {
                     assert!(loaded.is_none(), "{what}: two loads in a row");
@@ -328,6 +415,8 @@ mod tests {
             for kind in [MemcpyKind::Software, MemcpyKind::Movblk] {
                 check_copy(kind, cost, src, dst, n, line);
                 check_copy(kind, cost, dst, src, n, line);
+                let chunk = line << (case % 3);
+                check_copy_chunks(kind, cost, (src, dst, n), line, chunk);
             }
         }
     }
@@ -478,5 +567,56 @@ mod tests {
         // The software kind never checks: only the call is paid.
         let s = steps(MemcpyKind::Software, COST, 0x3000, 0x1000, 4);
         assert_eq!(s[0], CopyStep::Compute(10));
+    }
+
+    /// Whole destination chunks of the movblk part are offered first; a declined one comes
+    /// back as its movblks; copies with no whole chunk are as without chunks.
+    #[test]
+    fn whole_destination_chunks_are_offered_and_declined_ones_run_as_movblks() {
+        let free = MemcpyCost {
+            call_instructions: 0,
+            word_bytes: 8,
+            check_instructions: 0,
+            loop_instructions: 1,
+        };
+        // 0x2f00..0x5100: head none (dst line-aligned), blocks 0x2f00..0x5100 in 32 B;
+        // whole 4 KB chunks: 0x3000..0x4000, 0x4000..0x5000.
+        let (src, dst, n) = (0x10_0040, 0x2f00, 0x2200);
+        let mut e =
+            MemcpyExpansion::new(MemcpyKind::Movblk, free, src, dst, n, 32).with_chunks(4096);
+        let mut got = Vec::new();
+        let mut declined = false;
+        while let Some(step) = e.next() {
+            if let CopyStep::Chunk { dst: 0x4000, .. } = step {
+                if !declined {
+                    declined = true;
+                    e.decline(step);
+                    continue;
+                }
+            }
+            got.push(step);
+        }
+        let chunk_dsts: Vec<u64> = got
+            .iter()
+            .filter_map(|s| match *s {
+                CopyStep::Chunk { dst, .. } => Some(dst),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(chunk_dsts, [0x3000]);
+        // 0x100 before the first chunk, 0x1000 declined, 0x100 after: 8 + 128 + 8 movblks.
+        assert_eq!(movblks(&got), 8 + 128 + 8);
+        // One loop step per movblk, one per chunk, the declined chunk's standing for its
+        // first movblk.
+        assert_eq!(instructions(&got), 2 * (8 + 128 + 8) + 2);
+        // Without chunks, or with none whole, the steps are the plain movblk memcpy's.
+        for (dst, n) in [(0x2f00, 0x1000), (0x3000, 0xfe0)] {
+            let plain: Vec<_> =
+                MemcpyExpansion::new(MemcpyKind::Movblk, COST, src, dst, n, 32).collect();
+            let chunked: Vec<_> = MemcpyExpansion::new(MemcpyKind::Movblk, COST, src, dst, n, 32)
+                .with_chunks(4096)
+                .collect();
+            assert_eq!(plain, chunked, "dst {dst:#x} n {n:#x}");
+        }
     }
 }
