@@ -35,6 +35,7 @@ pub mod copy_engine;
 pub mod device;
 pub mod energy;
 pub mod error;
+pub mod hybrid;
 pub mod image;
 pub mod limits;
 pub mod mapping;
