@@ -8,6 +8,7 @@
 //! The router, the OS loop, CPM pinning, energy and stats are wired to these later; until
 //! then nothing outside this module uses them.
 
+pub mod art;
 pub mod config;
 pub mod pact;
 
