@@ -11,6 +11,7 @@
 pub mod art;
 pub mod config;
 pub mod pact;
+pub mod redirect;
 
 /// Bytes in a page, the unit of migration (4 KB, bulksim's choice: the paper never says).
 pub const PAGE_BYTES: u64 = 4096;
