@@ -11,6 +11,7 @@
 pub mod art;
 pub mod config;
 pub mod pact;
+pub mod policy;
 pub mod redirect;
 
 /// Bytes in a page, the unit of migration (4 KB, bulksim's choice: the paper never says).
