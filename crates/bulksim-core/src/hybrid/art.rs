@@ -395,6 +395,21 @@ mod tests {
     }
 
     #[test]
+    fn the_default_table_refuses_a_33rd_key_of_one_set() {
+        let mut a = Art::new(512, 32).unwrap();
+        // Keys 0, 16, 32, ... share set 0.
+        for i in 0..32 {
+            assert!(a.insert(16 * i, 16 * i, i, Promoting).is_ok());
+        }
+        assert_eq!(
+            a.insert(16 * 32, 0, 0, Promoting),
+            Err(InsertError::SetFull)
+        );
+        assert!(a.has_room(1));
+        assert_eq!(a.stats.inserts_refused, 1);
+    }
+
+    #[test]
     fn a_key_has_at_most_one_entry() {
         let mut a = small();
         a.insert(7, 7, 1, Promoting).unwrap();

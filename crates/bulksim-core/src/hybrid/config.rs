@@ -380,6 +380,20 @@ mod tests {
     }
 
     #[test]
+    fn every_documented_alternative_parses() {
+        for (key, unit, _) in HYBRID_CONFIG_FIELDS {
+            if !unit.contains(" | ") {
+                continue;
+            }
+            let field = key.strip_prefix("hybrid.").unwrap();
+            for value in unit.split(" | ") {
+                let text = format!("{field} = \"{value}\"");
+                assert!(parse(&text).is_ok(), "{text}");
+            }
+        }
+    }
+
+    #[test]
     fn problems_name_their_keys() {
         let c = HybridConfig {
             period_ns: 0,

@@ -188,6 +188,18 @@ mod tests {
     }
 
     #[test]
+    fn the_default_table_holds_8192_pages_then_replaces() {
+        let mut p = Pact::new(8192, 32, 16).unwrap();
+        for page in 0..8192 {
+            assert_eq!(p.record(page), PactOutcome::Allocated);
+        }
+        assert_eq!(p.len(), 8192);
+        // Page 8192 maps to set 0, whose ways all hold count 1: way 0 (page 0) goes.
+        assert_eq!(p.record(8192), PactOutcome::Replaced { page: 0, count: 1 });
+        assert_eq!(p.drain().len(), 8192);
+    }
+
+    #[test]
     fn bad_geometry_is_a_config_error_naming_the_key() {
         for (entries, ways, bits, key) in [
             (8192, 0, 16, "hybrid.pact_ways"),
