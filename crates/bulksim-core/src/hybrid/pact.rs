@@ -3,11 +3,6 @@
 //! miss and write-back, and that the OS reads and resets once a period. It owns only the
 //! counts and their replacement; which accesses count (not copies, unless
 //! `hybrid.count_copies`) and when the OS drains it are the caller's.
-//!
-//! A slot whose count is 0 is invalid (the paper's encoding), so there is no separate
-//! valid bit. A miss takes the lowest invalid way, else replaces the set's lowest count,
-//! ties to the lowest way: the paper says only "the entry with the lowest count is
-//! evicted", and the lowest way is a deterministic tie-break needing no LRU state.
 
 use crate::error::{config_err, Result};
 use crate::stat_struct::stat_struct;
@@ -41,7 +36,7 @@ pub struct Pact {
     max_count: u32,
     /// Page of each slot, slot = set x ways + way; meaningless where the count is 0.
     pages: Vec<u64>,
-    /// Count of each slot; 0 = invalid.
+    /// Count of each slot; 0 = invalid (the paper's encoding: no separate valid bit).
     counts: Vec<u32>,
     pub stats: PactStats,
 }
@@ -86,8 +81,11 @@ impl Pact {
         self.max_count
     }
 
-    /// Records one access to physical page `page`. One pass over the set finds the page or,
-    /// failing that, the victim: the first count-0 way, else the first lowest count.
+    /// Records one access to physical page `page`: a hit adds 1 (saturating); a miss takes
+    /// the lowest invalid way, else replaces the set's lowest count, ties to the lowest way.
+    /// The paper says only "the entry with the lowest count is evicted"; the lowest way is a
+    /// deterministic tie-break that needs no LRU state. One pass over the set finds the page
+    /// or, failing that, the victim.
     #[inline]
     pub fn record(&mut self, page: u64) -> PactOutcome {
         self.stats.updates += 1;

@@ -2,12 +2,6 @@
 //! of a block is served, given its home page and the ART entry keyed by that page, if any.
 //! It owns only the decision; the router carries it out (queues the reads and writes,
 //! orders a later read behind a pending copy write, drops stale copies).
-//!
-//! As the issue corrects, the decision branches on the entry's direction, not on whether
-//! the address lies in the PCM range: after a partial demotion flips an entry (item 9) the
-//! key is still the PCM home, yet the blocks move DRAM -> PCM. Using the entry's `src` and
-//! `dest` frames (rather than the accessed address) makes the same six cases serve both a
-//! flipped entry and a DRAM-homed demotion.
 
 use super::art::{Art, ArtEntry, Direction};
 use super::Frame;
@@ -51,6 +45,12 @@ impl Redirect {
 
 /// The decision for `kind` on block `block` (0..64) of the page whose home frame is `home`,
 /// `entry` being the ART entry keyed by `home.page`, if the page is migrating.
+///
+/// As issue 17 corrects Fig. 4, the decision branches on the entry's direction, not on
+/// whether the address lies in the PCM range: after a partial demotion flips an entry
+/// (item 9) the key is still the PCM home, yet the blocks move DRAM -> PCM. Taking frames
+/// from the entry's `src` and `dest` (rather than the accessed address) lets the same six
+/// cases serve a flipped entry and a DRAM-homed demotion alike.
 #[inline]
 pub fn access_redirect(
     entry: Option<&ArtEntry>,
