@@ -1,0 +1,430 @@
+//! The `[hybrid]` settings (issue 17): the serde struct that is the single source of truth
+//! for their defaults, the table of each key's unit and description (`HYBRID_CONFIG_FIELDS`,
+//! in the style of `config::CONFIG_FIELDS`) and their semantic checks. It lives here rather
+//! than in `src/config.rs` until the maintainer hooks a `hybrid` section into `Config`;
+//! the keys are already spelled `hybrid.*` so that step adds no renaming. Defaults follow
+//! the paper (Table I) where it gives a value and are bulksim's choices (docs/hybrid.md)
+//! where it does not.
+
+use serde::{Deserialize, Serialize};
+
+/// How pages migrate (`hybrid.mechanism`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// The baseline: one migration at a time, the page's lines pinned in the LLC.
+    Cpm,
+    /// Concurrent migration: every block of each migrating page copied in the background,
+    /// accesses redirected by the ART.
+    Cm,
+    /// CM with on-demand block migration: promotions copy a block only when it is accessed.
+    CmObm,
+    /// CM+OBM with partial demotion: a partly promoted page is demoted by copying back only
+    /// its promoted blocks.
+    CmObmPd,
+}
+
+impl Mechanism {
+    /// Whether accesses go through the ART (every mechanism but CPM).
+    pub fn uses_art(self) -> bool {
+        self != Mechanism::Cpm
+    }
+
+    /// Whether promotions copy blocks only on access.
+    pub fn on_demand(self) -> bool {
+        matches!(self, Mechanism::CmObm | Mechanism::CmObmPd)
+    }
+
+    /// Whether a partly promoted page is demoted by flipping its entry.
+    pub fn partial_demotion(self) -> bool {
+        self == Mechanism::CmObmPd
+    }
+}
+
+/// Where the memory queues put migration copies relative to program requests
+/// (`hybrid.copy_priority`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyPriority {
+    /// Program requests first (HMMSim's two queues).
+    Low,
+    /// No distinction: copies compete with program requests in arrival order.
+    Equal,
+}
+
+/// What happens to the cached lines of a page's old frame when its migration completes
+/// (`hybrid.remap_lines`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RemapLines {
+    /// Dirty lines are written to the new frame, then every line is invalidated.
+    Flush,
+    /// Lines stay cached, their tags rewritten to the new frame.
+    Retag,
+}
+
+/// Where the OS first places a page (`hybrid.placement`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Placement {
+    /// In a free DRAM frame while one is left (frames kept free by `free_min` excepted),
+    /// then in PCM (HMMSim's `dram_first`).
+    DramFirst,
+    /// Always in PCM; DRAM holds only promoted pages.
+    PcmOnly,
+}
+
+/// `[hybrid]`: the hybrid DRAM+PCM memory and its migration (see docs/hybrid.md).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HybridConfig {
+    /// Migration mechanism: `cpm | cm | cm_obm | cm_obm_pd`.
+    pub mechanism: Mechanism,
+    /// ns between the OS's reads of the PACT (each runs the policy once).
+    pub period_ns: u64,
+    /// Entries of the PACT.
+    pub pact_entries: u32,
+    /// Ways per PACT set (sets = entries / ways, indexed by page).
+    pub pact_ways: u32,
+    /// Bits of each PACT count (counts saturate at 2^bits - 1).
+    pub pact_count_bits: u32,
+    /// Entries of the ART (concurrent migrations at most).
+    pub art_entries: u32,
+    /// Ways per ART set (sets = entries / ways, indexed by key page).
+    pub art_ways: u32,
+    /// Weight of a page's previous score: score = count + decay x old score.
+    pub decay: f64,
+    /// Score at or above which a PCM page is promoted.
+    pub promote_min: f64,
+    /// Fraction of DRAM frames the policy keeps free or being vacated by demotions.
+    pub free_min: f64,
+    /// Migration copies in the memory queues: `low` (after program requests) or `equal`.
+    pub copy_priority: CopyPriority,
+    /// OBM: blocks copied on demand after which the rest of the page is copied in the
+    /// background; 0 = never (pure on-demand).
+    pub obm_complete_after: u32,
+    /// Demotions skip blocks not written since promotion (the PCM copy is still valid).
+    pub elide_clean: bool,
+    /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
+    pub remap_lines: RemapLines,
+    /// Migration copies update the PACT like program accesses.
+    pub count_copies: bool,
+    /// First placement of pages: `dram_first | pcm_only`.
+    pub placement: Placement,
+    /// OS time charged per period (PACT read and policy), ns.
+    pub os_period_ns: u64,
+    /// OS time charged per page remap, ns.
+    pub os_remap_ns: u64,
+}
+
+impl Default for HybridConfig {
+    fn default() -> Self {
+        HybridConfig {
+            // The paper's full proposal (CMMP); the reproduction runs all four by name.
+            mechanism: Mechanism::CmObmPd,
+            period_ns: 1_000_000,
+            pact_entries: 8192,
+            pact_ways: 32,
+            pact_count_bits: 16,
+            art_entries: 512,
+            art_ways: 32,
+            decay: 0.5,
+            promote_min: 2.0,
+            free_min: 0.01,
+            copy_priority: CopyPriority::Low,
+            obm_complete_after: 0,
+            elide_clean: false,
+            remap_lines: RemapLines::Flush,
+            count_copies: false,
+            placement: Placement::DramFirst,
+            os_period_ns: 0,
+            os_remap_ns: 0,
+        }
+    }
+}
+
+/// Every `[hybrid]` key: (key, unit, description). Tests keep it in step with the struct.
+pub const HYBRID_CONFIG_FIELDS: &[(&str, &str, &str)] = &[
+    (
+        "hybrid.mechanism",
+        "cpm | cm | cm_obm | cm_obm_pd",
+        "migration mechanism: cpm (one at a time, page pinned in the LLC), cm (concurrent, background copies), cm_obm (promotions copy blocks on access), cm_obm_pd (plus partial demotion)",
+    ),
+    (
+        "hybrid.period_ns",
+        "ns",
+        "time between the OS's reads and resets of the PACT; the migration policy runs after each",
+    ),
+    (
+        "hybrid.pact_entries",
+        "entries",
+        "PACT capacity (Table I: 8192); a multiple of hybrid.pact_ways",
+    ),
+    (
+        "hybrid.pact_ways",
+        "ways",
+        "PACT associativity; sets = entries / ways, indexed by physical page",
+    ),
+    (
+        "hybrid.pact_count_bits",
+        "bits",
+        "width of a PACT count, 1..=32; counts saturate at 2^bits - 1",
+    ),
+    (
+        "hybrid.art_entries",
+        "entries",
+        "ART capacity, the most pages migrating at once (Table I: 512); a multiple of hybrid.art_ways",
+    ),
+    (
+        "hybrid.art_ways",
+        "ways",
+        "ART associativity; sets = entries / ways, indexed by the key (home) page; a full set refuses inserts",
+    ),
+    (
+        "hybrid.decay",
+        "fraction",
+        "weight of a page's old score: score = period count + decay x old score; 0 <= decay < 1",
+    ),
+    (
+        "hybrid.promote_min",
+        "score",
+        "least score of a PCM page the policy promotes",
+    ),
+    (
+        "hybrid.free_min",
+        "fraction of DRAM frames",
+        "the policy demotes while free plus vacating DRAM frames are fewer than this fraction of all DRAM frames",
+    ),
+    (
+        "hybrid.copy_priority",
+        "low | equal",
+        "migration copies in the memory queues: low (program requests first) or equal (arrival order)",
+    ),
+    (
+        "hybrid.obm_complete_after",
+        "blocks",
+        "cm_obm, cm_obm_pd: after this many blocks of a promoting page copied on demand the rest are copied in the background; 0 = never",
+    ),
+    (
+        "hybrid.elide_clean",
+        "bool",
+        "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",
+    ),
+    (
+        "hybrid.remap_lines",
+        "flush | retag",
+        "on completion the old frame's cached lines are written to the new frame and invalidated (flush) or retagged in place (retag)",
+    ),
+    (
+        "hybrid.count_copies",
+        "bool",
+        "migration copies update the PACT as program LLC misses and write-backs do",
+    ),
+    (
+        "hybrid.placement",
+        "dram_first | pcm_only",
+        "first placement of a page: a free DRAM frame while one is left, else PCM (dram_first), or always PCM (pcm_only)",
+    ),
+    (
+        "hybrid.os_period_ns",
+        "ns",
+        "OS time charged per period for reading the PACT and running the policy",
+    ),
+    (
+        "hybrid.os_remap_ns",
+        "ns",
+        "OS time charged per page remap at a migration's completion",
+    ),
+];
+
+/// The problem with a table of `entries` in sets of `ways` (`hybrid.{table}_*`), if any.
+pub(crate) fn table_problem(table: &str, entries: u32, ways: u32) -> Option<String> {
+    if ways == 0 {
+        Some(format!("hybrid.{table}_ways: 0; expected at least 1 way"))
+    } else if entries == 0 || entries % ways != 0 {
+        Some(format!(
+            "hybrid.{table}_entries: {entries}; expected a positive multiple of hybrid.{table}_ways ({ways})"
+        ))
+    } else {
+        None
+    }
+}
+
+impl HybridConfig {
+    /// Every semantic problem, one message each naming its key, in key order; empty when
+    /// the settings are valid.
+    pub fn problems(&self) -> Vec<String> {
+        let mut p = Vec::new();
+        if self.period_ns == 0 {
+            p.push("hybrid.period_ns: 0; expected a positive period in ns".to_string());
+        }
+        p.extend(table_problem("pact", self.pact_entries, self.pact_ways));
+        if !(1..=32).contains(&self.pact_count_bits) {
+            p.push(format!(
+                "hybrid.pact_count_bits: {}; expected 1..=32",
+                self.pact_count_bits
+            ));
+        }
+        p.extend(table_problem("art", self.art_entries, self.art_ways));
+        if !(0.0..1.0).contains(&self.decay) {
+            p.push(format!(
+                "hybrid.decay: {}; expected 0 <= decay < 1",
+                self.decay
+            ));
+        }
+        if !self.promote_min.is_finite() || self.promote_min <= 0.0 {
+            p.push(format!(
+                "hybrid.promote_min: {}; expected a positive score",
+                self.promote_min
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.free_min) {
+            p.push(format!(
+                "hybrid.free_min: {}; expected a fraction 0..=1",
+                self.free_min
+            ));
+        }
+        if self.obm_complete_after >= super::BLOCKS_PER_PAGE {
+            p.push(format!(
+                "hybrid.obm_complete_after: {}; expected 0 (off) ..={} blocks",
+                self.obm_complete_after,
+                super::BLOCKS_PER_PAGE - 1
+            ));
+        }
+        p
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> std::result::Result<HybridConfig, toml::de::Error> {
+        toml::from_str(text)
+    }
+
+    #[test]
+    fn an_empty_section_gives_the_issue_defaults() {
+        let c = parse("").unwrap();
+        assert_eq!(c, HybridConfig::default());
+        assert_eq!(c.period_ns, 1_000_000);
+        assert_eq!(
+            (c.pact_entries, c.pact_ways, c.pact_count_bits),
+            (8192, 32, 16)
+        );
+        assert_eq!((c.art_entries, c.art_ways), (512, 32));
+        assert_eq!((c.decay, c.promote_min, c.free_min), (0.5, 2.0, 0.01));
+        assert_eq!(c.copy_priority, CopyPriority::Low);
+        assert_eq!(c.obm_complete_after, 0);
+        assert!(!c.elide_clean && !c.count_copies);
+        assert_eq!(c.remap_lines, RemapLines::Flush);
+        assert!(c.problems().is_empty());
+    }
+
+    #[test]
+    fn enum_values_parse_by_their_documented_names() {
+        for (name, m) in [
+            ("cpm", Mechanism::Cpm),
+            ("cm", Mechanism::Cm),
+            ("cm_obm", Mechanism::CmObm),
+            ("cm_obm_pd", Mechanism::CmObmPd),
+        ] {
+            assert_eq!(
+                parse(&format!("mechanism = \"{name}\"")).unwrap().mechanism,
+                m
+            );
+        }
+        let c =
+            parse("copy_priority = \"equal\"\nremap_lines = \"retag\"\nplacement = \"pcm_only\"")
+                .unwrap();
+        assert_eq!(c.copy_priority, CopyPriority::Equal);
+        assert_eq!(c.remap_lines, RemapLines::Retag);
+        assert_eq!(c.placement, Placement::PcmOnly);
+        assert!(parse("mechanism = \"cmmp\"").is_err());
+    }
+
+    #[test]
+    fn mechanism_capabilities() {
+        assert!(!Mechanism::Cpm.uses_art());
+        assert!(Mechanism::Cm.uses_art() && !Mechanism::Cm.on_demand());
+        assert!(Mechanism::CmObm.on_demand() && !Mechanism::CmObm.partial_demotion());
+        assert!(Mechanism::CmObmPd.on_demand() && Mechanism::CmObmPd.partial_demotion());
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let e = parse("art_sets = 16").unwrap_err().to_string();
+        assert!(e.contains("art_sets"), "{e}");
+    }
+
+    #[test]
+    fn the_field_table_lists_every_key_once() {
+        let value = toml::Value::try_from(HybridConfig::default()).unwrap();
+        let keys: Vec<String> = value
+            .as_table()
+            .unwrap()
+            .keys()
+            .map(|k| format!("hybrid.{k}"))
+            .collect();
+        let mut documented: Vec<String> = HYBRID_CONFIG_FIELDS
+            .iter()
+            .map(|f| f.0.to_string())
+            .collect();
+        documented.sort();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(documented, sorted);
+        for (key, unit, description) in HYBRID_CONFIG_FIELDS {
+            assert!(!unit.is_empty() && !description.is_empty(), "{key}");
+        }
+    }
+
+    #[test]
+    fn every_documented_alternative_parses() {
+        for (key, unit, _) in HYBRID_CONFIG_FIELDS {
+            if !unit.contains(" | ") {
+                continue;
+            }
+            let field = key.strip_prefix("hybrid.").unwrap();
+            for value in unit.split(" | ") {
+                let text = format!("{field} = \"{value}\"");
+                assert!(parse(&text).is_ok(), "{text}");
+            }
+        }
+    }
+
+    #[test]
+    fn problems_name_their_keys() {
+        let c = HybridConfig {
+            period_ns: 0,
+            pact_entries: 100,
+            pact_count_bits: 0,
+            art_ways: 0,
+            decay: 1.0,
+            promote_min: 0.0,
+            free_min: 1.5,
+            obm_complete_after: 64,
+            ..Default::default()
+        };
+        let p = c.problems();
+        let keys = [
+            "hybrid.period_ns",
+            "hybrid.pact_entries",
+            "hybrid.pact_count_bits",
+            "hybrid.art_ways",
+            "hybrid.decay",
+            "hybrid.promote_min",
+            "hybrid.free_min",
+            "hybrid.obm_complete_after",
+        ];
+        assert_eq!(p.len(), keys.len(), "{p:?}");
+        for (msg, key) in p.iter().zip(keys) {
+            assert!(msg.starts_with(key), "{msg}");
+        }
+        let nan = HybridConfig {
+            decay: f64::NAN,
+            ..Default::default()
+        };
+        assert_eq!(nan.problems().len(), 1);
+    }
+}
