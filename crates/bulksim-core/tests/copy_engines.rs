@@ -720,7 +720,9 @@ fn a_dirty_victim_is_written_back_first_when_the_level_waits_for_it() {
         let mut body = setup.clone();
         body.push(settle());
         body.push(Event::Movblk { src, dst });
-        let ce = run(&format!("victim-{wait}"), &config, &body).copy_engine.unwrap();
+        let ce = run(&format!("victim-{wait}"), &config, &body)
+            .copy_engine
+            .unwrap();
         assert_eq!(ce.l1.busy_cycles, busy, "writeback_delays_miss = {wait}");
     }
     // A load miss into those sets waits 10 + 15 cycles longer for the same reason.
