@@ -95,6 +95,10 @@ impl Sectors {
     }
 }
 
+/// What the bytes of a new line's invalid sectors are set to: no data, and not zero, so
+/// that a read or write-back of them by mistake shows in the bytes (memory is mostly zero).
+pub const INVALID_FILL: u8 = 0xdb;
+
 /// The mask with the low `n` bits set.
 fn full_mask(n: usize) -> u32 {
     if n >= 32 {
@@ -400,9 +404,13 @@ impl Cache {
             self.valid[way] = self.full;
         } else {
             let s = self.sector_bytes;
-            for i in (0..lb / s).filter(|i| valid >> i & 1 == 1) {
+            for i in 0..lb / s {
                 let at = way * lb + i * s;
-                self.data[at..at + s].copy_from_slice(&data[i * s..(i + 1) * s]);
+                if valid >> i & 1 == 1 {
+                    self.data[at..at + s].copy_from_slice(&data[i * s..(i + 1) * s]);
+                } else if !present {
+                    self.data[at..at + s].fill(INVALID_FILL);
+                }
             }
             self.valid[way] = if present {
                 self.valid[way] | valid
@@ -527,6 +535,7 @@ mod tests {
         half[32..].fill(9);
         let (way, _) = c.insert_sectors(2, &half, 0b10, true, Origin::Copy);
         assert_eq!(c.sectors(way).mask, 0b10);
+        assert_eq!(&c.data(way)[..32], &[INVALID_FILL; 32], "no data");
         assert!(c.probe_bytes(2, 32, 32).is_some() && c.probe_bytes(2, 0, 32).is_none());
         assert!(c.access_bytes(2, 0, 32).is_none());
         assert_eq!((c.stats.misses, c.stats.sector_misses), (1, 1));
