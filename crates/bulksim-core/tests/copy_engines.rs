@@ -769,6 +769,48 @@ fn sector_a_load_of_the_invalid_half_misses_in_l2_fetches_and_merges() {
 }
 
 #[test]
+fn sector_an_engine_read_of_the_invalid_half_misses_in_l2_fetches_and_merges() {
+    let other = sector_other_bytes();
+    // A second L2 copy whose source is the invalid half (not in L1: it goes down).
+    let dst = BASE + 0x10_0040;
+    let mut body = sector_setup();
+    body.push(Event::Movblk {
+        src: SECTOR_OTHER,
+        dst,
+    });
+    body.push(settle());
+    // (mode, sector misses, L2 source fetches, L2 busy cycles: 132 for the first copy, then
+    // 132 with a source fetch or 32 with a hit)
+    for (partial, sector_misses, fetches, busy) in
+        [("sector", 1, 2, 132 + 132), ("merge", 0, 1, 132 + 32)]
+    {
+        let (s, sys) = run_system(
+            &format!("sector-engine-read-{partial}"),
+            &sector_preset(partial),
+            &body,
+        );
+        let ce = s.copy_engine.unwrap();
+        assert_eq!(
+            (
+                s.cache["l2"].sector_misses,
+                ce.l2.copies,
+                ce.l2.source_fetches,
+                ce.l2.busy_cycles
+            ),
+            (sector_misses, 2, fetches, busy),
+            "{partial}: (sector misses, L2 copies, source fetches, busy cycles)"
+        );
+        let pid = sys.pid_of(0).unwrap();
+        assert_eq!(sys.read_virtual(pid, dst, 32).unwrap(), other, "{partial}");
+        assert_eq!(
+            sectors(&sys, 1, SECTOR_DST),
+            Some(0b11),
+            "{partial}: merged by the fetch"
+        );
+    }
+}
+
+#[test]
 fn sector_an_evicted_partial_line_writes_back_only_its_valid_half() {
     let other = sector_other_bytes();
     let mut body = sector_setup();

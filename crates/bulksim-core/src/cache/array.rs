@@ -225,8 +225,11 @@ impl Cache {
 
     /// Whether bytes [offset, offset + len) of the line in `way` are valid.
     pub fn holds(&self, way: usize, offset: usize, len: usize) -> bool {
-        let m = self.sectors_of(offset, len);
-        self.valid[way] & m == m
+        let valid = self.valid[way];
+        valid == self.full || {
+            let m = self.sectors_of(offset, len);
+            valid & m == m
+        }
     }
 
     /// The way holding `line` with bytes [offset, offset + len) valid, without touching LRU
@@ -332,14 +335,13 @@ impl Cache {
         self.data[at..at + bytes.len()].copy_from_slice(bytes);
         self.dirty[way] = true;
         self.origin[way] = origin;
-        let m = self.sectors_of(offset, bytes.len());
-        if self.valid[way] & m != m {
+        if self.valid[way] != self.full {
             let s = self.sector_bytes;
             debug_assert!(
-                offset % s == 0 && bytes.len() % s == 0,
+                self.holds(way, offset, bytes.len()) || (offset % s == 0 && bytes.len() % s == 0),
                 "a write into an invalid sector covers it"
             );
-            self.valid[way] |= m;
+            self.valid[way] |= self.sectors_of(offset, bytes.len());
         }
     }
 
