@@ -8,7 +8,11 @@
 //! completes. Bulk-operation coherence acts here on all levels at once: write back a line,
 //! invalidate a line, insert a line at the last level (where the memory controller's
 //! copies land). Request ids name every fill and waited write-back in flight; their
-//! completions come back through `complete`.
+//! completions come back through `complete`. Lines below the first level keep a valid bit
+//! per first-level line; only a copy engine's partial write under
+//! `copy_engine.partial_line = "sector"` leaves some clear: lookups needing them miss and
+//! merge the fetched line under the valid part, write-backs and functional reads respect
+//! them.
 
 use super::array::{Evicted, LineBuf, Sectors, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
