@@ -571,6 +571,10 @@ pub enum PartialLine {
     Merge,
     /// The line is fetched from below first, then written.
     Fetch,
+    /// The line keeps a valid bit per block: only the block written is valid (bulksim's
+    /// choice of the paper's sector-valid option); a miss to the rest fetches and merges,
+    /// a write-back writes only valid bytes.
+    Sector,
 }
 
 impl Default for CopyEngineConfig {
@@ -1031,7 +1035,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("copy_engine.ordering", "overlap | serial", "younger loads and stores wait for queued movblks whose ranges they overlap (overlap) or for every queued movblk (serial)"),
     doc("copy_engine.parallel_reads", "bool", "an engine reads its two source lines at once (two banks) instead of one after the other (the paper assumes serial reads)"),
     doc("copy_engine.realign_cycles", "core cycles", "the shift buffer's realignment of the two source lines (the paper: 2)"),
-    doc("copy_engine.partial_line", "merge | fetch", "the last engine writes a block smaller than its level's line (32 B into a 64-B L2 line) into a line it lacks: merge (the line is made whole from the level below and memory at no cost: bytes exact, a later miss to the other half is a hit; bulksim's choice, the digest's option b) or fetch (the line is read from below first, costing a miss)"),
+    doc("copy_engine.partial_line", "merge | fetch | sector", "the last engine writes a block smaller than its level's line (32 B into a 64-B L2 line) into a line it lacks: merge (the line is made whole from the level below and memory at no cost: bytes exact, a later miss to the other half is a hit; bulksim's choice, the digest's option b), fetch (the line is read from below first, costing a miss) or sector (the line keeps a valid bit per first-level line and is put in valid in the block only, without a fetch: a later fill or engine read of an invalid part misses, fetches the line and merges it under the valid part, counted in cache.<level>.sector_misses; a write-back writes only the valid parts, masked; bulksim's choice, the digest's option a)"),
     doc("copy_engine.nt_last_level", "bool", "dce_nt: the last engine allocates the source lines it fetches from memory (true) or hands them to the engine only (false, bulksim's reading of the paper's non-temporal rule)"),
     doc(
         "cache.level",

@@ -545,26 +545,46 @@ fn random_copies_leave_the_same_bytes_under_every_mechanism() {
         let pid = sys.pid_of(0).unwrap();
         let expected = sys.read_virtual(pid, BASE, area).unwrap();
         assert!(expected.iter().filter(|&&b| b != 0).count() > 1000);
+        // (memcpy, policy, partial line, L2 KB: a 64 KB L2 also evicts partially valid
+        // lines during the run)
         let variants = [
-            ("software", "none", "merge"),
-            ("movblk", "ce_l1", "merge"),
-            ("movblk", "dce", "merge"),
-            ("movblk", "dce_nt", "merge"),
-            ("movblk", "dce", "fetch"),
-            ("movblk", "dce_nt", "fetch"),
+            ("software", "none", "merge", 1024),
+            ("movblk", "ce_l1", "merge", 1024),
+            ("movblk", "dce", "merge", 1024),
+            ("movblk", "dce_nt", "merge", 1024),
+            ("movblk", "dce", "fetch", 1024),
+            ("movblk", "dce_nt", "fetch", 1024),
+            ("movblk", "dce", "sector", 1024),
+            ("movblk", "dce_nt", "sector", 1024),
+            ("movblk", "dce_nt", "sector", 64),
         ];
-        for (memcpy, policy, partial) in variants {
+        for (memcpy, policy, partial, l2_kb) in variants {
             let config = preset(&[
                 &format!("system.memcpy=\"{memcpy}\""),
                 &format!("copy_engine.policy=\"{policy}\""),
                 &format!("copy_engine.partial_line=\"{partial}\""),
+                &format!("cache.level.1.size_kb={l2_kb}"),
             ]);
-            let name = format!("random-{seed}-{policy}-{partial}");
-            let (s, sys) = run_system(&name, &config, &body);
+            let name = format!("random-{seed}-{policy}-{partial}-{l2_kb}kb");
+            let (s, mut sys) = run_system(&name, &config, &body);
             let pid = sys.pid_of(0).unwrap();
             let got = sys.read_virtual(pid, BASE, area).unwrap();
             let first = got.iter().zip(&expected).position(|(a, b)| a != b);
             assert_eq!(first, None, "{name}: first differing byte offset");
+            // Flushed, memory holds the same bytes (write-backs of partially valid lines
+            // write only their valid sectors).
+            sys.flush_caches();
+            let flushed = image_virtual(&sys, BASE, area);
+            let first = flushed.iter().zip(&expected).position(|(a, b)| a != b);
+            assert_eq!(first, None, "{name}: flushed, first differing byte offset");
+            if partial == "sector" && policy == "dce_nt" {
+                // (DCE runs every copy of this program in L1: no line is partially valid.)
+                let l2 = &s.cache["l2"];
+                assert!(
+                    l2.sector_misses > 0,
+                    "{name}: some lookups found a partially valid line"
+                );
+            }
             if let Some(ce) = s.copy_engine {
                 assert!(ce.movblks > 100, "{name}: the copies used movblks");
                 if policy == "dce_nt" {
@@ -575,6 +595,249 @@ fn random_copies_leave_the_same_bytes_under_every_mechanism() {
                 }
             }
         }
+    }
+}
+
+/// The memory image's bytes at `vaddr` (not the caches').
+fn image_virtual(sys: &bulksim_core::system::System, vaddr: u64, len: usize) -> Vec<u8> {
+    let pid = sys.pid_of(0).unwrap();
+    (0..len as u64)
+        .map(|i| {
+            let mut b = [0u8];
+            sys.image()
+                .read(sys.os().lookup(pid, vaddr + i).unwrap(), &mut b);
+            b[0]
+        })
+        .collect()
+}
+
+/// The valid-sector bits of the line holding `va` in core 0's array at `level`, if there.
+fn sectors(sys: &bulksim_core::system::System, level: usize, va: u64) -> Option<u32> {
+    let pid = sys.pid_of(0).unwrap();
+    let pa = sys.os().lookup(pid, va).unwrap();
+    let l = &sys.caches().levels[level];
+    let a = &l.arrays[l.array_of[0]];
+    a.probe(pa / l.line_bytes).map(|w| a.sectors(w).mask)
+}
+
+/// An L2 copy (DCE-NT; the source in memory only) into the second 32-byte half of a 64-byte
+/// line no level holds.
+const SECTOR_SRC: u64 = BASE + 0x2_0000;
+const SECTOR_DST: u64 = BASE + 0x10_0020;
+/// The other half of the destination's L2 line.
+const SECTOR_OTHER: u64 = BASE + 0x10_0000;
+
+/// The preset with a 64 KB L2 (128 sets of 8 ways), DCE-NT and `partial_line`.
+fn sector_preset(partial: &str) -> Config {
+    preset(&[
+        "copy_engine.policy=\"dce_nt\"",
+        &format!("copy_engine.partial_line=\"{partial}\""),
+        "cache.level.1.size_kb=64",
+    ])
+}
+
+/// A 256 KB sweep of clean lines: pushes every line out of L1 and the 64 KB L2.
+fn sweep() -> Vec<Event> {
+    vec![
+        Event::LoadRange {
+            vaddr: BASE + (2 << 20),
+            bytes: 256 << 10,
+        },
+        settle(),
+    ]
+}
+
+/// Memory gets the program's words in the source and in the destination line's other half
+/// (pages start zeroed), and no cache holds either.
+fn sector_setup() -> Vec<Event> {
+    let mut e: Vec<Event> = (0..4)
+        .flat_map(|k| {
+            [
+                Event::Store(SECTOR_SRC + 8 * k),
+                Event::Store(SECTOR_OTHER + 8 * k),
+            ]
+        })
+        .collect();
+    e.push(settle());
+    e.extend(sweep());
+    e.push(Event::Movblk {
+        src: SECTOR_SRC,
+        dst: SECTOR_DST,
+    });
+    e.push(settle());
+    e
+}
+
+/// The bytes at [SECTOR_OTHER, SECTOR_OTHER + 32) after the set-up's stores.
+fn sector_other_bytes() -> Vec<u8> {
+    let mut body = sector_setup();
+    body.pop();
+    body.pop(); // no copy
+    let (_, sys) = run_system("sector-other", &sector_preset("merge"), &body);
+    let pid = sys.pid_of(0).unwrap();
+    let other = sys.read_virtual(pid, SECTOR_OTHER, 32).unwrap();
+    assert_eq!(image_virtual(&sys, SECTOR_OTHER, 32), other, "in memory");
+    assert!(other.iter().any(|&b| b != 0), "the program's words");
+    other
+}
+
+#[test]
+fn sector_an_l2_copy_into_a_line_l2_lacks_allocates_one_valid_sector_without_a_fetch() {
+    let body = sector_setup();
+    // (mode, L2 busy cycles, valid sectors of the destination's line)
+    let mut read = Vec::new();
+    for (partial, busy, valid) in [
+        // 15 source read + 100 memory + 2 realign + 15 write.
+        ("sector", 132, 0b10),
+        ("merge", 132, 0b11),
+        // The destination's line is read from memory first.
+        ("fetch", 232, 0b11),
+    ] {
+        let (s, sys) = run_system(
+            &format!("sector-write-{partial}"),
+            &sector_preset(partial),
+            &body,
+        );
+        let ce = s.copy_engine.unwrap();
+        assert_eq!(
+            (ce.l2.copies, ce.l2.source_fetches, ce.l2.busy_cycles),
+            (1, 1, busy),
+            "{partial}: (L2 copies, source fetches, busy cycles)"
+        );
+        read.push(s.cache["l2"].below.read_bytes.total());
+        assert_eq!(
+            sectors(&sys, 1, SECTOR_DST),
+            Some(valid),
+            "{partial}: valid sectors"
+        );
+        assert_eq!(s.cache["l2"].sector_misses, 0);
+        let pid = sys.pid_of(0).unwrap();
+        let copied = sys.read_virtual(pid, SECTOR_DST, 32).unwrap();
+        assert_eq!(
+            copied,
+            sys.read_virtual(pid, SECTOR_SRC, 32).unwrap(),
+            "{partial}"
+        );
+        assert!(copied.iter().any(|&b| b != 0), "the program's words");
+    }
+    // Sector reads no more below L2 than merge (the source line only); fetch one line more.
+    assert_eq!(
+        (read[0], read[2]),
+        (read[1], read[1] + 64),
+        "bytes read below L2"
+    );
+}
+
+#[test]
+fn sector_a_load_of_the_invalid_half_misses_in_l2_fetches_and_merges() {
+    let other = sector_other_bytes();
+    let mut body = sector_setup();
+    body.push(Event::Load(SECTOR_OTHER));
+    body.push(settle());
+    let (mut misses, mut read) = (Vec::new(), Vec::new());
+    for (partial, sector_misses) in [("sector", 1), ("merge", 0)] {
+        let (s, mut sys) = run_system(
+            &format!("sector-load-{partial}"),
+            &sector_preset(partial),
+            &body,
+        );
+        let l2 = &s.cache["l2"];
+        assert_eq!(l2.sector_misses, sector_misses, "{partial}: sector misses");
+        misses.push(l2.misses);
+        read.push(l2.below.read_bytes.total());
+        assert_eq!(
+            sectors(&sys, 1, SECTOR_DST),
+            Some(0b11),
+            "{partial}: now whole"
+        );
+        let pid = sys.pid_of(0).unwrap();
+        assert_eq!(
+            sys.read_virtual(pid, SECTOR_OTHER, 32).unwrap(),
+            other,
+            "{partial}: the load got memory's bytes"
+        );
+        let copied = sys.read_virtual(pid, SECTOR_SRC, 32).unwrap();
+        assert_eq!(sys.read_virtual(pid, SECTOR_DST, 32).unwrap(), copied);
+        // Flushed, L2's merged (dirty, whole) line leaves memory's half and the copy.
+        sys.flush_caches();
+        assert_eq!(image_virtual(&sys, SECTOR_OTHER, 32), other, "{partial}");
+        assert_eq!(image_virtual(&sys, SECTOR_DST, 32), copied, "{partial}");
+    }
+    // Under sector the load's fill missed in L2 and fetched the line; under merge it hit.
+    assert_eq!(misses[0], misses[1] + 1, "the sector miss is an L2 miss");
+    assert_eq!(read[0], read[1] + 64, "the line was fetched from memory");
+}
+
+#[test]
+fn sector_an_engine_read_of_the_invalid_half_misses_in_l2_fetches_and_merges() {
+    let other = sector_other_bytes();
+    // A second L2 copy whose source is the invalid half (not in L1: it goes down).
+    let dst = BASE + 0x10_0040;
+    let mut body = sector_setup();
+    body.push(Event::Movblk {
+        src: SECTOR_OTHER,
+        dst,
+    });
+    body.push(settle());
+    // (mode, sector misses, L2 source fetches, L2 busy cycles: 132 for the first copy, then
+    // 132 with a source fetch or 32 with a hit)
+    for (partial, sector_misses, fetches, busy) in
+        [("sector", 1, 2, 132 + 132), ("merge", 0, 1, 132 + 32)]
+    {
+        let (s, sys) = run_system(
+            &format!("sector-engine-read-{partial}"),
+            &sector_preset(partial),
+            &body,
+        );
+        let ce = s.copy_engine.unwrap();
+        assert_eq!(
+            (
+                s.cache["l2"].sector_misses,
+                ce.l2.copies,
+                ce.l2.source_fetches,
+                ce.l2.busy_cycles
+            ),
+            (sector_misses, 2, fetches, busy),
+            "{partial}: (sector misses, L2 copies, source fetches, busy cycles)"
+        );
+        let pid = sys.pid_of(0).unwrap();
+        assert_eq!(sys.read_virtual(pid, dst, 32).unwrap(), other, "{partial}");
+        assert_eq!(
+            sectors(&sys, 1, SECTOR_DST),
+            Some(0b11),
+            "{partial}: merged by the fetch"
+        );
+    }
+}
+
+#[test]
+fn sector_an_evicted_partial_line_writes_back_only_its_valid_half() {
+    let other = sector_other_bytes();
+    let mut body = sector_setup();
+    body.extend(sweep());
+    // (mode, bytes L2 wrote below for copies: the destination line's valid part)
+    for (partial, written) in [("sector", 32), ("merge", 64)] {
+        let (s, mut sys) = run_system(
+            &format!("sector-evict-{partial}"),
+            &sector_preset(partial),
+            &body,
+        );
+        assert!(sectors(&sys, 1, SECTOR_DST).is_none(), "{partial}: evicted");
+        assert_eq!(
+            s.cache["l2"].below.write_bytes.copy, written,
+            "{partial}: bytes written below L2"
+        );
+        let pid = sys.pid_of(0).unwrap();
+        let copied = sys.read_virtual(pid, SECTOR_SRC, 32).unwrap();
+        // Memory has the copy and kept its own other half.
+        assert_eq!(image_virtual(&sys, SECTOR_DST, 32), copied, "{partial}");
+        assert_eq!(image_virtual(&sys, SECTOR_OTHER, 32), other, "{partial}");
+        sys.flush_caches();
+        assert_eq!(
+            image_virtual(&sys, SECTOR_OTHER, 32),
+            other,
+            "{partial}: flushed"
+        );
     }
 }
 

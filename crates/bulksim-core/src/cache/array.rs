@@ -4,6 +4,13 @@
 //! coherence: write back a dirty line, invalidate a line, insert a line with given contents.
 //! MSHRs and write-back buffers belong to the cache level around it (`level`); each line
 //! remembers why it was last written (`Origin`) so its write-back is booked by cause.
+//!
+//! Each line also keeps a valid bit per sector (`set_sector_bytes`; one sector, the whole
+//! line, unless set). Every fill and insert makes a line wholly valid; only a copy engine's
+//! write of a block smaller than the line into a line the array lacks
+//! (`copy_engine.partial_line = "sector"`) puts in a partially valid line, whose invalid
+//! sectors hold no data: a lookup needing them misses, a write-back writes only the valid
+//! ones.
 
 pub use crate::port::Origin;
 
@@ -38,6 +45,67 @@ pub struct Evicted {
     pub line: u64,
     pub data: LineBuf,
     pub origin: Origin,
+    /// Its valid sectors (bit i: bytes [i x sector, (i + 1) x sector)); only these are data.
+    pub valid: Sectors,
+}
+
+/// Valid bits of one line's sectors: a line holds at most `MAX_LINE` / 8 = 32 sectors.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sectors {
+    pub mask: u32,
+    /// Bytes per sector.
+    pub bytes: u16,
+    /// Sectors per line.
+    pub count: u8,
+}
+
+impl Sectors {
+    /// Every sector of the line is valid.
+    pub fn is_whole(&self) -> bool {
+        self.mask == full_mask(self.count as usize)
+    }
+
+    /// Whether sector `i` is valid.
+    pub fn has(&self, i: usize) -> bool {
+        self.mask >> i & 1 == 1
+    }
+
+    /// Bytes of the valid sectors.
+    pub fn valid_bytes(&self) -> u64 {
+        self.mask.count_ones() as u64 * self.bytes as u64
+    }
+
+    /// The byte ranges of the line's valid sectors, adjacent ones joined.
+    pub fn runs(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let (n, s) = (self.count as usize, self.bytes as usize);
+        let mut i = 0;
+        std::iter::from_fn(move || {
+            while i < n && !self.has(i) {
+                i += 1;
+            }
+            if i == n {
+                return None;
+            }
+            let start = i;
+            while i < n && self.has(i) {
+                i += 1;
+            }
+            Some(start * s..i * s)
+        })
+    }
+}
+
+/// What the bytes of a new line's invalid sectors are set to: no data, and not zero, so
+/// that a read or write-back of them by mistake shows in the bytes (memory is mostly zero).
+pub const INVALID_FILL: u8 = 0xdb;
+
+/// The mask with the low `n` bits set.
+fn full_mask(n: usize) -> u32 {
+    if n >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << n) - 1
+    }
 }
 
 /// Counters of one cache array.
@@ -48,6 +116,7 @@ pub struct ArrayCounts {
     pub writebacks: u64,
     pub invalidations: u64,
     pub inserts: u64,
+    pub sector_misses: u64,
 }
 
 pub struct Cache {
@@ -61,6 +130,11 @@ pub struct Cache {
     last_use: Vec<u64>,
     /// `line_bytes` per way, flat.
     data: Vec<u8>,
+    /// Valid sectors per way (meaningful while the way holds a line).
+    valid: Vec<u32>,
+    sector_bytes: usize,
+    /// The mask of a wholly valid line.
+    full: u32,
     clock: u64,
     pub stats: ArrayCounts,
 }
@@ -97,6 +171,9 @@ impl Cache {
             origin: vec![Origin::Program; n],
             last_use: vec![0; n],
             data: vec![0; n * line as usize],
+            valid: vec![1; n],
+            sector_bytes: line as usize,
+            full: 1,
             clock: 0,
             stats: ArrayCounts::default(),
         })
@@ -104,6 +181,95 @@ impl Cache {
 
     pub fn line_bytes(&self) -> usize {
         self.line_bytes
+    }
+
+    /// Keeps valid bits per `bytes`-byte sector of each line (a power of two dividing the
+    /// line, at most 32 per line; anything else keeps one sector per line). Set before use.
+    pub fn set_sector_bytes(&mut self, bytes: usize) {
+        let ok =
+            bytes.is_power_of_two() && bytes <= self.line_bytes && self.line_bytes / bytes <= 32;
+        self.sector_bytes = if ok { bytes } else { self.line_bytes };
+        self.full = full_mask(self.line_bytes / self.sector_bytes);
+        self.valid.fill(self.full);
+    }
+
+    pub fn sector_bytes(&self) -> usize {
+        self.sector_bytes
+    }
+
+    /// The sectors bytes [offset, offset + len) of a line touch.
+    pub fn sectors_of(&self, offset: usize, len: usize) -> u32 {
+        if len == 0 {
+            return 0;
+        }
+        let (a, b) = (
+            offset / self.sector_bytes,
+            (offset + len - 1) / self.sector_bytes,
+        );
+        full_mask(b + 1) & !full_mask(a)
+    }
+
+    /// The valid sectors of the line in `way`.
+    pub fn sectors(&self, way: usize) -> Sectors {
+        Sectors {
+            mask: self.valid[way],
+            bytes: self.sector_bytes as u16,
+            count: (self.line_bytes / self.sector_bytes) as u8,
+        }
+    }
+
+    /// Whether the line in `way` is valid in every sector.
+    pub fn is_whole(&self, way: usize) -> bool {
+        self.valid[way] == self.full
+    }
+
+    /// Whether bytes [offset, offset + len) of the line in `way` are valid.
+    pub fn holds(&self, way: usize, offset: usize, len: usize) -> bool {
+        let valid = self.valid[way];
+        valid == self.full || {
+            let m = self.sectors_of(offset, len);
+            valid & m == m
+        }
+    }
+
+    /// The way holding `line` with bytes [offset, offset + len) valid, without touching LRU
+    /// state.
+    pub fn probe_bytes(&self, line: u64, offset: usize, len: usize) -> Option<usize> {
+        self.probe(line).filter(|&w| self.holds(w, offset, len))
+    }
+
+    /// A demand access needing bytes [offset, offset + len) of `line`: the way on a hit (now
+    /// most recently used); the line there with a needed sector invalid is a miss, counted
+    /// also as a sector miss (the line stays, most recently used).
+    pub fn access_bytes(&mut self, line: u64, offset: usize, len: usize) -> Option<usize> {
+        match self.probe(line) {
+            Some(w) if !self.holds(w, offset, len) => {
+                self.clock += 1;
+                self.last_use[w] = self.clock;
+                self.stats.misses += 1;
+                self.stats.sector_misses += 1;
+                None
+            }
+            way => self.access_found(way),
+        }
+    }
+
+    /// Counts a sector miss of a lookup that counts no access (a copy engine's source read).
+    pub fn count_sector_miss(&mut self) {
+        self.stats.sector_misses += 1;
+    }
+
+    /// Fills the invalid sectors of the line in `way` from `below` (the whole line as the
+    /// levels below hold it); the valid ones, newer, stay. The line is wholly valid after.
+    pub fn merge(&mut self, way: usize, below: &[u8]) {
+        let s = self.sector_bytes;
+        let at = way * self.line_bytes;
+        for i in 0..self.line_bytes / s {
+            if self.valid[way] >> i & 1 == 0 {
+                self.data[at + i * s..at + (i + 1) * s].copy_from_slice(&below[i * s..(i + 1) * s]);
+            }
+        }
+        self.valid[way] = self.full;
     }
 
     fn set_range(&self, line: u64) -> std::ops::Range<usize> {
@@ -162,11 +328,21 @@ impl Cache {
         self.last_use[way] = self.clock;
     }
 
+    /// The sectors it covers become valid (a write into an invalid sector covers all of it:
+    /// writes below the first level are of whole first-level lines).
     pub fn write(&mut self, way: usize, offset: usize, bytes: &[u8], origin: Origin) {
         let at = way * self.line_bytes + offset;
         self.data[at..at + bytes.len()].copy_from_slice(bytes);
         self.dirty[way] = true;
         self.origin[way] = origin;
+        if self.valid[way] != self.full {
+            let s = self.sector_bytes;
+            debug_assert!(
+                self.holds(way, offset, bytes.len()) || (offset % s == 0 && bytes.len() % s == 0),
+                "a write into an invalid sector covers it"
+            );
+            self.valid[way] |= self.sectors_of(offset, bytes.len());
+        }
     }
 
     /// Overwrites bytes of the line in `way` without touching its dirty state or origin
@@ -182,6 +358,19 @@ impl Cache {
         &mut self,
         line: u64,
         data: &[u8],
+        dirty: bool,
+        origin: Origin,
+    ) -> (usize, Option<Evicted>) {
+        self.insert_sectors(line, data, self.full, dirty, origin)
+    }
+
+    /// `insert` of a line whose sectors in `valid` only are data: a new line is valid in
+    /// those; a line present takes those sectors' bytes and keeps its other valid ones.
+    pub fn insert_sectors(
+        &mut self,
+        line: u64,
+        data: &[u8],
+        valid: u32,
         dirty: bool,
         origin: Origin,
     ) -> (usize, Option<Evicted>) {
@@ -203,14 +392,34 @@ impl Cache {
                 line: self.tags[way],
                 data: LineBuf::from_slice(self.data(way)),
                 origin: self.origin[way],
+                valid: self.sectors(way),
             })
         } else {
             None
         };
-        let keep_dirty = self.tags[way] == line && self.dirty[way];
+        let present = self.tags[way] == line;
+        let keep_dirty = present && self.dirty[way];
         self.tags[way] = line;
         let lb = self.line_bytes;
-        self.data[way * lb..(way + 1) * lb].copy_from_slice(data);
+        if valid == self.full {
+            self.data[way * lb..(way + 1) * lb].copy_from_slice(data);
+            self.valid[way] = self.full;
+        } else {
+            let s = self.sector_bytes;
+            for i in 0..lb / s {
+                let at = way * lb + i * s;
+                if valid >> i & 1 == 1 {
+                    self.data[at..at + s].copy_from_slice(&data[i * s..(i + 1) * s]);
+                } else if !present {
+                    self.data[at..at + s].fill(INVALID_FILL);
+                }
+            }
+            self.valid[way] = if present {
+                self.valid[way] | valid
+            } else {
+                valid
+            };
+        }
         self.dirty[way] = dirty || keep_dirty;
         self.origin[way] = origin;
         self.last_use[way] = self.clock;
@@ -229,7 +438,26 @@ impl Cache {
             line,
             data: LineBuf::from_slice(self.data(i)),
             origin: self.origin[i],
+            valid: self.sectors(i),
         })
+    }
+
+    /// Empties the array, returning its dirty lines (to be written back).
+    pub fn clear(&mut self) -> Vec<Evicted> {
+        let mut dirty = Vec::new();
+        for i in 0..self.tags.len() {
+            if self.tags[i] != EMPTY && self.dirty[i] {
+                dirty.push(Evicted {
+                    line: self.tags[i],
+                    data: LineBuf::from_slice(self.data(i)),
+                    origin: self.origin[i],
+                    valid: self.sectors(i),
+                });
+            }
+            self.tags[i] = EMPTY;
+            self.dirty[i] = false;
+        }
+        dirty
     }
 
     /// Drops `line`; returns whether it was present.
@@ -286,5 +514,48 @@ mod tests {
         assert!(c.access(9).is_none());
         assert_eq!((c.stats.hits, c.stats.misses), (0, 1));
         assert!(Cache::new(1000, 16, 64).is_err());
+    }
+
+    #[test]
+    fn a_partially_valid_line_holds_its_valid_sectors_only_until_merged() {
+        // 64-byte lines in 32-byte sectors.
+        let mut c = Cache::new(4 * 64, 2, 64).unwrap();
+        c.set_sector_bytes(32);
+        assert_eq!(
+            (
+                c.sectors_of(0, 64),
+                c.sectors_of(32, 32),
+                c.sectors_of(31, 2)
+            ),
+            (3, 2, 3)
+        );
+        // A normal insert is wholly valid.
+        let (way, _) = c.insert(0, &[1; 64], false, Origin::Program);
+        assert!(c.is_whole(way) && c.holds(way, 0, 64));
+        // The second half alone, dirty: only it is valid, the first half is a sector miss.
+        let mut half = [0u8; 64];
+        half[32..].fill(9);
+        let (way, _) = c.insert_sectors(2, &half, 0b10, true, Origin::Copy);
+        assert_eq!(c.sectors(way).mask, 0b10);
+        assert_eq!(&c.data(way)[..32], &[INVALID_FILL; 32], "no data");
+        assert!(c.probe_bytes(2, 32, 32).is_some() && c.probe_bytes(2, 0, 32).is_none());
+        assert!(c.access_bytes(2, 0, 32).is_none());
+        assert_eq!((c.stats.misses, c.stats.sector_misses), (1, 1));
+        // Its write-back carries the mask: 32 valid bytes in one run.
+        let ev = c.write_back(2).unwrap();
+        assert_eq!(ev.valid.runs().collect::<Vec<_>>(), vec![32..64]);
+        assert_eq!(ev.valid.valid_bytes(), 32);
+        // Merging the line from below fills only the invalid half.
+        c.merge(way, &[5; 64]);
+        assert!(c.is_whole(way));
+        assert_eq!(&c.data(way)[..32], &[5; 32]);
+        assert_eq!(&c.data(way)[32..], &[9; 32]);
+        // A write of a whole sector makes it valid.
+        let (way, _) = c.insert_sectors(4, &[0; 64], 0b01, true, Origin::Copy);
+        c.write(way, 32, &[3; 32], Origin::Program);
+        assert!(c.is_whole(way));
+        // Without sectors set, a line is one sector.
+        let d = Cache::new(4 * 64, 2, 64).unwrap();
+        assert_eq!(d.sectors_of(0, 8), 1);
     }
 }

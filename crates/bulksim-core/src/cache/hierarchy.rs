@@ -8,9 +8,13 @@
 //! completes. Bulk-operation coherence acts here on all levels at once: write back a line,
 //! invalidate a line, insert a line at the last level (where the memory controller's
 //! copies land). Request ids name every fill and waited write-back in flight; their
-//! completions come back through `complete`.
+//! completions come back through `complete`. Lines below the first level keep a valid bit
+//! per first-level line; only a copy engine's partial write under
+//! `copy_engine.partial_line = "sector"` leaves some clear: lookups needing them miss and
+//! merge the fetched line under the valid part, write-backs and functional reads respect
+//! them.
 
-use super::array::{Evicted, LineBuf, MAX_LINE};
+use super::array::{Evicted, LineBuf, Sectors, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use super::level_port::LevelPort;
 use crate::config::CacheLevelConfig;
@@ -50,6 +54,18 @@ impl Traffic {
 #[inline(never)]
 fn record_sent(sent: &mut Vec<(u32, u64, bool)>, req: &Request) {
     sent.push((req.thread, req.addr, req.kind == RequestKind::Writeback));
+}
+
+/// Writes the valid sectors of a line's `data` at `addr` into the memory image (a masked
+/// write: memory keeps its own bytes under the invalid ones).
+fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Sectors) {
+    if valid.is_whole() {
+        router.write(addr, data);
+        return;
+    }
+    for run in valid.runs() {
+        router.write(addr + run.start as u64, &data[run]);
+    }
 }
 
 /// What a request id in flight is for.
@@ -122,6 +138,16 @@ impl Hierarchy {
                     .map_err(|e| format!("cache.level.{i}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
+        let mut levels = levels;
+        // Lines below the first level keep a valid bit per first-level line (the copy
+        // engines' block), so a block written alone is the only valid part of its line
+        // (`copy_engine.partial_line = "sector"`); every line is wholly valid otherwise.
+        let sector = levels.first().map_or(0, |l| l.line_bytes as usize);
+        for l in levels.iter_mut().skip(1) {
+            for a in &mut l.arrays {
+                a.set_sector_bytes(sector);
+            }
+        }
         Ok(Hierarchy {
             levels,
             router,
@@ -297,9 +323,11 @@ impl Hierarchy {
         allocate: bool,
     ) -> u64 {
         let l = &self.levels[level];
+        let array = &l.arrays[l.array_of[core]];
         if !allocate
             || !l.writeback_delays_miss
-            || !l.arrays[l.array_of[core]].victim_is_dirty(line)
+            || array.probe(line).is_some()
+            || !array.victim_is_dirty(line)
         {
             return 0;
         }
@@ -352,13 +380,19 @@ impl Hierarchy {
         if waiter.is_some() {
             // A coherence write-back skips the levels below, whose copies of these bytes
             // (non-inclusive levels may keep an older, clean one) must not stay stale.
-            self.patch_below(level, req.addr, ev.data.as_slice());
+            for run in ev.valid.runs() {
+                let at = req.addr + run.start as u64;
+                self.patch_below(level, at, &ev.data.as_slice()[run]);
+            }
         }
         let l = &mut self.levels[level];
-        l.below.write_bytes.count(req.origin, line_bytes);
+        // A partially valid line writes only its valid sectors (masked), counted as such.
+        l.below
+            .write_bytes
+            .count(req.origin, ev.valid.valid_bytes());
         l.below_transfers += 1;
         if to_memory {
-            self.router.write(req.addr, ev.data.as_slice());
+            write_masked(&mut self.router, req.addr, ev.data.as_slice(), &ev.valid);
             // Memory writes whole lines of the last level's size (one burst).
             self.traffic.book(ev.origin, true, self.last_line_bytes());
             if self.fixed_latency_fs.is_some() {
@@ -383,7 +417,7 @@ impl Hierarchy {
             // invisible to fills and to bulk coherence. (Bandwidth between levels is not
             // modelled; the level below may exceed its write-back buffer briefly, which only
             // delays its next miss.)
-            self.accept_writeback(level + 1, &req, ev.data, true);
+            self.accept_writeback(level + 1, &req, ev.data, ev.valid, true);
         }
     }
 
@@ -484,14 +518,32 @@ impl Hierarchy {
     }
 
     /// Reads `buf.len()` bytes at `addr` as level `from` and below see them (the first holder
-    /// of each line below `from`, else memory).
+    /// of each line below `from`, else memory; the bytes of a holder's invalid sectors as
+    /// the levels below it see them).
     fn read_below(&self, from: usize, addr: u64, buf: &mut [u8]) {
-        for l in &self.levels[from..] {
+        for (i, l) in self.levels.iter().enumerate().skip(from) {
             let line = addr / l.line_bytes;
             for a in &l.arrays {
                 if let Some(way) = a.probe(line) {
                     let offset = (addr - line * l.line_bytes) as usize;
-                    buf.copy_from_slice(&a.data(way)[offset..offset + buf.len()]);
+                    let data = a.data(way);
+                    if a.holds(way, offset, buf.len()) {
+                        buf.copy_from_slice(&data[offset..offset + buf.len()]);
+                        return;
+                    }
+                    // A partially valid line: its valid sectors, the others from below.
+                    let s = a.sector_bytes();
+                    let mut k = 0;
+                    while k < buf.len() {
+                        let at = offset + k;
+                        let n = (s - at % s).min(buf.len() - k);
+                        if a.holds(way, at, n) {
+                            buf[k..k + n].copy_from_slice(&data[at..at + n]);
+                        } else {
+                            self.read_below(i + 1, addr + k as u64, &mut buf[k..k + n]);
+                        }
+                        k += n;
+                    }
                     return;
                 }
             }
@@ -528,16 +580,29 @@ impl Hierarchy {
         // Answers cross the port above back up.
         let up = fs + l.port_fs;
         l.responses.extend(m.waiters.iter().map(|&w| (w, up)));
-        if m.dead || !m.allocate {
+        if m.dead {
             return;
         }
         // In a shared array another core's fill may have brought the line already (and it
-        // may be dirty since): apply the waiting stores to it instead of refilling.
+        // may be dirty since): apply the waiting stores to it instead of refilling. A line
+        // there with invalid sectors (a sector miss, or a copy engine's block written while
+        // the fill was in flight) takes those from the fill, even a non-allocating one: its
+        // valid sectors are newer.
         if let Some(way) = l.array(core).probe(line) {
+            if !l.array(core).is_whole(way) {
+                let mut below = [0u8; MAX_LINE];
+                let below = &mut below[..line_bytes as usize];
+                self.read_below(level + 1, line * line_bytes, below);
+                self.levels[level].array(core).merge(way, below);
+            }
+            let l = &mut self.levels[level];
             for (offset, len, bytes) in &m.stores {
                 l.array(core)
                     .write(way, *offset, &bytes[..*len as usize], Origin::Program);
             }
+            return;
+        }
+        if !m.allocate {
             return;
         }
         let mut data = [0u8; MAX_LINE];
@@ -587,14 +652,19 @@ impl Hierarchy {
         let line = req.addr / l.line_bytes;
         // The request crosses the port above (the first level's is the core's own).
         let arrive = if level > 0 { now + l.port_fs } else { now };
-        if level > 0 && l.array(core).probe(line).is_some() {
+        // The bytes the level above asks for: one of its lines.
+        let offset = (req.addr - line * l.line_bytes) as usize;
+        let len = (req.bytes as usize).min(l.line_bytes as usize - offset);
+        if level > 0 && l.array(core).probe_bytes(line, offset, len).is_some() {
             l.array(core).access(line);
             let id = req.id.expect("a fill from the level above has an id");
             l.responses.push((id, arrive + l.hit_fs + l.port_fs));
             return;
         }
         if level > 0 && l.mshr_mut(core, line).is_none() {
-            l.array(core).access(line); // the miss (the core counts its own)
+            // The miss (the core counts its own); a line here without the sectors asked
+            // for is one too, fetched and merged when its fill completes.
+            l.array(core).access_bytes(line, offset, len);
         }
         let not_before = if l.serial_lookup {
             arrive + l.hit_fs
@@ -625,11 +695,13 @@ impl Hierarchy {
 
     /// Level `level` takes a write-back from the level above: into its copy of the line, or
     /// as a new dirty line when line sizes match, else on toward memory.
+    /// Only the sectors `valid` marks are data (a partially valid line from above).
     fn accept_writeback(
         &mut self,
         level: usize,
         req: &Request,
         data: LineBuf,
+        valid: Sectors,
         force: bool,
     ) -> bool {
         let core = req.thread as usize;
@@ -638,23 +710,32 @@ impl Hierarchy {
         let offset = (req.addr - line * l.line_bytes) as usize;
         let array = l.array_of[core];
         if let Some(way) = l.arrays[array].probe(line) {
-            l.arrays[array].write(way, offset, data.as_slice(), req.origin);
+            for run in valid.runs() {
+                let bytes = &data.as_slice()[run.clone()];
+                l.arrays[array].write(way, offset + run.start, bytes, req.origin);
+            }
             return true;
         }
         if !force && !l.can_allocate(core) {
             return false;
         }
         if req.bytes as u64 == l.line_bytes {
-            self.insert_at(level, core, line, data.as_slice(), true, req.origin);
+            self.epoch += 1;
+            let l = &mut self.levels[level];
+            let (_, evicted) =
+                l.arrays[array].insert_sectors(line, data.as_slice(), valid.mask, true, req.origin);
+            if let Some(ev) = evicted {
+                self.write_back(level, array, &ev, None, core);
+            }
         } else {
             // A part of a larger line this level does not hold: on to memory, where it costs
             // one burst of the last level's line size like any write-back.
             self.levels[level]
                 .below
                 .write_bytes
-                .count(req.origin, req.bytes as u64);
+                .count(req.origin, valid.valid_bytes());
             self.levels[level].below_transfers += 1;
-            self.router.write(req.addr, data.as_slice());
+            write_masked(&mut self.router, req.addr, data.as_slice(), &valid);
             self.traffic.book(req.origin, true, self.last_line_bytes());
             if self.fixed_latency_fs.is_some() {
                 return true;
@@ -786,9 +867,10 @@ impl Hierarchy {
 
     /// A copy engine's destination write at `level` into array `array` for `core`: the
     /// movblk's bytes, read as the cores see its source now, land in the destination's line,
-    /// dirty, allocated without a fetch (a line this level lacks is made whole from the
-    /// levels below when the block is smaller than the line: `copy_engine.partial_line`).
-    pub fn engine_write(&mut self, level: usize, array: usize, op: &Movblk) {
+    /// dirty, allocated without a fetch. A block smaller than a line this level lacks
+    /// (`copy_engine.partial_line`): with `sector`, the line is put in valid in the block's
+    /// sectors only; else it is made whole from the levels below.
+    pub fn engine_write(&mut self, level: usize, array: usize, op: &Movblk, sector: bool) {
         let mut block = [0u8; MAX_LINE];
         let len = op.bytes as usize;
         let split = op.split as usize;
@@ -807,11 +889,74 @@ impl Hierarchy {
         }
         let mut whole = [0u8; MAX_LINE];
         let whole = &mut whole[..lb as usize];
+        if sector && len < lb as usize {
+            whole[offset..offset + len].copy_from_slice(&block[..len]);
+            self.epoch += 1;
+            let a = &mut self.levels[level].arrays[array];
+            let valid = a.sectors_of(offset, len);
+            let (_, evicted) = a.insert_sectors(line, whole, valid, true, Origin::Copy);
+            if let Some(ev) = evicted {
+                self.write_back(level, array, &ev, None, array);
+            }
+            return;
+        }
         if len < lb as usize {
             self.read_below(level + 1, line * lb, whole);
         }
         whole[offset..offset + len].copy_from_slice(&block[..len]);
         self.insert_in(level, array, line, whole, true, Origin::Copy);
+    }
+
+    /// Whether array `array` at `level` holds every byte of `op`'s source that lies in
+    /// `line` (a copy engine's source lookup): the line is there with those sectors valid.
+    /// The line there without them is a sector miss, counted.
+    pub fn engine_source_hit(
+        &mut self,
+        level: usize,
+        array: usize,
+        op: &Movblk,
+        line: u64,
+    ) -> bool {
+        let lb = self.levels[level].line_bytes;
+        let a = &mut self.levels[level].arrays[array];
+        let Some(way) = a.probe(line) else {
+            return false;
+        };
+        if a.is_whole(way) {
+            return true;
+        }
+        let (start, end) = (line * lb, (line + 1) * lb);
+        let parts = [(op.src, op.split), (op.src_next, op.bytes - op.split)];
+        let hit = parts.iter().all(|&(s, n)| {
+            let (from, to) = (s.max(start), (s + n).min(end));
+            from >= to || a.holds(way, (from - start) as usize, (to - from) as usize)
+        });
+        if !hit {
+            a.count_sector_miss();
+        }
+        hit
+    }
+
+    /// Writes every dirty line back to the memory image and empties every level, untimed
+    /// and counted nowhere: what a flush of all caches at the end of a run leaves in memory
+    /// (the cores' view, `read_as_cores`, then is the image's). The last level goes first,
+    /// so a newer copy higher up lands last; a partially valid line writes only its valid
+    /// sectors. Misses in flight are not waited for.
+    pub fn flush_untimed(&mut self) {
+        self.epoch += 1;
+        for l in self.levels.iter_mut().rev() {
+            let lb = l.line_bytes;
+            for a in &mut l.arrays {
+                for ev in a.clear() {
+                    write_masked(
+                        &mut self.router,
+                        ev.line * lb,
+                        ev.data.as_slice(),
+                        &ev.valid,
+                    );
+                }
+            }
+        }
     }
 
     /// Drops `line` from array `array` of `level` without writing it back (a copy engine's

@@ -41,7 +41,7 @@ stat_struct! {
     /// Bytes that crossed a port, by direction and origin.
     pub struct PortTraffic {
         pub read_bytes: OriginBytes = nested(dir = "read through the port below the level (fills)"),
-        pub write_bytes: OriginBytes = nested(dir = "written through the port below the level (write-backs)"),
+        pub write_bytes: OriginBytes = nested(dir = "written through the port below the level (write-backs; of a partially valid line only its valid sectors, copy_engine.partial_line = \"sector\")"),
     }
 }
 
@@ -82,6 +82,7 @@ stat_struct! {
         pub writebacks: u64 = sum("lines", "dirty lines written back (evictions and coherence)"),
         pub invalidations: u64 = sum("lines", "lines dropped for bulk-operation coherence or handed-over frames"),
         pub inserts: u64 = sum("lines", "lines put into the level (fills, write-backs from above, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)"),
+        pub sector_misses: u64 = sum("accesses", "lookups that found the line with a sector they need invalid (copy_engine.partial_line = \"sector\": a copy engine wrote only part of the line): fills from the level above (counted in misses too) and copy-engine source reads; the line is fetched from below and its invalid sectors merged in"),
         pub below: PortTraffic = nested(),
         pub below_transfers: u64 = sum("transfers", "lines moved through the port below the level (fills, including lines sent to a copy engine only, and write-backs), each carrying one address of cache.address_bytes"),
         pub below_messages: u64 = sum("messages", "copy-engine operations sent through the port below the level (two addresses each, no data)"),
@@ -204,6 +205,7 @@ impl CacheLevel {
             sum.writebacks += s.writebacks;
             sum.invalidations += s.invalidations;
             sum.inserts += s.inserts;
+            sum.sector_misses += s.sector_misses;
         }
         LevelStats {
             hits: sum.hits,
@@ -211,6 +213,7 @@ impl CacheLevel {
             writebacks: sum.writebacks,
             invalidations: sum.invalidations,
             inserts: sum.inserts,
+            sector_misses: sum.sector_misses,
             below: self.below.clone(),
             below_transfers: self.below_transfers,
             below_messages: self.below_messages,

@@ -29,8 +29,14 @@ impl Port for LevelPort<'_> {
         let l = &self.hierarchy.levels[self.level];
         let core = req.thread as usize;
         let line = req.addr / l.line_bytes;
-        // The core looked into its first level before sending: only misses come to it.
-        (self.level > 0 && l.arrays[l.array_of[core]].probe(line).is_some())
+        let offset = (req.addr - line * l.line_bytes) as usize;
+        let len = (req.bytes as usize).min(l.line_bytes as usize - offset);
+        // The core looked into its first level before sending: only misses come to it. A
+        // line without the sectors asked for is a miss (`Cache::access_bytes`).
+        (self.level > 0
+            && l.arrays[l.array_of[core]]
+                .probe_bytes(line, offset, len)
+                .is_some())
             || l.has_mshr(core, line)
             || (l.mshrs[core].len() < l.mshr_cap && l.can_allocate(core))
     }

@@ -90,6 +90,8 @@ pub struct Costs {
     pub parallel_reads: bool,
     /// The last level fetches a destination line it lacks before writing part of it.
     pub fetch_partial_dst: bool,
+    /// A block written alone into a line the level lacks is its only valid sector.
+    pub sector_partial_dst: bool,
 }
 
 impl Engine {
@@ -185,11 +187,10 @@ impl Engine {
         let core = w.op.core;
         match w.step {
             Step::Lookup(i) => {
-                let array = &h.levels[level].arrays[self.array];
-                w.hit[i] = array.probe(w.lines[i]).is_some();
+                w.hit[i] = h.engine_source_hit(level, self.array, &w.op, w.lines[i]);
                 let both = costs.parallel_reads && i == 0 && w.n == 2;
                 if both {
-                    w.hit[1] = array.probe(w.lines[1]).is_some();
+                    w.hit[1] = h.engine_source_hit(level, self.array, &w.op, w.lines[1]);
                 }
                 w.until = now + hit_fs;
                 let next = if both { 2 } else { i + 1 };
@@ -282,7 +283,7 @@ impl Engine {
                 self.counts.copies += 1;
                 self.counts.busy_fs += now - w.started;
                 self.work = None;
-                h.engine_write(level, self.array, &op);
+                h.engine_write(level, self.array, &op, costs.sector_partial_dst);
                 self.release(h);
             }
             Step::DstCheck => {

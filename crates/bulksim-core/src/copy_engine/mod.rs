@@ -146,6 +146,7 @@ impl CopyEngines {
                 realign_fs: cfg.realign_cycles as u64 * core_fs,
                 parallel_reads: cfg.parallel_reads,
                 fetch_partial_dst: cfg.partial_line == PartialLine::Fetch,
+                sector_partial_dst: cfg.partial_line == PartialLine::Sector,
             },
             fifo_depth: cfg.fifo_depth as usize,
             ordering: cfg.ordering,

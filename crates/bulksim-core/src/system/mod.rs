@@ -2084,7 +2084,9 @@ impl System {
                         continue;
                     }
                     let dst_line = ((line * lb) as i128 - delta) as u64 / lb;
-                    if in_cache_copy && aligned && whole(dst_line) {
+                    // (A partially valid line, `copy_engine.partial_line = "sector"`, is
+                    // written back instead: its invalid sectors are no data to copy.)
+                    if in_cache_copy && aligned && whole(dst_line) && array.is_whole(way) {
                         // RowClone: copy the dirty line in the cache under the destination's
                         // tag; DRAM's stale copy of it is overwritten there.
                         let data = crate::cache::LineBuf::from_slice(array.data(way));
@@ -2106,6 +2108,17 @@ impl System {
         l.arrays[l.array_of[core]]
             .probe(pa / l.line_bytes)
             .is_some()
+    }
+
+    /// Writes every dirty cache line back to the memory image and empties the caches,
+    /// untimed (`Hierarchy::flush_untimed`): for checks of the image after a run.
+    pub fn flush_caches(&mut self) {
+        self.mem.flush_untimed();
+    }
+
+    /// The cache hierarchy, for checks of what its levels hold.
+    pub fn caches(&self) -> &Hierarchy {
+        &self.mem
     }
 
     /// Bytes at `vaddr` as process `pid` sees them now (None where unmapped).
