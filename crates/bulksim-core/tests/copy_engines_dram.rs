@@ -251,11 +251,12 @@ fn random_copies_with_chunks_leave_the_reference_bytes() {
     let (_, reference) = run_one("random-bulk", &mechanism("bulk", "none", &cpu), &body);
     let expected = image(&reference, area);
     assert!(expected.iter().flatten().count() > 64);
-    for (policy, rule) in [
-        ("bulk", "rowclone"),
-        ("dce_nt", "probe"),
-        ("dce_rowclone", "probe"),
-        ("dce_rowclone", "always"),
+    for (policy, rule, partial) in [
+        ("bulk", "probe", "merge"),
+        ("dce_nt", "probe", "merge"),
+        ("dce_rowclone", "probe", "merge"),
+        ("dce_rowclone", "always", "merge"),
+        ("dce_rowclone", "always", "sector"),
     ] {
         let config = if policy == "bulk" {
             mechanism("bulk", "none", &[])
@@ -263,10 +264,13 @@ fn random_copies_with_chunks_leave_the_reference_bytes() {
             mechanism(
                 "movblk",
                 policy,
-                &[&format!("copy_engine.dram_rule=\"{rule}\"")],
+                &[
+                    &format!("copy_engine.dram_rule=\"{rule}\""),
+                    &format!("copy_engine.partial_line=\"{partial}\""),
+                ],
             )
         };
-        let name = format!("random-{policy}-{rule}");
+        let name = format!("random-{policy}-{rule}-{partial}");
         let (s, sys) = run_one(&name, &config, &body);
         let got = image(&sys, area);
         let first = got.iter().zip(&expected).position(|(a, b)| a != b);
@@ -387,4 +391,3 @@ fn dce_rowclone_config_errors_name_the_key() {
         .to_string();
     assert!(e.contains("copy_engine.dram_rule"), "{e}");
 }
-

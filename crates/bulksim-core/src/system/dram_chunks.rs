@@ -5,8 +5,9 @@
 //! has another offset within a last-level line than its destination, or is not one physically
 //! contiguous range in the destination's device, is declined (RowClone moves whole lines or
 //! rows: such a chunk would only cross the channel). Otherwise a tag probe of every cache
-//! level (`copy_engine.probe_cycles`; skipped under `dram_rule = "always"`) declines it when a
-//! level holds one of its source lines, so cached data is copied by the engines beside the
+//! level (`copy_engine.probe_cycles`; under `dram_rule = "always"` only for dirty lines
+//! holding some sectors, which would need a write-back) declines it when a level holds one of
+//! its source lines, so cached data is copied by the engines beside the
 //! caches. An accepted chunk gets RowClone's coherence work (destination lines dropped, dirty
 //! source lines copied in the cache under the destination's tag: no write-back to wait for,
 //! since source and destination lines align) and goes to the memory controller; the core goes
@@ -89,7 +90,15 @@ impl System {
         {
             return Ok(ChunkOutcome::Retry(false));
         }
-        if !self.chunk_always && self.caches_hold(s0, s1) {
+        // Under "always", a dirty source line holding only some sectors
+        // (`partial_line = "sector"`) would have to be written back first: such a chunk
+        // stays with the engines too.
+        let held = if self.chunk_always {
+            self.caches_hold_partial_dirty(s0, s1)
+        } else {
+            self.caches_hold(s0, s1)
+        };
+        if held {
             stats(self).chunks += 1;
             stats(self).declined_cached += 1;
             self.hold_for_probe(c);
@@ -151,6 +160,20 @@ impl System {
         self.mem.levels.iter().any(|l| {
             let lb = l.line_bytes;
             (a / lb..b.div_ceil(lb)).any(|line| l.arrays.iter().any(|k| k.probe(line).is_some()))
+        })
+    }
+
+    /// Whether any array of any cache level holds a dirty line of [a, b) with only some of
+    /// its sectors valid.
+    fn caches_hold_partial_dirty(&self, a: u64, b: u64) -> bool {
+        self.mem.levels.iter().any(|l| {
+            let lb = l.line_bytes;
+            (a / lb..b.div_ceil(lb)).any(|line| {
+                l.arrays.iter().any(|k| {
+                    k.probe(line)
+                        .is_some_and(|way| k.is_dirty(way) && !k.is_whole(way))
+                })
+            })
         })
     }
 
