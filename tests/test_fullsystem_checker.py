@@ -190,3 +190,31 @@ def test_table_ii_refresh_variants_zero_violations(synth_mcf, tmp_path, variant)
         refs,
         mem["mem_cycles"] // refi,
     )
+
+
+# The copy-engines DRAM preset (configs/copy_engines_ddr3.toml): forkbench's copy-on-write
+# copies run by the movblk memcpy, through the engines (dce_nt) or handed to RowClone as
+# whole pages (dce_rowclone).
+COPY_ENGINES_DDR3 = ROOT / "configs" / "copy_engines_ddr3.toml"
+
+
+@pytest.mark.parametrize("policy", ["dce_nt", "dce_rowclone"])
+def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
+    overrides = ["system.memcpy=movblk", f"copy_engine.policy={policy}"]
+    log = tmp_path / "cmds.csv"
+    stats = dict(api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log))
+    spec = bulksim.spec(config=COPY_ENGINES_DDR3, overrides=overrides)
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    with open(log, newline="") as f:
+        logged = Counter(row["command"] for row in csv.DictReader(f))
+    mem = stats["memory"]
+    assert logged == Counter({k: v for k, v in mem["commands"].items() if v})
+    assert stats["os"]["cow_copies"] == PAGES_UPDATED
+    dram = stats["copy_engine"]["dram"]
+    if policy == "dce_rowclone":
+        # Cold pages go down whole: FPM in the parent's subarray, one ACT2 per page.
+        assert dram["copies"] > 0 and logged["ACT2"] >= dram["copies"]
+        assert mem["bulk"]["fpm_bytes"] == dram["copies"] * 4096
+    else:
+        assert dram["chunks"] == 0 and logged["ACT2"] == 0
