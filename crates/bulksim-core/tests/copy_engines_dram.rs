@@ -391,3 +391,17 @@ fn dce_rowclone_config_errors_name_the_key() {
         .to_string();
     assert!(e.contains("copy_engine.dram_rule"), "{e}");
 }
+
+/// The DDR3 preset's memory answers an unloaded read in 75 core cycles (the paper's memory:
+/// 100): a DDR3-1066 8-8-8 read of a closed row is tRCD + tCL + the 4-clock burst,
+/// 15 + 15 + 7.5 ns, at the preset's 2 GHz core.
+#[test]
+fn an_unloaded_dram_read_takes_trcd_plus_tcl_plus_the_burst() {
+    let config = preset(&[]);
+    let (idle, _) = run_one("unloaded-idle", &config, &[Event::Compute(400)]);
+    let load = [Event::Compute(400), Event::Load(BASE + 0x8000)];
+    let (one, _) = run_one("unloaded-load", &config, &load);
+    // The load's miss path: L1 lookup 2, port 10, L2 lookup 15, memory, port 10.
+    let memory = one.core_cycles - idle.core_cycles - (2 + 10 + 15 + 10);
+    assert_eq!(memory, (15 + 15) * 2 + 15);
+}
