@@ -444,6 +444,8 @@ pub struct CoreConfig {
     pub mem_ports: u32,
     /// Store misses that may wait for their line at once; 0: no limit.
     pub store_queue: u32,
+    /// Loads, stores and movblks in the window at once (a load/store queue); 0: no limit.
+    pub lsq: u32,
 }
 
 impl Default for CoreConfig {
@@ -453,6 +455,7 @@ impl Default for CoreConfig {
             width: 3,
             mem_ports: 0,
             store_queue: 0,
+            lsq: 0,
         }
     }
 }
@@ -1015,11 +1018,12 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc("core.window", "instructions", "instruction window (reorder buffer) entries per core"),
     doc("core.width", "instructions per cycle", "dispatch and retire width per core"),
-    doc("core.store_queue", "stores", "stores that missed the first level and wait for their line (write-allocate) at once, per core; one more stalls dispatch until a fill completes (a load/store queue holding each store until its line is written, like SimpleScalar's 8-entry LSQ); 0: no limit, a store never stalls the core"),
+    doc("core.store_queue", "stores", "stores that missed the first level and wait for their line (write-allocate) at once, per core; one more stalls dispatch until a fill completes; 0: no limit, a store never stalls the core"),
+    doc("core.lsq", "memory instructions", "loads, stores and movblks in the window at once, per core (a load/store queue: each holds an entry from dispatch until it retires, in order, so a load waiting for its line holds the younger ones' entries too); when it is full, dispatch stops (SimpleScalar's sim-outorder, the copy-engines paper's simulator: 8 entries); 0: no limit beyond core.window"),
     doc("core.mem_ports", "accesses per cycle", "loads, stores and movblks a core dispatches per cycle at most (memory ports); 0: as many as core.width"),
     doc("cache.address_bytes", "bytes", "size of one address crossing a port between cache levels: traffic stats count each line moved as line + address, a copy-engine message as two addresses (the copy-engines paper leaves it open: 4, a 32-bit target, is bulksim's choice)"),
     doc("cache.level[].port_cycles", "core cycles", "time to cross the port above this level, each way (the copy-engines paper's off-chip L2: 10); a fill answered here takes hit_cycles + 2 x port_cycles, and a copy-engine message takes port_cycles"),
-    doc("cache.level[].writeback_delays_miss", "bool", "a miss (or a copy engine's destination write) whose victim is dirty first writes the victim back: it leaves only after the write-back has crossed the port below and been written there (the level below's port_cycles + hit_cycles; memory.fixed_latency_cycles from the last level), as SimpleScalar's caches, the copy-engines paper's simulator, do; false: victims leave through the write-back buffer and delay nothing"),
+    doc("cache.level[].writeback_delays_miss", "bool", "a miss (or a copy engine's destination write) whose victim is dirty first writes the victim back: it leaves only after the write-back has crossed the port below and been written there (the level below's port_cycles + hit_cycles; memory.fixed_latency_cycles from the last level; nothing when DRAM devices time the memory): a blocking write-back, for studies of its cost; false: victims leave through the write-back buffer and delay nothing (as in SimpleScalar, whose write-backs cost no time: unlimited write buffers)"),
     doc("cache.level[].serial_lookup", "bool", "a miss leaves for the level below only after this level's lookup (hit_cycles); false: at once, the lookup overlapping the request below"),
     doc("memory.fixed_latency_cycles", "core cycles", "when above 0, memory answers every read this many core cycles after the last level sends it, with no contention, and takes write-backs at once (the copy-engines paper's 100-cycle memory); the DRAM devices only hold the address space. 0: the DRAM devices time every request"),
     doc("system.memcpy", "bulk | software | movblk", "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy)"),
@@ -1381,6 +1385,12 @@ impl Config {
             problems.push(format!(
                 "core.store_queue: {} is out of range; expected 0 (no limit) to 4096 stores",
                 self.core.store_queue
+            ));
+        }
+        if self.core.lsq > 4096 {
+            problems.push(format!(
+                "core.lsq: {} is out of range; expected 0 (no limit) to 4096 memory instructions",
+                self.core.lsq
             ));
         }
         if self.core.mem_ports > 64 {

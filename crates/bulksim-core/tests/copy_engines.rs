@@ -1020,3 +1020,23 @@ fn a_dirty_victim_is_written_back_first_when_the_level_waits_for_it() {
     }
     assert_eq!(cycles[0] - cycles[1], 10 + 15);
 }
+
+/// `core.lsq`: loads, stores and movblks hold a queue entry from dispatch until they retire.
+/// Eight loads of lines in memory (137 cycles each: L1 2, port 10, L2 15, memory 100, port
+/// 10) overlap in the MSHRs with no limit, and go one at a time with one entry.
+#[test]
+fn the_load_store_queue_bounds_the_misses_in_flight() {
+    let loads: Vec<Event> = (0..8)
+        .map(|k| Event::Load(BASE + 0x4_0000 + k * 4096))
+        .collect();
+    let cycles = |lsq: u32| {
+        let config = preset(&[&format!("core.lsq={lsq}")]);
+        run(&format!("lsq-{lsq}"), &config, &loads).core_cycles
+    };
+    let (free, one, two) = (cycles(0), cycles(1), cycles(2));
+    // One entry: each load dispatches when the one before retires, a cycle after its data.
+    assert!(one >= 8 * 137 && one <= 8 * 139 + 4, "{one}");
+    assert!(free < 137 + 12, "{free}");
+    // Two entries: four rounds of two overlapping misses.
+    assert!(two >= 4 * 137 && two <= 4 * 139 + 4, "{two}");
+}

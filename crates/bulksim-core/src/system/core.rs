@@ -17,6 +17,8 @@ pub struct Slot {
     pub ready_fs: u64,
     /// The cache line a load waits for.
     pub line: u64,
+    /// A load, store or movblk: it holds a load/store queue entry until it retires.
+    pub mem: bool,
 }
 
 /// One destination line of a copy or initialization done by the core with loads and stores.
@@ -99,6 +101,8 @@ pub struct Window {
     /// (line, sequence number of the youngest slot waiting for it), one per distinct line;
     /// as few as the outstanding misses, so a linear search.
     waiting: Vec<(u64, u64)>,
+    /// Slots that are loads, stores or movblks (`core.lsq`).
+    mem_slots: usize,
 }
 
 impl Window {
@@ -121,10 +125,17 @@ impl Window {
     pub fn pop_front(&mut self) -> Option<Slot> {
         let e = self.entries.pop_front()?;
         self.front_seq += 1;
+        self.mem_slots -= e.slot.mem as usize;
         Some(e.slot)
     }
 
+    /// Loads, stores and movblks in the window.
+    pub fn mem_slots(&self) -> usize {
+        self.mem_slots
+    }
+
     pub fn push_back(&mut self, slot: Slot) {
+        self.mem_slots += slot.mem as usize;
         let mut older = NO_SLOT;
         if slot.line != NO_LINE {
             let seq = self.front_seq + self.entries.len() as u64;
@@ -281,6 +292,7 @@ impl Core {
             self.window.push_back(Slot {
                 ready_fs: now + (j / width + 1) * core_fs,
                 line: NO_LINE,
+                mem: false,
             });
         }
         pushed
@@ -337,6 +349,7 @@ mod tests {
                     let slot = Slot {
                         ready_fs: if line == NO_LINE { step } else { u64::MAX },
                         line,
+                        mem: line != NO_LINE,
                     };
                     core.window.push_back(slot);
                     model.push_back(slot);
@@ -364,6 +377,10 @@ mod tests {
                 }
             }
             assert_eq!(core.window.len(), model.len());
+            assert_eq!(
+                core.window.mem_slots(),
+                model.iter().filter(|s| s.mem).count()
+            );
             assert_eq!(
                 core.head_ready(),
                 model.front().map(|s| if s.line == NO_LINE {

@@ -124,7 +124,7 @@ impl System {
         s.blocks += bytes / line;
         self.mem_ports_left -= 1;
         let ready = self.now + self.core_fs + self.chunk_probe_fs;
-        self.push_slot(c, ready, super::core::NO_LINE);
+        self.push_mem_slot(c, ready, super::core::NO_LINE);
         self.os.count_access(t as u32);
         *budget -= 1;
         Ok(ChunkOutcome::HandedDown)

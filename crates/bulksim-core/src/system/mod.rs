@@ -206,6 +206,8 @@ pub struct System {
     mem_ports_left: usize,
     /// `core.store_queue` (usize::MAX: no limit).
     store_queue: usize,
+    /// `core.lsq` (usize::MAX: no limit).
+    lsq: usize,
     /// `dce_rowclone`: `copy_engine.dram_chunk_bytes` (0: chunks are not offered), the tag
     /// probe's time (fs), `dram_rule = "always"`.
     dram_chunk_bytes: u64,
@@ -514,6 +516,10 @@ impl System {
             },
             mem_ports_left: 0,
             store_queue: match config.core.store_queue {
+                0 => usize::MAX,
+                n => n as usize,
+            },
+            lsq: match config.core.lsq {
                 0 => usize::MAX,
                 n => n as usize,
             },
@@ -930,10 +936,7 @@ impl System {
             if self.cores[c].bulk_instruction {
                 self.cores[c].bulk_instruction = false;
                 let ready = self.now + self.core_fs;
-                self.cores[c].window.push_back(Slot {
-                    ready_fs: ready,
-                    line: NO_LINE,
-                });
+                self.push_slot(c, ready, NO_LINE);
             }
         }
         let mut budget = self.width;
@@ -1090,7 +1093,22 @@ impl System {
     }
 
     fn push_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
-        self.cores[c].window.push_back(Slot { ready_fs, line });
+        let slot = Slot {
+            ready_fs,
+            line,
+            mem: false,
+        };
+        self.cores[c].window.push_back(slot);
+    }
+
+    /// A load, store or movblk's slot: it holds a load/store queue entry (`core.lsq`).
+    fn push_mem_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
+        let slot = Slot {
+            ready_fs,
+            line,
+            mem: true,
+        };
+        self.cores[c].window.push_back(slot);
     }
 
     fn blocked(&self, pa: u64) -> bool {
@@ -1208,7 +1226,7 @@ impl System {
             .as_mut()
             .expect("engines")
             .push(&mut self.mem, op, now);
-        self.push_slot(c, self.now + self.core_fs, NO_LINE);
+        self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
         self.os.count_access(t as u32);
         *budget -= 1;
         Ok(Step::Next)
@@ -1228,7 +1246,7 @@ impl System {
         budget: &mut usize,
     ) -> Result<Option<bool>> {
         let write = !matches!(data, StoreData::None);
-        if self.mem_ports_left == 0 {
+        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
             return Ok(Some(false));
         }
         let Some(pa) = self.resolve(c, t, space, va, write)? else {
@@ -1285,14 +1303,14 @@ impl System {
                 Some(w) => self.mem.l1().array(c).write(w, offset, stored, origin),
                 None => self.mem.add_store_bytes(c, line, offset, stored),
             }
-            self.push_slot(c, next_cycle, NO_LINE);
+            self.push_mem_slot(c, next_cycle, NO_LINE);
         } else if way.is_some() {
             let data_fs = self.now + self.hit_fs;
             let core = &mut self.cores[c];
             core.load_data_fs = core.load_data_fs.max(data_fs);
-            self.push_slot(c, data_fs, NO_LINE);
+            self.push_mem_slot(c, data_fs, NO_LINE);
         } else {
-            self.push_slot(c, u64::MAX, line);
+            self.push_mem_slot(c, u64::MAX, line);
         }
         self.os.count_access(t as u32);
         *budget -= 1;
