@@ -1035,8 +1035,8 @@ fn the_load_store_queue_bounds_the_misses_in_flight() {
     };
     let (free, one, two) = (cycles(0), cycles(1), cycles(2));
     // One entry: each load dispatches when the one before retires, a cycle after its data.
-    assert!(one >= 8 * 137 && one <= 8 * 139 + 4, "{one}");
+    assert!((8 * 137..=8 * 139 + 4).contains(&one), "{one}");
     assert!(free < 137 + 12, "{free}");
     // Two entries: four rounds of two overlapping misses.
-    assert!(two >= 4 * 137 && two <= 4 * 139 + 4, "{two}");
+    assert!((4 * 137..=4 * 139 + 4).contains(&two), "{two}");
 }
