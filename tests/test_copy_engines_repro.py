@@ -1,8 +1,9 @@
 """`bulksim reproduce copy-engines` (python/bulksim/copy_engines.py) on a reduced run (300
-packets of 1500 bytes, the four mechanisms): the rows' schema, what each mechanism does with
-the copies, reductions derived from the rows, the paper's bounds and the check against them,
-``--json`` and the CLI. The full run (50,000 packets x 3 payloads) is the reproduction's, not
-the tests'."""
+packets of 1500 bytes, the four mechanisms; on the DDR3 preset also dce_rowclone, bulkcopy of
+4 and 64 KB copying 128 KB in all, forkbench with S = 4 MB, N = 64): the rows' schema, what
+each mechanism does with the copies, reductions derived from the rows, the paper's bounds and
+the check against them, ``--json`` and the CLI. The full run (50,000 packets x 3 payloads,
+...) is the reproduction's, not the tests'."""
 
 from __future__ import annotations
 
@@ -19,6 +20,12 @@ from bulksim import copy_workloads as cw
 
 PACKETS = 300
 PAYLOAD = 1500
+BULKCOPY_SIZES = (4096, 65536)
+#: Bytes each bulkcopy run copies: 32 copies of 4 KB, 2 of 64 KB.
+BULKCOPY_BYTES = 128 << 10
+#: forkbench: a 4 MB array (1,024 pages, four times the L2), 64 pages copied on write.
+FORKBENCH_ARRAY_BYTES = 4 << 20
+FORKBENCH_PAGES = 64
 #: movblks per packet: the destination is line-aligned, 1500 = 46 x 32 + 28 (software tail).
 MOVBLKS_PER_PACKET = PAYLOAD // 32
 ROW_TYPES = {
@@ -37,9 +44,42 @@ ROW_TYPES = {
 }
 
 
+DDR3_ROW_TYPES = {**ROW_TYPES, "channel_bytes": int, "paper": type(None)}
+#: The DDR3 preset's (workload, payload) cases in the reduced run, in the rows' order.
+DDR3_CASES = [
+    ("network", PAYLOAD),
+    *(("bulkcopy-hot", size) for size in BULKCOPY_SIZES),
+    *(("bulkcopy-cold", size) for size in BULKCOPY_SIZES),
+    ("forkbench", 4096),
+]
+
+
 @pytest.fixture(scope="module")
-def rows() -> list[dict]:
-    return ce.run(packets=PACKETS, payloads=(PAYLOAD,), workers=2)
+def all_rows() -> list[dict]:
+    return ce.run(
+        packets=PACKETS,
+        payloads=(PAYLOAD,),
+        bulkcopy_sizes=BULKCOPY_SIZES,
+        bulkcopy_bytes=BULKCOPY_BYTES,
+        forkbench_array_bytes=FORKBENCH_ARRAY_BYTES,
+        forkbench_pages=FORKBENCH_PAGES,
+        workers=2,
+    )
+
+
+@pytest.fixture(scope="module")
+def rows(all_rows) -> list[dict]:
+    """The paper preset's rows."""
+    return ce.paper_rows(all_rows)
+
+
+@pytest.fixture(scope="module")
+def ddr3(all_rows) -> dict[tuple[str, int], dict[str, dict]]:
+    """The DDR3 preset's rows: (workload, payload) -> mechanism -> row."""
+    out: dict[tuple[str, int], dict[str, dict]] = {}
+    for r in ce.ddr3_rows(all_rows):
+        out.setdefault((r["workload"], r["payload"]), {})[r["mechanism"]] = r
+    return out
 
 
 def by_mechanism(rows: list[dict]) -> dict[str, dict]:
@@ -153,27 +193,147 @@ def test_render_puts_the_paper_beside_bulksim_and_says_where_it_differs(rows):
     assert ("slower than the software memcpy" in text) == bool(slower)
 
 
-def test_write_json_writes_the_rows(rows, tmp_path):
-    ce.write_json(rows, tmp_path / "rows.json")
-    assert json.loads((tmp_path / "rows.json").read_text()) == rows
+def test_write_json_writes_the_rows(all_rows, tmp_path):
+    ce.write_json(all_rows, tmp_path / "rows.json")
+    assert json.loads((tmp_path / "rows.json").read_text()) == all_rows
+
+
+def test_paper_rows_come_first_then_the_ddr3_rows(all_rows, rows):
+    assert all_rows[: len(rows)] == rows
+    assert {r["preset"] for r in all_rows[len(rows) :]} == {"ddr3"}
+
+
+def test_ddr3_rows_exist_for_each_workload_and_mechanism_with_the_schema(all_rows):
+    ddr3_rows = ce.ddr3_rows(all_rows)
+    mechanisms = ["software", "ce_l1", "dce", "dce_nt", "dce_rowclone"]
+    assert [(r["workload"], r["payload"], r["mechanism"]) for r in ddr3_rows] == [
+        (w, p, m) for w, p in DDR3_CASES for m in mechanisms
+    ]
+    for r in ddr3_rows:
+        assert set(r) == set(DDR3_ROW_TYPES)
+        for key, kind in DDR3_ROW_TYPES.items():
+            assert isinstance(r[key], kind), (key, r[key])
+        assert r["preset"] == "ddr3" and r["paper"] is None
+        assert r["cycles"] > 0
+        # A copy run wholly in DRAM moves nothing between the caches or from L2 to memory.
+        assert min(r["offchip_bytes"], r["memory_bytes"], r["channel_bytes"]) >= 0
+        if r["mechanism"] == "software":
+            assert min(r["offchip_bytes"], r["memory_bytes"], r["channel_bytes"]) > 0
+        assert 0.0 <= r["pct_copies_in_l2"] and 0.0 <= r["pct_copies_in_dram"]
+        assert r["pct_copies_in_l2"] + r["pct_copies_in_dram"] <= 100.0 + 1e-9
+        if r["mechanism"] != "dce_rowclone":  # only it hands chunks to the memory controller
+            assert r["pct_copies_in_dram"] == 0.0
+
+
+def test_ddr3_reductions_are_against_software_on_the_same_workload_and_payload(ddr3):
+    for case, by in ddr3.items():
+        base = by["software"]
+        assert base["pct_copies_in_l2"] == 0.0 and base["pct_copies_in_dram"] == 0.0, case
+        for r in by.values():
+            assert math.isclose(r["time_reduction_pct"], 100 * (1 - r["cycles"] / base["cycles"]))
+            assert math.isclose(
+                r["traffic_reduction_pct"], 100 * (1 - r["offchip_bytes"] / base["offchip_bytes"])
+            )
+
+
+def test_ddr3_network_dce_rowclone_runs_as_dce_nt(ddr3):
+    # A packet's payload (at most 1,500 B) holds no whole 4 KB destination chunk, so every
+    # copy runs as under dce_nt: the same run.
+    by = ddr3[("network", PAYLOAD)]
+    keys = ("cycles", "offchip_bytes", "memory_bytes", "channel_bytes", "pct_copies_in_l2")
+    assert {k: by["dce_rowclone"][k] for k in keys} == {k: by["dce_nt"][k] for k in keys}
+    assert by["dce_rowclone"]["pct_copies_in_dram"] == 0.0
+
+
+@pytest.mark.parametrize("size", BULKCOPY_SIZES)
+def test_ddr3_cold_bulkcopy_runs_in_dram_and_moves_fewer_channel_bytes(ddr3, size):
+    by = ddr3[("bulkcopy-cold", size)]
+    assert by["dce_rowclone"]["pct_copies_in_dram"] > 0.0
+    assert by["dce_rowclone"]["channel_bytes"] < by["dce_nt"]["channel_bytes"]
+
+
+@pytest.mark.parametrize("size", BULKCOPY_SIZES)
+def test_ddr3_hot_bulkcopy_copies_nothing_in_dram(ddr3, size):
+    # Each source is read in full just before its copy, so a cache holds some of every chunk's
+    # source lines and the probe declines every chunk.
+    assert ddr3[("bulkcopy-hot", size)]["dce_rowclone"]["pct_copies_in_dram"] == 0.0
+
+
+def test_ddr3_forkbench_copies_on_write_in_dram(ddr3):
+    assert ddr3[("forkbench", 4096)]["dce_rowclone"]["pct_copies_in_dram"] > 0.0
+
+
+def test_ddr3_rows_from_hand_measurements():
+    def m(cycles, offchip, l1=0, l2=0, dram=0):
+        return {
+            "cycles": cycles,
+            "offchip_bytes": offchip,
+            "memory_bytes": 64,
+            "channel_bytes": 128,
+            "l1_copies": l1,
+            "l2_copies": l2,
+            "dram_blocks": dram,
+        }
+
+    measured = {
+        ("forkbench", 4096, "software"): m(1000, 2000),
+        ("forkbench", 4096, "ce_l1"): m(900, 1000, l1=10),
+        ("forkbench", 4096, "dce"): m(900, 1000, l1=5, l2=5),
+        ("forkbench", 4096, "dce_nt"): m(800, 1000, l1=2, l2=8),
+        ("forkbench", 4096, "dce_rowclone"): m(500, 500, l1=1, l2=2, dram=7),
+        ("network", 500, "software"): m(100, 100),
+        **{("network", 500, k): m(50, 25, l2=4) for k in ("ce_l1", "dce", "dce_nt", "dce_rowclone")},
+    }
+    rows = ce.ddr3_rows_from(measured)
+    # Workloads in DDR3_WORKLOADS order, whatever the measurements' order.
+    assert [r["workload"] for r in rows] == ["network"] * 5 + ["forkbench"] * 5
+    rowclone = rows[-1]
+    assert rowclone["mechanism"] == "dce_rowclone" and rowclone["paper"] is None
+    assert rowclone["pct_copies_in_l2"] == pytest.approx(20.0)
+    assert rowclone["pct_copies_in_dram"] == pytest.approx(70.0)
+    assert rowclone["time_reduction_pct"] == pytest.approx(50.0)
+    assert rowclone["traffic_reduction_pct"] == pytest.approx(75.0)
+    assert rows[1]["time_reduction_pct"] == pytest.approx(50.0)  # against network's software
+    assert rows[1]["traffic_reduction_pct"] == pytest.approx(75.0)
+
+
+def test_render_adds_the_ddr3_table(all_rows, rows):
+    text = ce.render(all_rows)
+    assert text.startswith(ce.render(rows))
+    assert "Copy engines on bulksim's DDR3 preset" in text
+    head = next(line for line in text.splitlines() if "in DRAM" in line)
+    assert "channel B" in head
+    ddr3_lines = [line for line in text.splitlines() if line.split()[:1] == ["forkbench"]]
+    assert [line.split()[2] for line in ddr3_lines] == list(ce.DDR3_MECHANISMS)
 
 
 def test_cli_reproduce_quick_prints_the_table_and_writes_json(tmp_path, monkeypatch):
     monkeypatch.setattr(ce, "QUICK_PACKETS", 100)
     monkeypatch.setattr(ce, "PAYLOADS", (500,))
+    monkeypatch.setattr(ce, "QUICK_BULKCOPY_SIZES", (4096,))
+    monkeypatch.setattr(ce, "BULKCOPY_BYTES", 8192)
+    monkeypatch.setattr(ce, "FORKBENCH_ARRAY_BYTES", 1 << 20)
+    monkeypatch.setattr(ce, "QUICK_FORKBENCH_PAGES", 8)
     out = tmp_path / "rows.json"
     r = CliRunner().invoke(
         cli.main, ["reproduce", "copy-engines", "--quick", "--workers", "1", "--json", str(out)]
     )
     assert r.exit_code == 0, r.output
     rows = json.loads(out.read_text())
-    assert [(x["payload"], x["mechanism"]) for x in rows] == [(500, m) for m in ce.MECHANISMS]
+    paper = ce.paper_rows(rows)
+    assert [(x["payload"], x["mechanism"]) for x in paper] == [(500, m) for m in ce.MECHANISMS]
     assert "time >17%, traffic 42%, in L2 >86%" in r.output
-    assert rows[-1]["paper"] == "time >17%, traffic 42%, in L2 >86%"
+    assert paper[-1]["paper"] == "time >17%, traffic 42%, in L2 >86%"
+    cases = [("network", 500), ("bulkcopy-hot", 4096), ("bulkcopy-cold", 4096), ("forkbench", 4096)]
+    assert [(x["workload"], x["payload"], x["mechanism"]) for x in ce.ddr3_rows(rows)] == [
+        (w, p, m) for w, p in cases for m in ce.DDR3_MECHANISMS
+    ]
+    assert "Copy engines on bulksim's DDR3 preset" in r.output
 
 
 def test_cli_help_and_list_name_the_reproduction():
     r = CliRunner().invoke(cli.main, ["reproduce", "copy-engines", "--help"])
-    assert r.exit_code == 0 and "--quick" in r.output and "copy-engines: 5,000 packets" in r.output
+    assert r.exit_code == 0 and "--quick" in r.output
+    assert "copy-engines: 5,000 packets" in r.output and "forkbench N = 1k" in " ".join(r.output.split())
     r = CliRunner().invoke(cli.main, ["reproduce", "--list"])
     assert any(line.startswith("copy-engines") for line in r.output.splitlines())

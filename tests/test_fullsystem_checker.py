@@ -202,7 +202,9 @@ COPY_ENGINES_DDR3 = ROOT / "configs" / "copy_engines_ddr3.toml"
 def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
     overrides = ["system.memcpy=movblk", f"copy_engine.policy={policy}"]
     log = tmp_path / "cmds.csv"
-    stats = dict(api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log))
+    stats = dict(
+        api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log)
+    )
     spec = bulksim.spec(config=COPY_ENGINES_DDR3, overrides=overrides)
     violations = check_log(spec, str(log))
     assert violations == [], "\n".join(map(str, violations[:10]))

@@ -750,7 +750,8 @@ TABLES = {
     "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
     "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
     "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
-    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset)",
+    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset);"
+    " DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench",
 }
 #: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
 RANK_FIGURES = {
@@ -773,7 +774,8 @@ RANK_FIGURES = {
     help="forkbench: 9 runs (S = 64 MB, N = 16, 1k, 16k); rowclone-multicore: one mix per size; "
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
     "rank-assignment, refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
-    "page-allocation: 50 M instructions per program; copy-engines: 5,000 packets per run.",
+    "page-allocation: 50 M instructions per program; copy-engines: 5,000 packets per network run, "
+    "DDR3 bulkcopy of 4 and 64 KB only, forkbench N = 1k.",
 )
 @click.option(
     "--mean",

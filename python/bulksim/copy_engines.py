@@ -5,19 +5,29 @@ stand-in, docs/copy_engines_workloads.md, with 500, 1000 and 1500-byte payloads,
 software memcpy and with movblk under CE-L1, DCE and DCE-NT), the rows derived from their
 stats (time and L1-L2 traffic reductions over software, the share of copies the L2 engine
 ran, L2-memory bytes), the paper's bound for each cell and a check of each value against it.
-The paper's benchmark is not public, so the numbers are the stand-in's, reported as they are."""
+The paper's benchmark is not public, so the numbers are the stand-in's, reported as they are.
+
+Also bulksim's DDR3 preset (``configs/copy_engines_ddr3.toml``: the same core and caches over
+forkbench's DDR3-1066, RowClone as the DRAM's bulk engine; the paper has no such system, so
+its rows carry no paper bound): the four mechanisms and ``dce_rowclone`` (whole 4 KB
+destination chunks of a copy handed to the memory controller as RowClone when no cache holds
+their source) on the network stand-in, ``bulkcopy`` (hot and cold sources) and forkbench's
+copy-on-write copies, with the share of copied blocks run in DRAM and the DRAM channel bytes.
+Its choices: the network runs are the paper preset's traces; each bulkcopy run copies 16 MB in
+all (4,096 copies of 4 KB, 256 of 64 KB, 16 of 1 MB); forkbench has S = 16 MB and N = 4,096
+pages (--quick: 1,024), and its payload is the 4 KB page each copy-on-write copy copies."""
 
 from __future__ import annotations
 
 import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api
-from bulksim.copy_workloads import write_network
+from bulksim.copy_workloads import write_bulkcopy, write_network
 from bulksim.paths import REPO
 from bulksim.sweep import die_with_parent
 
@@ -35,6 +45,33 @@ MECHANISMS = {
     "dce_nt": ('system.memcpy="movblk"', 'copy_engine.policy="dce_nt"'),
 }
 BASELINE = "software"
+
+#: bulksim's DRAM system for the same core and caches (no paper numbers exist for it).
+DDR3_CONFIG = REPO / "configs" / "copy_engines_ddr3.toml"
+DDR3_PRESET = "ddr3"
+DDR3_MECHANISMS = {
+    **MECHANISMS,
+    "dce_rowclone": ('system.memcpy="movblk"', 'copy_engine.policy="dce_rowclone"'),
+}
+CONFIGS = {PRESET: CONFIG, DDR3_PRESET: DDR3_CONFIG}
+PRESET_MECHANISMS = {PRESET: MECHANISMS, DDR3_PRESET: DDR3_MECHANISMS}
+#: bulkcopy copy sizes (a row's payload); --quick leaves out 1 MB.
+BULKCOPY_SIZES = (4096, 65536, 1 << 20)
+QUICK_BULKCOPY_SIZES = (4096, 65536)
+#: Bytes each bulkcopy run copies in all (copies = this / size, at least 1).
+BULKCOPY_BYTES = 16 << 20
+#: bulkcopy's hot fraction per workload name: every source read just before its copy, or none.
+BULKCOPY_HOT = {"bulkcopy-hot": 1.0, "bulkcopy-cold": 0.0}
+#: forkbench (docs/system.md): S, the array the parent initializes, and N, the pages the
+#: child updates (each one copy-on-write copy of a 4 KB page, the rows' payload). S is 16 MB
+#: (the RowClone paper's are 64 and 128 MB), 16 times the 1 MB L2, so that most pages the
+#: child copies are no longer cached, and small enough for --quick.
+FORKBENCH_ARRAY_BYTES = 16 << 20
+FORKBENCH_PAGES = 4096
+QUICK_FORKBENCH_PAGES = 1024
+FORKBENCH_PAYLOAD = 4096
+#: Line bytes per memory request (DRAM channel bytes = (reads + writes) x this).
+CHANNEL_LINE_BYTES = 64
 #: Row keys the paper's prose bounds, and the word the bound's text uses for each.
 METRICS = {"time_reduction_pct": "time", "traffic_reduction_pct": "traffic", "pct_copies_in_l2": "in L2"}
 #: *choice*: "around 20%" or a bare "42%" allows this many percentage points either way.
@@ -103,18 +140,26 @@ def paper_text(mechanism: str, payload: int) -> str | None:
     return ", ".join(f"{METRICS[k]} {b.text}" for k, b in bounds.items())
 
 
-def measure(workload: str, mechanism: str) -> dict:
-    """One run of `workload` with `mechanism` (in a pool worker): the stats the rows need."""
-    stats = api.run_workload(CONFIG, workload=workload, overrides=list(MECHANISMS[mechanism]))
+def measure(workload: str, mechanism: str, preset: str = PRESET) -> dict:
+    """One run of `workload` with `mechanism` on `preset`'s system (in a pool worker): the
+    stats the rows need."""
+    stats = api.run_workload(
+        CONFIGS[preset], workload=workload, overrides=list(PRESET_MECHANISMS[preset][mechanism])
+    )
     below = stats["cache"]["l2"]["below"]
     engine = stats.get("copy_engine")  # absent when no engine is configured
+    dram = (engine or {}).get("dram") or {}  # chunks handed to the memory controller
     return {
         "cycles": stats["core_cycles"],
         "offchip_bytes": stats["cache"]["l1"]["below_bytes_with_addresses"],
         # L2-memory bytes, summed over origins (program, copy, ...).
         "memory_bytes": sum(below["read_bytes"].values()) + sum(below["write_bytes"].values()),
+        # Requests at the memory controllers: what crossed the DRAM channels.
+        "channel_bytes": (stats["memory"]["reads"] + stats["memory"]["writes"]) * CHANNEL_LINE_BYTES,
         "l1_copies": engine["l1"]["copies"] if engine else 0,
         "l2_copies": engine["l2"]["copies"] if engine else 0,
+        # The movblks the chunks run in DRAM stand for.
+        "dram_blocks": dram.get("blocks", 0),
     }
 
 
@@ -122,9 +167,17 @@ def _pct(part: float, whole: float) -> float:
     return 100.0 * part / whole if whole else 0.0
 
 
+def _shares(m: dict) -> tuple[float, float]:
+    """(% in L2, % in DRAM) of the blocks copied: movblks run in L1 or L2 plus those the DRAM
+    chunks stand for (none on the paper's preset)."""
+    dram = m.get("dram_blocks", 0)
+    whole = m["l1_copies"] + m["l2_copies"] + dram
+    return _pct(m["l2_copies"], whole), _pct(dram, whole)
+
+
 def rows_from(measured: dict[tuple[int, str], dict]) -> list[dict]:
-    """The rows (payload x mechanism, in PAYLOADS x MECHANISMS order) from each run's
-    measurements; reductions are against software at the same payload."""
+    """The paper preset's rows (payload x mechanism, in PAYLOADS x MECHANISMS order) from each
+    run's measurements; reductions are against software at the same payload."""
     rows = []
     for payload in sorted({p for p, _ in measured}):
         base = measured[(payload, BASELINE)]
@@ -150,39 +203,140 @@ def rows_from(measured: dict[tuple[int, str], dict]) -> list[dict]:
     return rows
 
 
+#: The DDR3 rows' workloads, in the order they are listed.
+DDR3_WORKLOADS = ("network", "bulkcopy-hot", "bulkcopy-cold", "forkbench")
+
+
+def ddr3_rows_from(measured: dict[tuple[str, int, str], dict]) -> list[dict]:
+    """The DDR3 preset's rows ((workload, payload) x mechanism, workloads in DDR3_WORKLOADS
+    order, payloads ascending, mechanisms in DDR3_MECHANISMS order) from each run's
+    measurements keyed (workload, payload, mechanism); reductions are against software on the
+    same workload and payload. The paper has no such system: ``paper`` is None."""
+    rows = []
+    cases = sorted({(w, p) for w, p, _ in measured}, key=lambda c: (DDR3_WORKLOADS.index(c[0]), c[1]))
+    for workload, payload in cases:
+        base = measured[(workload, payload, BASELINE)]
+        for mechanism in DDR3_MECHANISMS:
+            m = measured[(workload, payload, mechanism)]
+            in_l2, in_dram = _shares(m)
+            rows.append(
+                {
+                    "preset": DDR3_PRESET,
+                    "workload": workload,
+                    "payload": payload,
+                    "mechanism": mechanism,
+                    "cycles": m["cycles"],
+                    "offchip_bytes": m["offchip_bytes"],
+                    "pct_copies_in_l2": in_l2,
+                    "pct_copies_in_dram": in_dram,
+                    "memory_bytes": m["memory_bytes"],
+                    "channel_bytes": m["channel_bytes"],
+                    "time_reduction_pct": 100.0 * (1.0 - m["cycles"] / base["cycles"]),
+                    "traffic_reduction_pct": 100.0 * (1.0 - m["offchip_bytes"] / base["offchip_bytes"]),
+                    "paper": None,
+                }
+            )
+    return rows
+
+
+def bulkcopy_copies(size: int, total_bytes: int | None = None) -> int:
+    """Copies a bulkcopy run of `size`-byte copies makes: `total_bytes` (BULKCOPY_BYTES) in
+    all, at least one."""
+    return max(1, (total_bytes or BULKCOPY_BYTES) // size)
+
+
 def run(
     quick: bool = False,
     workers: int | None = None,
     progress=None,
     packets: int | None = None,
     payloads: tuple[int, ...] | None = None,
+    *,
+    ddr3_workloads: tuple[str, ...] = DDR3_WORKLOADS,
+    bulkcopy_sizes: tuple[int, ...] | None = None,
+    bulkcopy_bytes: int | None = None,
+    forkbench_array_bytes: int | None = None,
+    forkbench_pages: int | None = None,
 ) -> list[dict]:
-    """Every (payload, mechanism) run on a local process pool; `progress(done, total)` after
-    each. `packets` replaces the run length and `payloads` the sizes (tests use less)."""
+    """Every run on a local process pool, the longest first; `progress(done, total)` after
+    each. The paper preset's rows, then the DDR3 preset's (its workloads `ddr3_workloads`,
+    none with ``()``). `packets` replaces the network run length and `payloads` its sizes
+    (both presets), `bulkcopy_sizes`, `bulkcopy_bytes`, `forkbench_array_bytes` and
+    `forkbench_pages` the other DDR3 workloads' (tests use less)."""
     packets = packets or (QUICK_PACKETS if quick else FULL_PACKETS)
     payloads = payloads or PAYLOADS
-    points = [(p, m) for p in payloads for m in MECHANISMS]
-    measured: dict[tuple[int, str], dict] = {}
+    bulkcopy_sizes = bulkcopy_sizes or (QUICK_BULKCOPY_SIZES if quick else BULKCOPY_SIZES)
+    bulkcopy_bytes = bulkcopy_bytes or BULKCOPY_BYTES
+    forkbench_array_bytes = forkbench_array_bytes or FORKBENCH_ARRAY_BYTES
+    forkbench_pages = forkbench_pages or (QUICK_FORKBENCH_PAGES if quick else FORKBENCH_PAGES)
+    unknown = set(ddr3_workloads) - set(DDR3_WORKLOADS)
+    if unknown:
+        raise ValueError(f"ddr3_workloads: {sorted(unknown)}; expected some of {', '.join(DDR3_WORKLOADS)}")
     with tempfile.TemporaryDirectory(prefix="bulksim-copy-engines-") as tmp:
-        workloads = {}
+        # (preset, workload, payload) -> (trace directory, bytes the run copies: its length)
+        cases: dict[tuple[str, str, int], tuple[str, int]] = {}
+        network = {}
         for payload in payloads:
-            workloads[payload] = Path(tmp) / f"network-{payload}"
-            write_network(workloads[payload], payload=payload, packets=packets)
-        paths = [os.fspath(workloads[p]) for p, _ in points]
+            network[payload] = os.fspath(
+                write_network(Path(tmp) / f"network-{payload}", payload=payload, packets=packets).parent
+            )
+            cases[(PRESET, "network", payload)] = (network[payload], packets * payload)
+            if "network" in ddr3_workloads:
+                cases[(DDR3_PRESET, "network", payload)] = (network[payload], packets * payload)
+        for workload, hot in BULKCOPY_HOT.items():
+            if workload not in ddr3_workloads:
+                continue
+            for size in bulkcopy_sizes:
+                copies = bulkcopy_copies(size, bulkcopy_bytes)
+                path = write_bulkcopy(
+                    Path(tmp) / f"{workload}-{size}", size=size, copies=copies, hot=hot
+                ).parent
+                cases[(DDR3_PRESET, workload, size)] = (os.fspath(path), copies * size)
+        if "forkbench" in ddr3_workloads:
+            path = api.generate_forkbench(
+                Path(tmp) / "forkbench", array_bytes=forkbench_array_bytes, pages_updated=forkbench_pages
+            )
+            cases[(DDR3_PRESET, "forkbench", FORKBENCH_PAYLOAD)] = (
+                os.fspath(path),
+                forkbench_pages * FORKBENCH_PAYLOAD + forkbench_array_bytes // 16,
+            )
+        points = [(case, m) for case in cases for m in PRESET_MECHANISMS[case[0]]]
+        # Longest first (about the bytes copied, software the slowest), so that no long run
+        # starts last and keeps one worker busy alone.
+        points.sort(key=lambda p: (-cases[p[0]][1], p[1] != BASELINE))
+        measured: dict[tuple[tuple[str, str, int], str], dict] = {}
         with ProcessPoolExecutor(
             max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
         ) as pool:
-            results = pool.map(measure, paths, [m for _, m in points])
-            for point, result in zip(points, results, strict=True):
-                measured[point] = result
-                if progress:
-                    progress(len(measured), len(points))
-    return rows_from(measured)
+            futures = {pool.submit(measure, cases[case][0], m, case[0]): (case, m) for case, m in points}
+            try:
+                for future in as_completed(futures):
+                    measured[futures[future]] = future.result()
+                    if progress:
+                        progress(len(measured), len(points))
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    paper = {(p, m): r for ((preset, _, p), m), r in measured.items() if preset == PRESET}
+    ddr3 = {(w, p, m): r for ((preset, w, p), m), r in measured.items() if preset == DDR3_PRESET}
+    return rows_from(paper) + ddr3_rows_from(ddr3)
+
+
+def paper_rows(rows: list[dict]) -> list[dict]:
+    """The rows of the paper's preset."""
+    return [r for r in rows if r["preset"] == PRESET]
+
+
+def ddr3_rows(rows: list[dict]) -> list[dict]:
+    """The rows of the DDR3 preset."""
+    return [r for r in rows if r["preset"] == DDR3_PRESET]
 
 
 def differences(rows: list[dict]) -> list[str]:
-    """Each value outside the range the paper's words allow, e.g. "ce_l1 500 B: time -9.8%
-    (paper 11-13%)", in the rows' order."""
+    """Each value of the paper preset's rows outside the range the paper's words allow, e.g.
+    "ce_l1 500 B: time -9.8% (paper 11-13%)", in the rows' order."""
+    rows = paper_rows(rows)
     by = {(r["mechanism"], r["payload"]): r for r in rows}
     out = []
     for r in rows:
@@ -197,15 +351,22 @@ def differences(rows: list[dict]) -> list[str]:
 
 
 def slower_than_software(rows: list[dict]) -> dict[str, list[int]]:
-    """Per mechanism, the payloads at which it took more cycles than software."""
+    """Per mechanism, the payloads at which it took more cycles than software (paper preset)."""
     out: dict[str, list[int]] = {}
-    for r in rows:
+    for r in paper_rows(rows):
         if r["time_reduction_pct"] < 0:
             out.setdefault(r["mechanism"], []).append(r["payload"])
     return out
 
 
 def render(rows: list[dict]) -> str:
+    """The paper preset's table, then the DDR3 preset's when the rows have it."""
+    text = render_paper(paper_rows(rows))
+    ddr3 = ddr3_rows(rows)
+    return text + "\n\n" + render_ddr3(ddr3) if ddr3 else text
+
+
+def render_paper(rows: list[dict]) -> str:
     head = (
         f"{'payload':>7} {'mechanism':9} {'cycles':>12} {'time red.':>9} {'off-chip B':>12} "
         f"{'traffic red.':>12} {'in L2':>6} {'memory B':>11}  paper"
@@ -238,6 +399,36 @@ def render(rows: list[dict]) -> str:
         lines += [f"  {d}" for d in diff]
     else:
         lines.append("bulksim is within every bound the paper's prose gives")
+    return "\n".join(lines)
+
+
+def render_ddr3(rows: list[dict]) -> str:
+    head = (
+        f"{'workload':13} {'payload':>7} {'mechanism':12} {'cycles':>12} {'time red.':>9} "
+        f"{'off-chip B':>12} {'traffic red.':>12} {'in L2':>6} {'in DRAM':>7} {'memory B':>12} "
+        f"{'channel B':>12}"
+    )
+    lines = [
+        "Copy engines on bulksim's DDR3 preset (configs/copy_engines_ddr3.toml; no paper numbers), "
+        "reductions against the software memcpy",
+        head,
+        "-" * len(head),
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['workload']:13} {r['payload']:7d} {r['mechanism']:12} {r['cycles']:12,d} "
+            f"{r['time_reduction_pct']:8.1f}% {r['offchip_bytes']:12,d} {r['traffic_reduction_pct']:11.1f}% "
+            f"{r['pct_copies_in_l2']:5.1f}% {r['pct_copies_in_dram']:6.1f}% {r['memory_bytes']:12,d} "
+            f"{r['channel_bytes']:12,d}"
+        )
+    lines += [
+        "payload: the network packet's payload, the bulkcopy copy's size, forkbench's 4 KB page (each "
+        "copy-on-write copy copies one)",
+        "in L2 / in DRAM: share of the copied 32-B blocks the L2 engine ran / the memory controller ran "
+        "as whole 4 KB chunks (dce_rowclone)",
+        "memory B: L2-memory bytes; channel B: DRAM channel bytes (requests at the controllers x 64; "
+        "RowClone's in-DRAM copies move none)",
+    ]
     return "\n".join(lines)
 
 
