@@ -1,17 +1,18 @@
 //! `copy_engine.policy = "dce_rowclone"` (beyond the copy-engines paper; docs/copy_engines.md):
 //! the movblk memcpy offers each whole destination chunk (`copy_engine.dram_chunk_bytes`) to
-//! the memory controller as one operation. When every older instruction has retired and the
-//! engines are idle, the chunk's source and destination are translated; a chunk whose source
-//! has another offset within a last-level line than its destination, or is not one physically
-//! contiguous range in the destination's device, is declined (RowClone moves whole lines or
-//! rows: such a chunk would only cross the channel). Otherwise a tag probe of every cache
-//! level (`copy_engine.probe_cycles`; under `dram_rule = "always"` only for dirty lines
-//! holding some sectors, which would need a write-back) declines it when a level holds one of
-//! its source lines, so cached data is copied by the engines beside the
-//! caches. An accepted chunk gets RowClone's coherence work (destination lines dropped, dirty
-//! source lines copied in the cache under the destination's tag: no write-back to wait for,
-//! since source and destination lines align) and goes to the memory controller; the core goes
-//! on at once. Until it completes, accesses to its destination and stores to its source wait
+//! the memory controller as one operation. When every older instruction has retired, the
+//! chunk's source and destination are translated; a chunk whose source has another offset
+//! within a last-level line than its destination, or is not one physically contiguous range
+//! in the destination's device, is declined (RowClone moves whole lines or rows: such a chunk
+//! would only cross the channel). Otherwise a tag probe of every cache level
+//! (`copy_engine.probe_cycles`; under `dram_rule = "always"` only for dirty lines holding some
+//! sectors, which would need a write-back) declines it when a level holds one of its source
+//! lines, so cached data is copied by the engines beside the caches. A chunk going down waits
+//! for the engines to be idle (an older movblk may write its source; the probe is then taken
+//! again) and gets RowClone's coherence work (destination lines dropped, dirty source lines
+//! copied in the cache under the destination's tag: no write-back to wait for, since source
+//! and destination lines align) before it goes to the memory controller; the core goes on at
+//! once. Until it completes, accesses to its destination and stores to its source wait
 //! (`active_ops`, `chunk_source_held`). A declined chunk comes back from the routine as its
 //! movblks.
 
@@ -49,8 +50,7 @@ impl System {
         bytes: u64,
         budget: &mut usize,
     ) -> Result<ChunkOutcome> {
-        let engines_busy = self.engines.as_ref().is_some_and(|e| e.busy());
-        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 || engines_busy {
+        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
             return Ok(ChunkOutcome::Retry(false));
         }
         let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
@@ -79,17 +79,8 @@ impl System {
             stats(self).declined_layout += 1;
             return Ok(ChunkOutcome::Declined);
         }
-        // Lines in flight land first; the coherence work needs write-back room; an
-        // operation on the same bytes finishes first.
         let (s0, s1) = (src_pa, src_pa + bytes);
         let (d0, d1) = op.dst_range();
-        if self.mem.fetching_in(s0, s1)
-            || self.mem.fetching_in(d0, d1)
-            || !self.mem.levels.iter().all(|l| l.can_allocate(c))
-            || self.active_ops.iter().any(|a| op.must_wait_for(a))
-        {
-            return Ok(ChunkOutcome::Retry(false));
-        }
         // Under "always", a dirty source line holding only some sectors
         // (`partial_line = "sector"`) would have to be written back first: such a chunk
         // stays with the engines too.
@@ -103,6 +94,17 @@ impl System {
             stats(self).declined_cached += 1;
             self.hold_for_probe(c);
             return Ok(ChunkOutcome::Declined);
+        }
+        // Going down: older movblks finish first (one may write the source: the probe is
+        // then taken again), lines in flight land, the coherence work needs write-back room,
+        // and an operation on the same bytes finishes first.
+        if self.engines.as_ref().is_some_and(|e| e.busy())
+            || self.mem.fetching_in(s0, s1)
+            || self.mem.fetching_in(d0, d1)
+            || !self.mem.levels.iter().all(|l| l.can_allocate(c))
+            || self.active_ops.iter().any(|a| op.must_wait_for(a))
+        {
+            return Ok(ChunkOutcome::Retry(false));
         }
         let (device, id) = match self.mem.router.try_enqueue_bulk(op, self.now) {
             Ok(Some(accepted)) => accepted,
