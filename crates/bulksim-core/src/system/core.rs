@@ -17,8 +17,6 @@ pub struct Slot {
     pub ready_fs: u64,
     /// The cache line a load waits for.
     pub line: u64,
-    /// A load, store or movblk: it holds a load/store queue entry until it retires.
-    pub mem: bool,
 }
 
 /// One destination line of a copy or initialization done by the core with loads and stores.
@@ -101,8 +99,9 @@ pub struct Window {
     /// (line, sequence number of the youngest slot waiting for it), one per distinct line;
     /// as few as the outstanding misses, so a linear search.
     waiting: Vec<(u64, u64)>,
-    /// Slots that are loads, stores or movblks (`core.lsq`).
-    mem_slots: usize,
+    /// Sequence numbers of the slots that are loads, stores or movblks (`core.lsq`), oldest
+    /// first: kept apart so that the slots stay small on the hot path.
+    mem_seqs: VecDeque<u64>,
 }
 
 impl Window {
@@ -122,20 +121,30 @@ impl Window {
         self.entries.front().map(|e| &e.slot)
     }
 
+    #[inline]
     pub fn pop_front(&mut self) -> Option<Slot> {
         let e = self.entries.pop_front()?;
+        if self.mem_seqs.front() == Some(&self.front_seq) {
+            self.mem_seqs.pop_front();
+        }
         self.front_seq += 1;
-        self.mem_slots -= e.slot.mem as usize;
         Some(e.slot)
     }
 
     /// Loads, stores and movblks in the window.
     pub fn mem_slots(&self) -> usize {
-        self.mem_slots
+        self.mem_seqs.len()
     }
 
+    /// A load, store or movblk's slot: it holds a load/store queue entry until it retires.
+    pub fn push_mem_back(&mut self, slot: Slot) {
+        self.mem_seqs
+            .push_back(self.front_seq + self.entries.len() as u64);
+        self.push_back(slot);
+    }
+
+    #[inline]
     pub fn push_back(&mut self, slot: Slot) {
-        self.mem_slots += slot.mem as usize;
         let mut older = NO_SLOT;
         if slot.line != NO_LINE {
             let seq = self.front_seq + self.entries.len() as u64;
@@ -292,7 +301,6 @@ impl Core {
             self.window.push_back(Slot {
                 ready_fs: now + (j / width + 1) * core_fs,
                 line: NO_LINE,
-                mem: false,
             });
         }
         pushed
@@ -338,7 +346,8 @@ mod tests {
     fn window_index_matches_a_scan() {
         let mut rng = SplitMix64::new(7);
         let mut core = Core::new();
-        let mut model: VecDeque<Slot> = VecDeque::new();
+        // (slot, whether it is a load/store queue entry)
+        let mut model: VecDeque<(Slot, bool)> = VecDeque::new();
         for step in 0..200_000u64 {
             match rng.next_u64() % 4 {
                 0 | 1 if model.len() < 64 => {
@@ -349,15 +358,18 @@ mod tests {
                     let slot = Slot {
                         ready_fs: if line == NO_LINE { step } else { u64::MAX },
                         line,
-                        mem: line != NO_LINE,
                     };
-                    core.window.push_back(slot);
-                    model.push_back(slot);
+                    if line == NO_LINE {
+                        core.window.push_back(slot);
+                    } else {
+                        core.window.push_mem_back(slot);
+                    }
+                    model.push_back((slot, line != NO_LINE));
                 }
                 2 => {
                     let line = rng.next_u64() % 7;
                     core.line_arrived(line, step + 3);
-                    for s in model.iter_mut().filter(|s| s.line == line) {
+                    for (s, _) in model.iter_mut().filter(|(s, _)| s.line == line) {
                         s.line = NO_LINE;
                         s.ready_fs = step + 3;
                     }
@@ -368,7 +380,7 @@ mod tests {
                     while m < 4
                         && model
                             .front()
-                            .is_some_and(|s| s.line == NO_LINE && s.ready_fs <= step)
+                            .is_some_and(|(s, _)| s.line == NO_LINE && s.ready_fs <= step)
                     {
                         model.pop_front();
                         m += 1;
@@ -379,11 +391,11 @@ mod tests {
             assert_eq!(core.window.len(), model.len());
             assert_eq!(
                 core.window.mem_slots(),
-                model.iter().filter(|s| s.mem).count()
+                model.iter().filter(|(_, mem)| *mem).count()
             );
             assert_eq!(
                 core.head_ready(),
-                model.front().map(|s| if s.line == NO_LINE {
+                model.front().map(|(s, _)| if s.line == NO_LINE {
                     s.ready_fs
                 } else {
                     u64::MAX
@@ -395,7 +407,7 @@ mod tests {
                 .iter()
                 .map(|e| (e.slot.line, e.slot.ready_fs))
                 .collect();
-            let expect: Vec<(u64, u64)> = model.iter().map(|s| (s.line, s.ready_fs)).collect();
+            let expect: Vec<(u64, u64)> = model.iter().map(|(s, _)| (s.line, s.ready_fs)).collect();
             assert_eq!(slots, expect, "step {step}");
         }
     }

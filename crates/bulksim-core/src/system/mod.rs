@@ -1093,22 +1093,12 @@ impl System {
     }
 
     fn push_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
-        let slot = Slot {
-            ready_fs,
-            line,
-            mem: false,
-        };
-        self.cores[c].window.push_back(slot);
+        self.cores[c].window.push_back(Slot { ready_fs, line });
     }
 
     /// A load, store or movblk's slot: it holds a load/store queue entry (`core.lsq`).
     fn push_mem_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
-        let slot = Slot {
-            ready_fs,
-            line,
-            mem: true,
-        };
-        self.cores[c].window.push_back(slot);
+        self.cores[c].window.push_mem_back(Slot { ready_fs, line });
     }
 
     fn blocked(&self, pa: u64) -> bool {
