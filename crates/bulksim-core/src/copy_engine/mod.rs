@@ -182,6 +182,15 @@ impl CopyEngines {
         }
     }
 
+    /// Whether any engine holds a movblk of core `core`, queued or in progress.
+    pub fn busy_for(&self, h: &Hierarchy, core: usize) -> bool {
+        self.first[self.first_of(h, core)].busy()
+            || self
+                .second
+                .iter()
+                .any(|e| e.unperformed().any(|op| op.core == core))
+    }
+
     /// Whether any engine has work.
     pub fn busy(&self) -> bool {
         self.first.iter().chain(&self.second).any(Engine::busy)

@@ -25,6 +25,8 @@ pub(super) struct Handed {
     op: BulkOp,
     device: usize,
     id: u32,
+    /// The core whose copy it is.
+    core: usize,
 }
 
 /// What offering a chunk did.
@@ -118,7 +120,12 @@ impl System {
         let waits = self.coherence(c, &op);
         debug_assert_eq!(waits, 0, "aligned whole lines need no write-back");
         self.active_ops.push(op);
-        self.handed.push(Handed { op, device, id });
+        self.handed.push(Handed {
+            op,
+            device,
+            id,
+            core: c,
+        });
         let line = self.line;
         let s = stats(self);
         s.chunks += 1;
@@ -177,6 +184,15 @@ impl System {
                 })
             })
         })
+    }
+
+    /// Whether core `c` has copies not yet done: movblks in the engines or chunks handed
+    /// down (its exit waits for them: their writes are the program's).
+    pub(super) fn copies_pending(&self, c: usize) -> bool {
+        self.engines
+            .as_ref()
+            .is_some_and(|e| e.busy_for(&self.mem, c))
+            || self.handed.iter().any(|h| h.core == c)
     }
 
     /// Whether a store to [a, b) must wait: a handed-down chunk still reads those bytes.

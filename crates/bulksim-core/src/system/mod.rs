@@ -1543,7 +1543,10 @@ impl System {
                 Ok(Step::Next)
             }
             Event::Wait | Event::Exit => {
-                if !self.cores[c].window.is_empty() {
+                // A thread exits once its copies are done: the engines' and the memory
+                // controller's writes are its own, into frames the exit frees.
+                if !self.cores[c].window.is_empty() || (ev == Event::Exit && self.copies_pending(c))
+                {
                     return Ok(Step::Retry(ev, false));
                 }
                 if ev == Event::Wait {
