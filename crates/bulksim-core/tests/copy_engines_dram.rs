@@ -387,4 +387,3 @@ fn dce_rowclone_config_errors_name_the_key() {
         .to_string();
     assert!(e.contains("copy_engine.dram_rule"), "{e}");
 }
-
