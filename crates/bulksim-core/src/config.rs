@@ -1757,6 +1757,8 @@ impl Config {
         for (i, d) in self.memory.device.iter().enumerate() {
             let mut c = self.clone();
             c.memory.device.clear();
+            // A device is plain memory; the router makes the two one hybrid memory.
+            c.hybrid = None;
             if !d.preset.is_empty() {
                 c.dram.preset = d.preset.clone();
             }

@@ -10,6 +10,7 @@
 
 pub mod art;
 pub mod config;
+pub mod engine;
 pub mod pact;
 pub mod policy;
 pub mod redirect;

@@ -1,0 +1,132 @@
+//! The hybrid DRAM+PCM memory end to end (`[hybrid]`, docs/hybrid.md): pages placed in PCM
+//! are promoted while the program runs, DRAM serves a growing share of its LLC misses and
+//! write-backs, and every byte the program stored is where a run without migration leaves
+//! it.
+
+mod common;
+
+use bulksim_core::system::run_workload;
+use bulksim_core::workload::program::Event;
+use bulksim_core::Config;
+use common::{config, dir, write_thread};
+use std::path::Path;
+
+const BASE: u64 = 0x4000_0000;
+const PAGES: u64 = 96;
+
+/// A DRAM and a PCM device, one small cache level (so the hot pages miss), and with
+/// `hybrid` the `cm` mechanism: 32-entry ART, 10 us period.
+fn system(hybrid: bool, more: &[&str]) -> Config {
+    let mut sets = vec![
+        "memory.device.0.name=dram",
+        "memory.device.0.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.name=pcm",
+        "memory.device.1.preset=PCM_x8_1600",
+        "controller.refresh=none",
+        "cache.level.0.size_kb=8",
+        "cache.level.0.ways=4",
+    ];
+    if hybrid {
+        sets.extend_from_slice(&[
+            "hybrid.mechanism=cm",
+            "hybrid.placement=pcm_only",
+            "hybrid.period_ns=10000",
+            "hybrid.art_entries=32",
+            "hybrid.art_ways=32",
+            "hybrid.pact_entries=256",
+            "hybrid.pact_ways=16",
+        ]);
+    }
+    sets.extend_from_slice(more);
+    config(&sets)
+}
+
+/// One thread: touches all `PAGES` pages once, then `rounds` sweeps over each hot set
+/// (stores to every line with a load of the line before), `hot` pages from `first`.
+fn program(d: &Path, phases: &[(u64, u64, u64)]) {
+    let mut ev = vec![Event::Map {
+        vaddr: BASE,
+        bytes: PAGES * 4096,
+    }];
+    for p in 0..PAGES {
+        ev.push(Event::Store(BASE + p * 4096 + 8 * (p % 64)));
+    }
+    let mut k = 0u64;
+    for &(first, hot, rounds) in phases {
+        for r in 0..rounds {
+            for p in first..first + hot {
+                for line in 0..64u64 {
+                    let a = BASE + p * 4096 + line * 64 + 8 * ((r + line) % 8);
+                    ev.push(Event::Load(a));
+                    if (line + k) % 3 == 0 {
+                        ev.push(Event::Store(a));
+                    }
+                    k += 1;
+                }
+                ev.push(Event::Compute(20));
+            }
+        }
+    }
+    ev.push(Event::Exit);
+    write_thread(d, 0, false, &ev);
+}
+
+/// The program's pages as it sees them after the run.
+fn image(sys: &bulksim_core::system::System) -> Vec<u8> {
+    let pid = sys.pid_of(0).unwrap();
+    sys.read_virtual(pid, BASE, (PAGES * 4096) as usize)
+        .unwrap()
+}
+
+#[test]
+fn hot_pcm_pages_are_promoted_and_every_store_survives() {
+    let d = dir("hybrid", "promote");
+    program(&d, &[(0, 8, 40)]);
+    let (plain, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    assert!(plain.hybrid.is_none());
+    let (s, sys) = run_workload(&system(true, &[]), &d).unwrap();
+    let h = s.hybrid.as_ref().expect("hybrid stats");
+    assert!(h.periods > 5, "{h:?}");
+    assert_eq!(h.promotions_started, 8, "{h:?}");
+    assert_eq!(h.promotions_completed, 8, "{h:?}");
+    // Every block once: by the background copier unless a write-back or a program read's
+    // copy got there first.
+    assert_eq!(
+        h.blocks_copied - h.blocks_copied_on_demand,
+        8 * 64 - h.copies_dropped,
+        "{h:?}"
+    );
+    assert_eq!(h.art.bit_updates, 8 * 64);
+    assert!(h.dram_accesses > 0 && h.pcm_accesses > 0, "{h:?}");
+    // All pages start in PCM; once the hot ones are in DRAM it serves most of the misses.
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    assert_eq!(h.art.inserts, 8);
+    assert_eq!(h.art.removals, 8);
+    assert!(h.art.lookups >= h.dram_accesses + h.pcm_accesses);
+    assert!(h.pages_flushed_lines > 0, "{h:?}");
+    assert_eq!(image(&sys), image(&plain_sys));
+}
+
+#[test]
+fn a_longer_run_has_dram_serve_a_larger_fraction() {
+    let d = dir("hybrid", "growing");
+    program(&d, &[(0, 8, 10)]);
+    let (short, _) = run_workload(&system(true, &[]), &d).unwrap();
+    program(&d, &[(0, 8, 40)]);
+    let (long, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let (a, b) = (short.hybrid.unwrap(), long.hybrid.unwrap());
+    assert!(b.dram_fraction > a.dram_fraction, "{a:?}\n{b:?}");
+}
+
+#[test]
+fn hybrid_configs_are_checked() {
+    let e = common::config_error(&[
+        "memory.device.0.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.name=b",
+        "controller.refresh=none",
+        "hybrid.mechanism=cm",
+        "hybrid.placement=pcm_only",
+    ]);
+    assert!(e.contains("[hybrid] needs exactly two devices"), "{e}");
+}
