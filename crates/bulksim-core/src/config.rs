@@ -44,6 +44,8 @@ pub struct DramConfig {
     pub rows_per_subarray: u32,
     /// Columns per row per chip; 0 keeps the preset's.
     pub columns: u32,
+    /// Rows per bank; 0 keeps the preset's (a smaller memory of the same part).
+    pub rows: u32,
     pub timing: BTreeMap<String, u32>,
     pub temperature: Temperature,
     /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
@@ -67,6 +69,7 @@ impl Default for DramConfig {
             ranks: 1,
             rows_per_subarray: 512,
             columns: 0,
+            rows: 0,
             timing: BTreeMap::new(),
             temperature: Temperature::Normal,
             rank_capacity_mb: 0,
@@ -534,6 +537,7 @@ pub struct DeviceConfig {
     pub preset: String,
     pub channels: u32,
     pub ranks: u32,
+    pub rows: u32,
 }
 
 /// Copy engines beside the cache levels (`[copy_engine]`, `copy_engine` module).
@@ -838,6 +842,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "rows sharing one row buffer (subarray size)",
     ),
     doc(
+        "dram.rows",
+        "rows per bank",
+        "capacity override (0 = the preset's): a power of two up to the preset's rows; dram.rows_per_subarray must not exceed it",
+    ),
+    doc(
         "dram.columns",
         "columns per row per chip",
         "row size override (0 = the preset's); e.g. 512 on an x8 DDR3 part gives the 4 KB rank rows the RowClone paper assumes",
@@ -1066,6 +1075,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("memory.device[].preset", "name", "the device's part (empty: dram.preset); its clock is the part's"),
     doc("memory.device[].channels", "channels", "channels of this device (0: dram.channels)"),
     doc("memory.device[].ranks", "ranks per channel", "ranks of this device (0: dram.ranks)"),
+    doc("memory.device[].rows", "rows per bank", "rows of this device's banks (0: dram.rows), e.g. a small DRAM beside a large PCM"),
     doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
@@ -1768,6 +1778,9 @@ impl Config {
             if d.ranks != 0 {
                 c.dram.ranks = d.ranks;
             }
+            if d.rows != 0 {
+                c.dram.rows = d.rows;
+            }
             let name = if d.name.is_empty() {
                 format!("device{i}")
             } else {
@@ -1789,6 +1802,7 @@ impl Config {
                     (!d.preset.is_empty(), "preset"),
                     (d.channels != 0, "channels"),
                     (d.ranks != 0, "ranks"),
+                    (d.rows != 0, "rows"),
                 ] {
                     if let Some(rest) = p.strip_prefix(&format!("dram.{key}:")) {
                         if set {
@@ -1844,6 +1858,16 @@ impl Config {
         let o = &mut spec.organisation;
         o.channels = d.channels;
         o.ranks = d.ranks;
+        if d.rows != 0 {
+            if !d.rows.is_power_of_two() || d.rows > o.rows {
+                problems.push(format!(
+                    "dram.rows: {} is not a power of two in 1..={} (0 keeps the preset's)",
+                    d.rows, o.rows
+                ));
+            } else {
+                o.rows = d.rows;
+            }
+        }
         if d.rows_per_subarray == 0 || d.rows_per_subarray > o.rows {
             problems.push(format!(
                 "dram.rows_per_subarray: {} is out of range; expected 1..={} (rows per bank)",
@@ -2838,6 +2862,8 @@ mod tests {
         );
         bad(&["dram.rows_per_subarray=0"], "dram.rows_per_subarray");
         bad(&["dram.columns=500"], "dram.columns");
+        bad(&["dram.rows=3"], "dram.rows");
+        bad(&["dram.rows=1048576"], "dram.rows");
         bad(&["dram.columns=4"], "dram.columns");
         bad(&["dram.timing.nREFI=10"], "nREFI");
         bad(

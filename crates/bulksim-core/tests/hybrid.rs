@@ -1,7 +1,7 @@
 //! The hybrid DRAM+PCM memory end to end (`[hybrid]`, docs/hybrid.md): pages placed in PCM
 //! are promoted while the program runs, DRAM serves a growing share of its LLC misses and
-//! write-backs, and every byte the program stored is where a run without migration leaves
-//! it.
+//! write-backs, demotions make way for hotter pages when DRAM is full, and every byte the
+//! program stored is where a run without migration leaves it.
 
 mod common;
 
@@ -116,6 +116,30 @@ fn a_longer_run_has_dram_serve_a_larger_fraction() {
     let (long, _) = run_workload(&system(true, &[]), &d).unwrap();
     let (a, b) = (short.hybrid.unwrap(), long.hybrid.unwrap());
     assert!(b.dram_fraction > a.dram_fraction, "{a:?}\n{b:?}");
+}
+
+#[test]
+fn colder_dram_pages_are_demoted_for_hotter_ones_and_the_image_stays_right() {
+    let d = dir("hybrid", "demote");
+    // 40 hot pages, then 40 others, over a DRAM of 64 frames: the second set pushes the
+    // first, cold by then, back to PCM.
+    program(&d, &[(0, 40, 12), (40, 40, 12)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.push("hybrid.free_min=0.1");
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    assert_eq!(s.memory_devices[0].bytes, 64 * 4096);
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    assert!(h.promotions_completed > 64, "{h:?}");
+    assert!(h.art.inserts_refused == 0, "{h:?}");
+    assert_eq!(
+        h.art.inserts,
+        h.promotions_started + h.demotions_started,
+        "{h:?}"
+    );
+    assert_eq!(image(&sys), image(&plain_sys));
 }
 
 #[test]
