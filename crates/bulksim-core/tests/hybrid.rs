@@ -154,3 +154,21 @@ fn hybrid_configs_are_checked() {
     ]);
     assert!(e.contains("[hybrid] needs exactly two devices"), "{e}");
 }
+
+#[test]
+fn the_stats_reference_lists_every_hybrid_stat() {
+    let md = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stats.md"))
+        .unwrap();
+    let rows: Vec<String> = bulksim_core::system::stats::SYSTEM_STAT_DOCS
+        .iter()
+        .filter(|d| d.name.starts_with("hybrid."))
+        .map(|d| format!("| `{}` | {} | {} |", d.name, d.unit, d.description))
+        .collect();
+    assert!(rows.len() > 20);
+    let missing: Vec<&String> = rows.iter().filter(|r| !md.contains(r.as_str())).collect();
+    assert!(
+        missing.is_empty(),
+        "docs/stats.md lacks:\n{}",
+        rows.join("\n")
+    );
+}
