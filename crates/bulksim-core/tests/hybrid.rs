@@ -44,6 +44,11 @@ fn system(hybrid: bool, more: &[&str]) -> Config {
 /// One thread: touches all `PAGES` pages once, then `rounds` sweeps over each hot set
 /// (stores to every line with a load of the line before), `hot` pages from `first`.
 fn program(d: &Path, phases: &[(u64, u64, u64)]) {
+    program_of(d, 0, phases);
+}
+
+/// `program` as thread `thread` (its own process).
+fn program_of(d: &Path, thread: u32, phases: &[(u64, u64, u64)]) {
     let mut ev = vec![Event::Map {
         vaddr: BASE,
         bytes: PAGES * 4096,
@@ -68,12 +73,30 @@ fn program(d: &Path, phases: &[(u64, u64, u64)]) {
         }
     }
     ev.push(Event::Exit);
-    write_thread(d, 0, false, &ev);
+    write_thread(d, thread, false, &ev);
 }
 
 /// The program's pages as it sees them after the run.
 fn image(sys: &bulksim_core::system::System) -> Vec<u8> {
-    let pid = sys.pid_of(0).unwrap();
+    image_of(sys, 0)
+}
+
+/// Panics naming the first page and offset where two images differ.
+fn same(a: &[u8], b: &[u8]) {
+    assert_eq!(a.len(), b.len());
+    if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+        panic!(
+            "images differ first at page {} offset {}: {:?} vs {:?}",
+            i / 4096,
+            i % 4096,
+            &a[i - i % 8..i - i % 8 + 8],
+            &b[i - i % 8..i - i % 8 + 8]
+        );
+    }
+}
+
+fn image_of(sys: &bulksim_core::system::System, thread: usize) -> Vec<u8> {
+    let pid = sys.pid_of(thread).unwrap();
     sys.read_virtual(pid, BASE, (PAGES * 4096) as usize)
         .unwrap()
 }
@@ -104,7 +127,7 @@ fn hot_pcm_pages_are_promoted_and_every_store_survives() {
     assert_eq!(h.art.removals, 8);
     assert!(h.art.lookups >= h.dram_accesses + h.pcm_accesses);
     assert!(h.pages_flushed_lines > 0, "{h:?}");
-    assert_eq!(image(&sys), image(&plain_sys));
+    same(&image(&sys), &image(&plain_sys));
 }
 
 #[test]
@@ -139,7 +162,22 @@ fn colder_dram_pages_are_demoted_for_hotter_ones_and_the_image_stays_right() {
         h.promotions_started + h.demotions_started,
         "{h:?}"
     );
-    assert_eq!(image(&sys), image(&plain_sys));
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn a_process_exiting_mid_run_returns_its_frames_and_the_other_keeps_its_bytes() {
+    let d = dir("hybrid", "exit");
+    // Thread 0's process promotes pages and exits while thread 1's keeps faulting in
+    // pages and promoting its own over the 64-frame DRAM.
+    program_of(&d, 0, &[(0, 8, 10)]);
+    program_of(&d, 1, &[(0, 20, 10), (40, 30, 10)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &small), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.promotions_completed > 8, "{h:?}");
+    same(&image_of(&sys, 1), &image_of(&plain_sys, 1));
 }
 
 #[test]

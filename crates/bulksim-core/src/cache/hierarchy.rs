@@ -785,6 +785,26 @@ impl Hierarchy {
         levels[last].out_writebacks = writebacks;
     }
 
+    /// Forgets every cached copy of [addr, addr + bytes) in every array, dirty or not, and
+    /// every fill in flight for it: its bytes belong to nobody any more (a frame a page
+    /// migration is about to fill, whose lines an exited owner may have left).
+    pub fn drop_lines(&mut self, addr: u64, bytes: u64) {
+        self.epoch += 1;
+        for l in &mut self.levels {
+            let lb = l.line_bytes;
+            for m in l.mshrs.iter_mut().flatten() {
+                if m.line * lb < addr + bytes && (m.line + 1) * lb > addr {
+                    m.dead = true;
+                }
+            }
+            for a in &mut l.arrays {
+                for line in addr / lb..(addr + bytes).div_ceil(lb) {
+                    a.invalidate(line);
+                }
+            }
+        }
+    }
+
     /// Whether a write-back to [a, b) waits in the last level's queue for memory.
     pub fn memory_writes_in(&self, a: u64, b: u64) -> bool {
         self.levels[self.last()]

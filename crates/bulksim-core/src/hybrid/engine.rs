@@ -125,6 +125,10 @@ pub struct HybridMemory {
     /// returns to.
     in_dram: BTreeMap<u64, (Pid, u64, u64)>,
     counts: Vec<(u64, u32)>,
+    /// Migrations started since the system last took them, (src, dest, direction): the OS
+    /// holds a promotion's PCM source until it ends, and stale cached lines of the
+    /// destination are dropped.
+    pub started: Vec<(u64, u64, Direction)>,
     pub stats: HybridStats,
 }
 
@@ -178,6 +182,7 @@ impl HybridMemory {
             ready: BTreeSet::new(),
             in_dram: BTreeMap::new(),
             counts: Vec::new(),
+            started: Vec::new(),
             stats: HybridStats {
                 mechanism: "cm".into(),
                 ..Default::default()
@@ -226,8 +231,13 @@ impl HybridMemory {
         }
     }
 
-    /// Where an access of `kind` to physical `addr` is served now (no table changes).
-    pub fn route(&self, addr: u64, kind: RequestKind) -> u64 {
+    /// Where an access of `kind` to physical `addr` is served now (no table changes). A
+    /// migration's own write-back (a flushed line, addressed to its new frame) is not
+    /// redirected.
+    pub fn route(&self, addr: u64, kind: RequestKind, origin: Origin) -> u64 {
+        if origin == Origin::Migration {
+            return addr;
+        }
         let page = addr / PAGE_BYTES;
         let Some(id) = self.art.find(page) else {
             return addr;
@@ -246,6 +256,9 @@ impl HybridMemory {
     /// ACCESSREDIRECT says. Returns the block copy the image must make now, (src, dest), when
     /// a promoting read found its bit clear (its copy write is queued for the timing).
     pub fn accepted(&mut self, req: &Request, served: u64) -> Option<(u64, u64)> {
+        if req.origin == Origin::Migration {
+            return None;
+        }
         let page = req.addr / PAGE_BYTES;
         if req.origin == Origin::Program || self.cfg.count_copies {
             self.pact.record(page);
@@ -574,6 +587,7 @@ impl HybridMemory {
                 demand: false,
             });
         }
+        self.started.push((src, dest, direction));
         self.migrations.insert(
             key,
             Migration {

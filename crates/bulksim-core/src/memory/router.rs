@@ -133,7 +133,7 @@ impl MemoryRouter {
             d.send(req, fs);
             return true;
         };
-        let served = h.route(req.addr, req.kind);
+        let served = h.route(req.addr, req.kind, req.origin);
         let d = &mut self.devices[device];
         if !d.contains(served) {
             return false;
@@ -302,7 +302,7 @@ impl MemoryRouter {
             && self
                 .hybrid
                 .as_ref()
-                .is_none_or(|h| h.is_idle() && h.ready.is_empty())
+                .map_or(true, |h| h.is_idle() && h.ready.is_empty())
     }
 
     pub fn finish_logs(&mut self) -> Result<()> {

@@ -128,6 +128,10 @@ pub struct Os {
     /// frames, docs/hybrid.md): an exit that frees one leaves it in `released` for that
     /// component instead of returning it to the allocator.
     external: std::ops::Range<u64>,
+    /// Frames a page migration copies from: an exit that frees one also leaves it in
+    /// `released` (the migration frees it when it ends), so that no other process gets it
+    /// while accesses to it are still redirected.
+    held: BTreeSet<u32>,
     pub released: Vec<u32>,
     /// The global rank of the last translation without a fault (`count_access`).
     last_rank: u16,
@@ -155,6 +159,7 @@ impl Os {
             evicted: BTreeSet::new(),
             ranks: None,
             external: 0..0,
+            held: BTreeSet::new(),
             released: Vec::new(),
             last_rank: 0,
             stats: OsStats {
@@ -560,10 +565,10 @@ impl Os {
             return;
         }
         let (table, frames) = (&mut self.table, &mut self.frames);
-        let (external, released) = (&self.external, &mut self.released);
+        let (external, held, released) = (&self.external, &self.held, &mut self.released);
         self.procs[pid as usize].pages.for_each(|_, pte| {
             if table.release(pte.frame) {
-                if external.contains(&(pte.frame as u64)) {
+                if external.contains(&(pte.frame as u64)) || held.contains(&pte.frame) {
                     released.push(pte.frame);
                 } else {
                     frames.free(pte.frame);
@@ -606,6 +611,20 @@ impl Os {
     /// (an external frame vacated by a migration).
     pub fn release_external(&mut self, frame: u32) {
         self.table.release(frame);
+    }
+
+    /// A migration copies from `frame` (see `released`).
+    pub fn hold(&mut self, frame: u32) {
+        self.held.insert(frame);
+    }
+
+    /// The migration from `frame` ended; a frame its process released meanwhile goes back
+    /// to the allocator.
+    pub fn unhold(&mut self, frame: u32) {
+        self.held.remove(&frame);
+        if self.table.refcount(frame) == 0 && !self.external.contains(&(frame as u64)) {
+            self.frames.free(frame);
+        }
     }
 
     /// Releases `frame`, kept for a page that no longer needs it, to the allocator.

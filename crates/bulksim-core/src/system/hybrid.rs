@@ -7,7 +7,8 @@
 //! the old frame's cached lines are flushed to the new frame and invalidated, the OS maps
 //! the page to the new frame, and the ART entry and the vacated frame are freed. DRAM
 //! frames a process leaves at exit return to the hybrid memory's free list, with the PCM
-//! frame kept for the page.
+//! frame kept for the page; a PCM frame a promotion copies from is held (`Os::hold`) so
+//! that no other process gets it before the promotion ends.
 
 use super::System;
 use crate::hybrid::art::Direction;
@@ -29,8 +30,18 @@ impl System {
             for d in h.period(&self.os, self.now) {
                 self.mem.router.devices[d].wake(self.now);
             }
+            let started = std::mem::take(&mut h.started);
+            for (src, dest, direction) in started {
+                if direction == Direction::Promoting {
+                    self.os.hold(src as u32);
+                }
+                // Nobody's lines: a frame freed by a demotion or an exit may still have
+                // some cached (dirty ones of an exited owner among them).
+                self.mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
+            }
             acted = true;
         }
+        let h = self.mem.router.hybrid.as_ref().expect("hybrid");
         if h.ready.is_empty() {
             return acted;
         }
@@ -65,6 +76,9 @@ impl System {
             && self.os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
         if mapped {
             self.os.remap(m.pid, m.vpn, new);
+        }
+        if m.direction == Direction::Promoting {
+            self.os.unhold(old);
         }
         if m.direction == Direction::Demoting {
             if self.os.frame_table().refcount(old) > 0 {
