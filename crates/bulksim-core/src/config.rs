@@ -1499,24 +1499,16 @@ impl Config {
         let not_built = |key: &str, value: &str, built: &str| {
             format!("{key}: {value} is not built yet (docs/hybrid.md, \"Status\"); built: {built}")
         };
-        if h.mechanism != M::Cm {
-            let name = match h.mechanism {
-                M::Cpm => "cpm",
-                M::CmObm => "cm_obm",
-                M::CmObmPd => "cm_obm_pd",
-                M::Cm => "cm",
+        if matches!(h.mechanism, M::Cpm | M::CmObmPd) {
+            let name = if h.mechanism == M::Cpm {
+                "cpm"
+            } else {
+                "cm_obm_pd"
             };
-            problems.push(not_built("hybrid.mechanism", name, "cm"));
+            problems.push(not_built("hybrid.mechanism", name, "cm, cm_obm"));
         }
         if h.copy_priority != CopyPriority::Low {
             problems.push(not_built("hybrid.copy_priority", "equal", "low"));
-        }
-        if h.obm_complete_after != 0 && h.mechanism.on_demand() {
-            problems.push(not_built(
-                "hybrid.obm_complete_after",
-                &h.obm_complete_after.to_string(),
-                "0",
-            ));
         }
         if h.elide_clean {
             problems.push(not_built("hybrid.elide_clean", "true", "false"));

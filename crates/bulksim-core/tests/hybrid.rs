@@ -49,6 +49,11 @@ fn program(d: &Path, phases: &[(u64, u64, u64)]) {
 
 /// `program` as thread `thread` (its own process).
 fn program_of(d: &Path, thread: u32, phases: &[(u64, u64, u64)]) {
+    program_lines(d, thread, phases, 64);
+}
+
+/// `program_of`, the sweeps touching only the first `lines` lines of each hot page.
+fn program_lines(d: &Path, thread: u32, phases: &[(u64, u64, u64)], lines: u64) {
     let mut ev = vec![Event::Map {
         vaddr: BASE,
         bytes: PAGES * 4096,
@@ -60,7 +65,7 @@ fn program_of(d: &Path, thread: u32, phases: &[(u64, u64, u64)]) {
     for &(first, hot, rounds) in phases {
         for r in 0..rounds {
             for p in first..first + hot {
-                for line in 0..64u64 {
+                for line in 0..lines {
                     let a = BASE + p * 4096 + line * 64 + 8 * ((r + line) % 8);
                     ev.push(Event::Load(a));
                     if (line + k) % 3 == 0 {
@@ -178,6 +183,56 @@ fn a_process_exiting_mid_run_returns_its_frames_and_the_other_keeps_its_bytes() 
     let h = s.hybrid.as_ref().unwrap();
     assert!(h.promotions_completed > 8, "{h:?}");
     same(&image_of(&sys, 1), &image_of(&plain_sys, 1));
+}
+
+#[test]
+fn cm_obm_copies_promoted_blocks_on_access_only() {
+    let d = dir("hybrid", "obm");
+    // Half of each hot page is used: under cm_obm its promotion copies that half and never
+    // completes; obm_complete_after copies the rest after 8 blocks.
+    program_lines(&d, 0, &[(0, 8, 30)], 32);
+    let (_, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &["hybrid.mechanism=cm_obm"]), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cm_obm");
+    assert_eq!(
+        (h.promotions_started, h.promotions_completed),
+        (8, 0),
+        "{h:?}"
+    );
+    assert_eq!(h.blocks_copied, h.blocks_copied_on_demand, "{h:?}");
+    assert!(h.blocks_copied <= 8 * 32, "{h:?}");
+    assert_eq!(h.art.bit_updates, 8 * 32, "{h:?}");
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    let more = ["hybrid.mechanism=cm_obm", "hybrid.obm_complete_after=8"];
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.promotions_completed, 8, "{h:?}");
+    assert!(h.blocks_copied > h.blocks_copied_on_demand, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn cm_obm_completes_a_partly_promoted_page_chosen_for_demotion() {
+    let d = dir("hybrid", "obm-demote");
+    // 48 half-used pages are partly promoted into a 64-frame DRAM; 48 others then need
+    // frames, and the first set, cold, is completed and demoted.
+    program_lines(&d, 0, &[(0, 48, 8), (48, 48, 8)], 32);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    // An ART larger than DRAM: frames, not entries, run out.
+    more.extend([
+        "hybrid.mechanism=cm_obm",
+        "hybrid.free_min=0.1",
+        "hybrid.art_entries=128",
+    ]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.partial_completions > 0, "{h:?}");
+    assert!(h.demotions_completed > 0, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
 }
 
 #[test]

@@ -10,10 +10,12 @@
 //! inserted). Completing a migration needs the caches and the page tables, which the system
 //! owns: it takes `ready` keys and calls `finish` (system/hybrid.rs).
 //!
-//! Built: the `cm` mechanism (every block of a migrating page copied in the background,
-//! accesses redirected by the ART), promotions and demotions of DRAM-homed pages, with
-//! `placement = "pcm_only"` (the OS allocates PCM frames only; DRAM frames belong to this
-//! component's free list). Not built: `cpm`, `cm_obm`, `cm_obm_pd`, energy.
+//! Built: `cm` (every block of a migrating page copied in the background, accesses
+//! redirected by the ART) and `cm_obm` (promotions copy a block when a program read finds
+//! it not yet copied; `obm_complete_after` N copies the rest after N), promotions and
+//! demotions of DRAM-homed pages, with `placement = "pcm_only"` (the OS allocates PCM
+//! frames only; DRAM frames belong to this component's free list). Not built: `cpm`,
+//! `cm_obm_pd` (the flip), energy.
 
 use super::art::ArtStats;
 use super::art::{Art, Direction};
@@ -49,6 +51,7 @@ stat_struct! {
         pub promotions_completed: u64 = sum("pages", "promotions completed: the page remapped to its DRAM frame"),
         pub demotions_completed: u64 = sum("pages", "demotions completed: the page remapped to its PCM frame, the DRAM frame freed"),
         pub promotions_skipped: u64 = sum("pages", "promotions the policy skipped because the key's ART set was full"),
+        pub partial_completions: u64 = sum("pages", "cm_obm: partly promoted pages the policy chose for demotion, whose remaining blocks were then copied in the background (the page is demoted whole by a later period)"),
         pub blocks_copied: u64 = sum("blocks", "migration copy writes issued: background copies and the copy writes of promoting reads that found their bit clear"),
         pub blocks_copied_on_demand: u64 = sum("blocks", "of blocks_copied, the copy writes of program reads of a promoting block not yet copied"),
         pub copies_dropped: u64 = sum("blocks", "background copies dropped because a write-back (or a program read's copy) set the block's bit after the copy was queued"),
@@ -92,6 +95,12 @@ pub struct Migration {
     pub vpn: u64,
     /// Copier requests queued or in flight for it.
     outstanding: u32,
+    /// Blocks copied on demand so far (`cm_obm`: `obm_complete_after`).
+    demand_copies: u32,
+    /// Its remaining blocks are queued for the background copier (always under `cm` and
+    /// for demotions; under `cm_obm` once `obm_complete_after` is reached or the policy
+    /// chose the partly promoted page for demotion).
+    background: bool,
 }
 
 pub struct HybridMemory {
@@ -184,7 +193,13 @@ impl HybridMemory {
             counts: Vec::new(),
             started: Vec::new(),
             stats: HybridStats {
-                mechanism: "cm".into(),
+                mechanism: match cfg.mechanism {
+                    super::config::Mechanism::Cpm => "cpm",
+                    super::config::Mechanism::Cm => "cm",
+                    super::config::Mechanism::CmObm => "cm_obm",
+                    super::config::Mechanism::CmObmPd => "cm_obm_pd",
+                }
+                .into(),
                 ..Default::default()
             },
         })
@@ -294,6 +309,10 @@ impl HybridMemory {
                     .get_mut(&page)
                     .expect("a migration per entry");
                 m.outstanding += 1;
+                m.demand_copies += 1;
+                let complete_rest = !m.background
+                    && self.cfg.obm_complete_after > 0
+                    && m.demand_copies >= self.cfg.obm_complete_after;
                 let dev = self.device_index(copy_to);
                 self.queued[dev].push_back(Copy {
                     key: page,
@@ -301,6 +320,9 @@ impl HybridMemory {
                     step: Step::Write,
                     demand: true,
                 });
+                if complete_rest {
+                    self.copy_rest(page);
+                }
                 let off = block as u64 * BLOCK_BYTES;
                 Some((
                     read.page * PAGE_BYTES + off,
@@ -514,7 +536,7 @@ impl HybridMemory {
                 });
             }
         }
-        let dram: Vec<Candidate> = self
+        let mut dram: Vec<Candidate> = self
             .in_dram
             .iter()
             .filter(|(d, _)| !self.migrations.contains_key(d))
@@ -524,6 +546,18 @@ impl HybridMemory {
                 key: Some(d),
             })
             .collect();
+        // `cm_obm`: a partly promoted page holds a DRAM frame too; chosen for demotion it
+        // is completed first (no new ART way now), then demoted whole by a later period.
+        dram.extend(
+            self.migrations
+                .values()
+                .filter(|m| m.direction == Direction::Promoting && !m.background)
+                .map(|m| Candidate {
+                    page: vpage(m.pid, m.vpn),
+                    score: self.scores.score(vpage(m.pid, m.vpn)),
+                    key: None,
+                }),
+        );
         let vacating = self
             .migrations
             .values()
@@ -553,7 +587,19 @@ impl HybridMemory {
             }
         }
         for c in &p.demote {
-            let key = c.key.expect("a demotion has a key");
+            let Some(key) = c.key else {
+                let (pid, vpn) = unpack(c.page);
+                let key = self
+                    .migrations
+                    .values()
+                    .find(|m| m.pid == pid && m.vpn == vpn)
+                    .expect("a partly promoted page")
+                    .key;
+                self.copy_rest(key);
+                self.stats.partial_completions += 1;
+                woken.push(self.pcm);
+                continue;
+            };
             let (pid, vpn, home) = self.in_dram[&key];
             if self.start(key, key, home, Direction::Demoting, pid, vpn) {
                 self.stats.demotions_started += 1;
@@ -565,7 +611,31 @@ impl HybridMemory {
         woken
     }
 
-    /// Inserts the entry and queues a read of every block (`cm`); false if the ART refused.
+    /// Queues the background copy of every block of migration `key` not yet at its
+    /// destination.
+    fn copy_rest(&mut self, key: u64) {
+        let id = self.art.find(key).expect("an entry per migration");
+        let e = *self.art.entry(id);
+        let dev = self.device_index(self.frame(e.src));
+        let m = self.migrations.get_mut(&key).expect("a migration");
+        if m.background {
+            return;
+        }
+        m.background = true;
+        for block in (0..BLOCKS_PER_PAGE).filter(|&b| !e.is_copied(b)) {
+            m.outstanding += 1;
+            self.queued[dev].push_back(Copy {
+                key,
+                block,
+                step: Step::Read,
+                demand: false,
+            });
+        }
+        self.check_ready(key);
+    }
+
+    /// Inserts the entry and queues a read of every block (`cm`, demotions; `cm_obm`
+    /// promotions copy on access only); false if the ART refused.
     fn start(
         &mut self,
         key: u64,
@@ -578,15 +648,6 @@ impl HybridMemory {
         if self.art.insert(key, src, dest, direction).is_err() {
             return false;
         }
-        let dev = self.device_index(self.frame(src));
-        for block in 0..BLOCKS_PER_PAGE {
-            self.queued[dev].push_back(Copy {
-                key,
-                block,
-                step: Step::Read,
-                demand: false,
-            });
-        }
         self.started.push((src, dest, direction));
         self.migrations.insert(
             key,
@@ -597,9 +658,14 @@ impl HybridMemory {
                 direction,
                 pid,
                 vpn,
-                outstanding: BLOCKS_PER_PAGE,
+                outstanding: 0,
+                demand_copies: 0,
+                background: false,
             },
         );
+        if direction == Direction::Demoting || !self.cfg.mechanism.on_demand() {
+            self.copy_rest(key);
+        }
         true
     }
 
