@@ -1499,13 +1499,12 @@ impl Config {
         let not_built = |key: &str, value: &str, built: &str| {
             format!("{key}: {value} is not built yet (docs/hybrid.md, \"Status\"); built: {built}")
         };
-        if matches!(h.mechanism, M::Cpm | M::CmObmPd) {
-            let name = if h.mechanism == M::Cpm {
-                "cpm"
-            } else {
-                "cm_obm_pd"
-            };
-            problems.push(not_built("hybrid.mechanism", name, "cm, cm_obm"));
+        if h.mechanism == M::CmObmPd {
+            problems.push(not_built(
+                "hybrid.mechanism",
+                "cm_obm_pd",
+                "cpm, cm, cm_obm",
+            ));
         }
         if h.copy_priority != CopyPriority::Low {
             problems.push(not_built("hybrid.copy_priority", "equal", "low"));

@@ -255,6 +255,38 @@ fn skipping_idle_time_changes_nothing_under_hybrid() {
 }
 
 #[test]
+fn cpm_migrates_one_page_at_a_time_with_its_lines_pinned() {
+    let d = dir("hybrid", "cpm");
+    program(&d, &[(0, 8, 40)]);
+    let (_, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &["hybrid.mechanism=cpm"]), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cpm");
+    assert_eq!(
+        (h.promotions_started, h.promotions_completed),
+        (8, 8),
+        "{h:?}"
+    );
+    // No ART on the access path: every block copied in the background, none dropped (the
+    // page's write-backs stayed in the pinned cache), no ART counters.
+    assert_eq!((h.blocks_copied, h.copies_dropped), (8 * 64, 0), "{h:?}");
+    assert_eq!(h.art, Default::default());
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    // Demotions too, over a 64-frame DRAM.
+    let d = dir("hybrid", "cpm-demote");
+    program(&d, &[(0, 40, 12), (40, 40, 12)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.extend(["hybrid.mechanism=cpm", "hybrid.free_min=0.1"]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
 fn hybrid_configs_are_checked() {
     let e = common::config_error(&[
         "memory.device.0.preset=DDR4_8Gb_x8_1600",

@@ -785,6 +785,24 @@ impl Hierarchy {
         levels[last].out_writebacks = writebacks;
     }
 
+    /// Pins the lines of [addr, addr + bytes) in every array of the last level (CPM: a
+    /// migrating page's lines stay there, so its write-backs wait in the cache).
+    pub fn pin_last_level(&mut self, addr: u64, bytes: u64) {
+        let last = self.last();
+        let lb = self.levels[last].line_bytes;
+        for a in &mut self.levels[last].arrays {
+            a.pin(addr / lb, (addr + bytes).div_ceil(lb));
+        }
+    }
+
+    /// Ends `pin_last_level`.
+    pub fn unpin_last_level(&mut self) {
+        let last = self.last();
+        for a in &mut self.levels[last].arrays {
+            a.unpin();
+        }
+    }
+
     /// Forgets every cached copy of [addr, addr + bytes) in every array, dirty or not, and
     /// every fill in flight for it: its bytes belong to nobody any more (a frame a page
     /// migration is about to fill, whose lines an exited owner may have left).

@@ -14,8 +14,9 @@
 //! redirected by the ART) and `cm_obm` (promotions copy a block when a program read finds
 //! it not yet copied; `obm_complete_after` N copies the rest after N), promotions and
 //! demotions of DRAM-homed pages, with `placement = "pcm_only"` (the OS allocates PCM
-//! frames only; DRAM frames belong to this component's free list). Not built: `cpm`,
-//! `cm_obm_pd` (the flip), energy.
+//! frames only; DRAM frames belong to this component's free list), and `cpm` (no ART on
+//! the access path; the period's plan run one migration at a time, the page's lines pinned
+//! in the last cache level by the system). Not built: `cm_obm_pd` (the flip), energy.
 
 use super::art::ArtStats;
 use super::art::{Art, Direction};
@@ -103,8 +104,22 @@ pub struct Migration {
     background: bool,
 }
 
+/// A CPM migration the period's plan listed, started when the one before it ends.
+#[derive(Clone, Copy, Debug)]
+struct Planned {
+    promote: bool,
+    /// The policy's virtual page id.
+    vp: u64,
+    /// The physical page it was planned from.
+    key: u64,
+}
+
 pub struct HybridMemory {
     pub cfg: HybridConfig,
+    /// `cpm`: no ART on the access path; one migration at a time from `cpm_list`, the
+    /// page's lines pinned in the last cache level meanwhile (the system pins them).
+    pub cpm: bool,
+    cpm_list: VecDeque<Planned>,
     /// Device indices of the DRAM and the PCM.
     pub dram: usize,
     pub pcm: usize,
@@ -167,10 +182,17 @@ impl HybridMemory {
         let d = &devices[dram];
         let dram_first = d.base / PAGE_BYTES;
         let dram_pages_total = d.size / PAGE_BYTES;
-        let art_fs = (super::ART_LOOKUP_NS * 1e6).round() as u64;
+        let cpm = cfg.mechanism == super::config::Mechanism::Cpm;
+        let art_fs = if cpm {
+            0
+        } else {
+            (super::ART_LOOKUP_NS * 1e6).round() as u64
+        };
         let period_fs = cfg.period_ns.saturating_mul(1_000_000);
         Ok(HybridMemory {
             cfg: cfg.clone(),
+            cpm,
+            cpm_list: VecDeque::new(),
             dram,
             pcm,
             dram_first,
@@ -250,7 +272,7 @@ impl HybridMemory {
     /// migration's own write-back (a flushed line, addressed to its new frame) is not
     /// redirected.
     pub fn route(&self, addr: u64, kind: RequestKind, origin: Origin) -> u64 {
-        if origin == Origin::Migration {
+        if origin == Origin::Migration || self.cpm {
             return addr;
         }
         let page = addr / PAGE_BYTES;
@@ -294,6 +316,9 @@ impl HybridMemory {
                 }
                 (false, false) => s.pcm_accesses += 1,
             }
+        }
+        if self.cpm {
+            return None;
         }
         let block = ((req.addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
         let kind = if read {
@@ -569,11 +594,27 @@ impl HybridMemory {
             total: self.dram_pages_total,
         };
         let mut room = self.art.room();
+        let cpm = self.cpm;
         let p = plan(&pcm, &dram, frames, Thresholds::from(&self.cfg), |k| {
-            room.reserve(k)
+            cpm || room.reserve(k)
         });
         self.stats.promotions_skipped += p.promotions_skipped;
         let mut woken = Vec::new();
+        if cpm {
+            // The list is rebuilt each period and run one migration at a time.
+            self.cpm_list.clear();
+            for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
+                for c in list {
+                    self.cpm_list.push_back(Planned {
+                        promote,
+                        vp: c.page,
+                        key: c.key.expect("cpm plans with keys"),
+                    });
+                }
+            }
+            woken.extend(self.start_next_cpm(os));
+            return woken;
+        }
         for c in &p.promote {
             let key = c.key.expect("a promotion has a key");
             let Some(dest) = self.peek_free_dram() else {
@@ -609,6 +650,43 @@ impl HybridMemory {
         woken.sort_unstable();
         woken.dedup();
         woken
+    }
+
+    /// `cpm`: with no migration running, starts the first migration of the period's list
+    /// that still applies (its page still where it was planned from, a free DRAM frame for
+    /// a promotion). Returns the device whose queue got its copies.
+    pub fn start_next_cpm(&mut self, os: &Os) -> Option<usize> {
+        if !self.cpm || !self.migrations.is_empty() {
+            return None;
+        }
+        while let Some(p) = self.cpm_list.pop_front() {
+            let (pid, vpn) = unpack(p.vp);
+            if os.lookup(pid, vpn * PAGE_BYTES) != Some(p.key * PAGE_BYTES) {
+                continue;
+            }
+            if p.promote {
+                let Some(dest) = self.peek_free_dram() else {
+                    continue;
+                };
+                if os.frame_table().refcount(p.key as u32) != 1 {
+                    continue;
+                }
+                if self.start(p.key, p.key, dest, Direction::Promoting, pid, vpn) {
+                    self.take_free_dram(dest);
+                    self.stats.promotions_started += 1;
+                    return Some(self.pcm);
+                }
+            } else {
+                let Some(&(_, _, home)) = self.in_dram.get(&p.key) else {
+                    continue;
+                };
+                if self.start(p.key, p.key, home, Direction::Demoting, pid, vpn) {
+                    self.stats.demotions_started += 1;
+                    return Some(self.dram);
+                }
+            }
+        }
+        None
     }
 
     /// Queues the background copy of every block of migration `key` not yet at its
@@ -726,7 +804,11 @@ impl HybridMemory {
         s.dram_fraction = frac(s.dram_accesses, s.pcm_accesses);
         s.dram_read_fraction = frac(s.dram_reads, s.pcm_reads);
         s.pact = self.pact.stats.clone();
-        s.art = self.art.stats.clone();
+        // CPM keeps its one migration's copied blocks in the same table, but has no ART on
+        // the access path: its counters are not reported.
+        if !self.cpm {
+            s.art = self.art.stats.clone();
+        }
         s
     }
 }

@@ -30,15 +30,7 @@ impl System {
             for d in h.period(&self.os, self.now) {
                 self.mem.router.devices[d].wake(self.now);
             }
-            let started = std::mem::take(&mut h.started);
-            for (src, dest, direction) in started {
-                if direction == Direction::Promoting {
-                    self.os.hold(src as u32);
-                }
-                // Nobody's lines: a frame freed by a demotion or an exit may still have
-                // some cached (dirty ones of an exited owner among them).
-                self.mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
-            }
+            self.take_started();
             acted = true;
         }
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
@@ -54,6 +46,13 @@ impl System {
             self.complete_migration(key);
             acted = true;
         }
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        if h.cpm && acted {
+            if let Some(d) = h.start_next_cpm(&self.os) {
+                self.mem.router.devices[d].wake(self.now);
+            }
+            self.take_started();
+        }
         if acted && !self.mem.memory_outbox_empty() {
             let now = self.now;
             for d in &mut self.mem.router.devices {
@@ -63,13 +62,35 @@ impl System {
         acted
     }
 
+    /// The migrations the hybrid memory just started: a promotion's PCM source is held,
+    /// the destination's stale cached lines are dropped (a frame freed by a demotion or an
+    /// exit may still have some, dirty ones of an exited owner among them), and under
+    /// `cpm` the page's lines are pinned in the last level.
+    fn take_started(&mut self) {
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        let cpm = h.cpm;
+        for (src, dest, direction) in std::mem::take(&mut h.started) {
+            if direction == Direction::Promoting {
+                self.os.hold(src as u32);
+            }
+            self.mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
+            if cpm {
+                self.mem.pin_last_level(src * PAGE_BYTES, PAGE_BYTES);
+            }
+        }
+    }
+
     /// Completes the ready, quiet migration keyed `key` (its home page).
     fn complete_migration(&mut self, key: u64) {
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
+        let cpm = h.cpm;
         let m = *h.migration(key).expect("a ready migration");
         let dropped = self
             .mem
             .move_lines_to(m.src * PAGE_BYTES, m.dest * PAGE_BYTES, PAGE_BYTES);
+        if cpm {
+            self.mem.unpin_last_level();
+        }
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
         let mapped = self.os.frame_table().owner(old) == Some(m.pid)
