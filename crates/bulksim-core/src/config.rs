@@ -1458,7 +1458,7 @@ impl Config {
     /// nothing that moves bytes below the caches behind the router's back. Values whose
     /// code is not built yet are refused, naming the key (docs/hybrid.md, "Status").
     fn check_hybrid(&self, problems: &mut Vec<String>) {
-        use crate::hybrid::config::{CopyPriority, Mechanism as M, Placement, RemapLines};
+        use crate::hybrid::config::{CopyPriority, Placement, RemapLines};
         let Some(h) = &self.hybrid else {
             return;
         };
@@ -1499,13 +1499,6 @@ impl Config {
         let not_built = |key: &str, value: &str, built: &str| {
             format!("{key}: {value} is not built yet (docs/hybrid.md, \"Status\"); built: {built}")
         };
-        if h.mechanism == M::CmObmPd {
-            problems.push(not_built(
-                "hybrid.mechanism",
-                "cm_obm_pd",
-                "cpm, cm, cm_obm",
-            ));
-        }
         if h.copy_priority != CopyPriority::Low {
             problems.push(not_built("hybrid.copy_priority", "equal", "low"));
         }
@@ -2658,14 +2651,14 @@ mod tests {
             p[0].starts_with("memory.device: [hybrid] needs exactly two devices"),
             "{p:?}"
         );
-        let p = hybrid(&["hybrid.mechanism=cm_obm_pd", "hybrid.period_ns=0"]).problems();
+        let p = hybrid(&["hybrid.placement=dram_first", "hybrid.period_ns=0"]).problems();
         assert!(
             p.iter().any(|m| m.starts_with("hybrid.period_ns: 0")),
             "{p:?}"
         );
         assert!(
             p.iter()
-                .any(|m| m.starts_with("hybrid.mechanism: cm_obm_pd is not built yet")),
+                .any(|m| m.starts_with("hybrid.placement: dram_first is not built yet")),
             "{p:?}"
         );
         let p = hybrid(&["system.bulk_mechanism=mc_dma"]).problems();

@@ -287,6 +287,29 @@ fn cpm_migrates_one_page_at_a_time_with_its_lines_pinned() {
 }
 
 #[test]
+fn cm_obm_pd_flips_a_partly_promoted_page_back_to_pcm() {
+    let d = dir("hybrid", "pd");
+    // As the cm_obm test: the first set, partly promoted and cold, must make way; under
+    // partial demotion its entries flip and only its promoted blocks are copied back.
+    program_lines(&d, 0, &[(0, 48, 8), (48, 48, 8)], 32);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.extend([
+        "hybrid.mechanism=cm_obm_pd",
+        "hybrid.free_min=0.1",
+        "hybrid.art_entries=128",
+    ]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cm_obm_pd");
+    assert!(h.art.flips > 0, "{h:?}");
+    assert_eq!(h.partial_completions, 0, "{h:?}");
+    assert!(h.demotions_completed >= h.art.flips, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
 fn hybrid_configs_are_checked() {
     let e = common::config_error(&[
         "memory.device.0.preset=DDR4_8Gb_x8_1600",

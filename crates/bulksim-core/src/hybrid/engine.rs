@@ -16,7 +16,8 @@
 //! demotions of DRAM-homed pages, with `placement = "pcm_only"` (the OS allocates PCM
 //! frames only; DRAM frames belong to this component's free list), and `cpm` (no ART on
 //! the access path; the period's plan run one migration at a time, the page's lines pinned
-//! in the last cache level by the system). Not built: `cm_obm_pd` (the flip), energy.
+//! in the last cache level by the system). `cm_obm_pd` flips a
+//! partly promoted page's entry to demote it (`Art::flip`). Not built: energy.
 
 use super::art::ArtStats;
 use super::art::{Art, Direction};
@@ -83,6 +84,9 @@ struct Copy {
     step: Step,
     /// A program read's copy write (its bit is already set): timing only, never dropped.
     demand: bool,
+    /// A demand write's frame (the destination when it was queued: a flip may since have
+    /// made it the source); background copies use the migration's own.
+    to: Option<u64>,
 }
 
 /// A page migrating: its ART entry's key and whose page it is.
@@ -102,6 +106,9 @@ pub struct Migration {
     /// for demotions; under `cm_obm` once `obm_complete_after` is reached or the policy
     /// chose the partly promoted page for demotion).
     background: bool,
+    /// `cm_obm_pd`: a promotion turned into a demotion of the same page back to its PCM
+    /// home (`Art::flip`): the page stays mapped at its home, nothing is remapped.
+    pub flipped: bool,
 }
 
 /// A CPM migration the period's plan listed, started when the one before it ends.
@@ -344,6 +351,7 @@ impl HybridMemory {
                     block,
                     step: Step::Write,
                     demand: true,
+                    to: Some(copy_to.page),
                 });
                 if complete_rest {
                     self.copy_rest(page);
@@ -445,7 +453,7 @@ impl HybridMemory {
             }
             let frame = match c.step {
                 Step::Read => m.src,
-                Step::Write => m.dest,
+                Step::Write => c.to.unwrap_or(m.dest),
             };
             let addr = frame * PAGE_BYTES + c.block as u64 * BLOCK_BYTES;
             let kind = match c.step {
@@ -636,6 +644,20 @@ impl HybridMemory {
                     .find(|m| m.pid == pid && m.vpn == vpn)
                     .expect("a partly promoted page")
                     .key;
+                if self.cfg.mechanism.partial_demotion() {
+                    // Partial demotion: the entry flips in place, the promoted blocks go
+                    // back to the PCM home.
+                    let id = self.art.find(key).expect("its entry");
+                    self.art.flip(id);
+                    let m = self.migrations.get_mut(&key).expect("a migration");
+                    std::mem::swap(&mut m.src, &mut m.dest);
+                    m.direction = Direction::Demoting;
+                    m.flipped = true;
+                    self.copy_rest(key);
+                    self.stats.demotions_started += 1;
+                    woken.push(self.dram);
+                    continue;
+                }
                 self.copy_rest(key);
                 self.stats.partial_completions += 1;
                 woken.push(self.pcm);
@@ -707,6 +729,7 @@ impl HybridMemory {
                 block,
                 step: Step::Read,
                 demand: false,
+                to: None,
             });
         }
         self.check_ready(key);
@@ -739,6 +762,7 @@ impl HybridMemory {
                 outstanding: 0,
                 demand_copies: 0,
                 background: false,
+                flipped: false,
             },
         );
         if direction == Direction::Demoting || !self.cfg.mechanism.on_demand() {

@@ -7,7 +7,7 @@
 //! scoring and choice of promotions and demotions; `config` the `[hybrid]` settings.
 //! `engine` is the router's hybrid variant that carries them out below the caches (routing,
 //! the image, the background copier, the OS's period); the system's side (completion:
-//! flush and remap) is `system/hybrid.rs`. Built: the `cpm`, `cm` and `cm_obm` mechanisms
+//! flush and remap) is `system/hybrid.rs`. Built: all four mechanisms
 //! (docs/hybrid.md, "Status").
 
 pub mod art;

@@ -85,6 +85,14 @@ impl System {
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
         let cpm = h.cpm;
         let m = *h.migration(key).expect("a ready migration");
+        if m.flipped {
+            // A partial demotion: the page never left its PCM home, whose lines the caches
+            // hold under the right address already; the DRAM frame is free again.
+            self.os.unhold(m.dest as u32);
+            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+            h.finish(key, true);
+            return;
+        }
         let dropped = self
             .mem
             .move_lines_to(m.src * PAGE_BYTES, m.dest * PAGE_BYTES, PAGE_BYTES);
