@@ -242,6 +242,7 @@ mod tests {
             ..Default::default()
         });
         stats.copy_engine = Some(Default::default());
+        stats.hybrid = Some(Default::default());
         crate::stats::assert_documented(
             &stats,
             "memory",
