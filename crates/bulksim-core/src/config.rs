@@ -29,6 +29,10 @@ pub struct Config {
     pub memcpy: MemcpyConfig,
     pub os: OsConfig,
     pub sim: SimConfig,
+    /// `[hybrid]`: a hybrid DRAM+PCM memory with page migration (docs/hybrid.md); absent:
+    /// off, and every device is plain memory.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<crate::hybrid::config::HybridConfig>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -40,6 +44,8 @@ pub struct DramConfig {
     pub rows_per_subarray: u32,
     /// Columns per row per chip; 0 keeps the preset's.
     pub columns: u32,
+    /// Rows per bank; 0 keeps the preset's (a smaller memory of the same part).
+    pub rows: u32,
     pub timing: BTreeMap<String, u32>,
     pub temperature: Temperature,
     /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
@@ -63,6 +69,7 @@ impl Default for DramConfig {
             ranks: 1,
             rows_per_subarray: 512,
             columns: 0,
+            rows: 0,
             timing: BTreeMap::new(),
             temperature: Temperature::Normal,
             rank_capacity_mb: 0,
@@ -533,6 +540,7 @@ pub struct DeviceConfig {
     pub preset: String,
     pub channels: u32,
     pub ranks: u32,
+    pub rows: u32,
 }
 
 /// Copy engines beside the cache levels (`[copy_engine]`, `copy_engine` module).
@@ -837,6 +845,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "rows sharing one row buffer (subarray size)",
     ),
     doc(
+        "dram.rows",
+        "rows per bank",
+        "capacity override (0 = the preset's): a power of two up to the preset's rows; dram.rows_per_subarray must not exceed it",
+    ),
+    doc(
         "dram.columns",
         "columns per row per chip",
         "row size override (0 = the preset's); e.g. 512 on an x8 DDR3 part gives the 4 KB rank rows the RowClone paper assumes",
@@ -1066,6 +1079,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("memory.device[].preset", "name", "the device's part (empty: dram.preset); its clock is the part's"),
     doc("memory.device[].channels", "channels", "channels of this device (0: dram.channels)"),
     doc("memory.device[].ranks", "ranks per channel", "ranks of this device (0: dram.ranks)"),
+    doc("memory.device[].rows", "rows per bank", "rows of this device's banks (0: dram.rows), e.g. a small DRAM beside a large PCM"),
     doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
@@ -1132,6 +1146,96 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "requests",
         "full system: the run ends in the core cycle in which the memory devices have accepted this many requests from the caches (reads and writes, every channel and device; the Rank Assignment paper ends each run at 2 million); the stats are those of that moment, every running thread's end time being it; a workload that ends sooner just ends; 0: off",
     ),
+    doc(
+        "hybrid.mechanism",
+        "cpm | cm | cm_obm | cm_obm_pd",
+        "migration mechanism: cpm (one at a time, page pinned in the LLC), cm (concurrent, background copies), cm_obm (promotions copy blocks on access), cm_obm_pd (plus partial demotion)",
+    ),
+    doc(
+        "hybrid.period_ns",
+        "ns",
+        "time between the OS's reads and resets of the PACT; the migration policy runs after each",
+    ),
+    doc(
+        "hybrid.pact_entries",
+        "entries",
+        "PACT capacity (Table I: 8192); a multiple of hybrid.pact_ways",
+    ),
+    doc(
+        "hybrid.pact_ways",
+        "ways",
+        "PACT associativity; sets = entries / ways, indexed by physical page",
+    ),
+    doc(
+        "hybrid.pact_count_bits",
+        "bits",
+        "width of a PACT count, 1..=32; counts saturate at 2^bits - 1",
+    ),
+    doc(
+        "hybrid.art_entries",
+        "entries",
+        "ART capacity, the most pages migrating at once (Table I: 512); a multiple of hybrid.art_ways",
+    ),
+    doc(
+        "hybrid.art_ways",
+        "ways",
+        "ART associativity; sets = entries / ways, indexed by the key (home) page; a full set refuses inserts",
+    ),
+    doc(
+        "hybrid.decay",
+        "fraction",
+        "weight of a page's old score: score = period count + decay x old score; 0 <= decay < 1",
+    ),
+    doc(
+        "hybrid.promote_min",
+        "score",
+        "least score of a PCM page the policy promotes",
+    ),
+    doc(
+        "hybrid.free_min",
+        "fraction of DRAM frames",
+        "the policy demotes while free plus vacating DRAM frames are fewer than this fraction of all DRAM frames",
+    ),
+    doc(
+        "hybrid.copy_priority",
+        "low | equal",
+        "migration copies in the memory queues: low (program requests first) or equal (arrival order)",
+    ),
+    doc(
+        "hybrid.obm_complete_after",
+        "blocks",
+        "cm_obm, cm_obm_pd: after this many blocks of a promoting page copied on demand the rest are copied in the background; 0 = never",
+    ),
+    doc(
+        "hybrid.elide_clean",
+        "bool",
+        "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",
+    ),
+    doc(
+        "hybrid.remap_lines",
+        "flush | retag",
+        "on completion the old frame's cached lines are written to the new frame and invalidated (flush) or retagged in place (retag)",
+    ),
+    doc(
+        "hybrid.count_copies",
+        "bool",
+        "migration copies update the PACT as program LLC misses and write-backs do",
+    ),
+    doc(
+        "hybrid.placement",
+        "dram_first | pcm_only",
+        "first placement of a page: a free DRAM frame while one is left, else PCM (dram_first), or always PCM (pcm_only)",
+    ),
+    doc(
+        "hybrid.os_period_ns",
+        "ns",
+        "OS time charged per period for reading the PACT and running the policy",
+    ),
+    doc(
+        "hybrid.os_remap_ns",
+        "ns",
+        "OS time charged per page remap at a migration's completion",
+    ),
 ];
 
 fn enum_values(key: &str) -> Option<&'static [&'static str]> {
@@ -1163,6 +1267,10 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "copy_engine.policy" => Some(&["none", "ce_l1", "dce", "dce_nt", "dce_rowclone"]),
         "copy_engine.dram_rule" => Some(&["probe", "always"]),
         "dram.preset" => Some(PRESET_NAMES),
+        "hybrid.mechanism" => Some(&["cpm", "cm", "cm_obm", "cm_obm_pd"]),
+        "hybrid.copy_priority" => Some(&["low", "equal"]),
+        "hybrid.remap_lines" => Some(&["flush", "retag"]),
+        "hybrid.placement" => Some(&["dram_first", "pcm_only"]),
         _ => None,
     }
 }
@@ -1347,6 +1455,101 @@ impl Config {
     /// order; empty when the config is valid. (`validate` and `spec` report the first.)
     pub fn problems(&self) -> Vec<String> {
         self.resolve().1
+    }
+
+    /// `[hybrid]`: its own keys, and what it needs of the rest: exactly two memory devices,
+    /// one DRAM and one PCM (a device is PCM when its part's name starts with `PCM`), and
+    /// nothing that moves bytes below the caches behind the router's back. Values whose
+    /// code is not built yet are refused, naming the key (docs/hybrid.md, "Status").
+    fn check_hybrid(&self, problems: &mut Vec<String>) {
+        use crate::hybrid::config::{CopyPriority, Placement, RemapLines};
+        let Some(h) = &self.hybrid else {
+            return;
+        };
+        problems.extend(h.problems());
+        let kinds: Vec<bool> = self
+            .memory
+            .device
+            .iter()
+            .map(|d| {
+                let preset = if d.preset.is_empty() {
+                    &self.dram.preset
+                } else {
+                    &d.preset
+                };
+                preset.starts_with("PCM")
+            })
+            .collect();
+        if kinds.len() != 2 || kinds.iter().filter(|&&pcm| pcm).count() != 1 {
+            let listed: Vec<String> = self
+                .memory
+                .device
+                .iter()
+                .zip(&kinds)
+                .map(|(d, pcm)| {
+                    let name = if d.preset.is_empty() {
+                        &self.dram.preset
+                    } else {
+                        &d.preset
+                    };
+                    format!("{name} ({})", if *pcm { "PCM" } else { "DRAM" })
+                })
+                .collect();
+            problems.push(format!(
+                "memory.device: [hybrid] needs exactly two devices, one DRAM and one PCM (a part named PCM...); found {}",
+                if listed.is_empty() { "none (one device from [dram])".to_string() } else { listed.join(", ") }
+            ));
+        }
+        let not_built = |key: &str, value: &str, built: &str| {
+            format!("{key}: {value} is not built yet (docs/hybrid.md, \"Status\"); built: {built}")
+        };
+        if h.copy_priority != CopyPriority::Low {
+            problems.push(not_built("hybrid.copy_priority", "equal", "low"));
+        }
+        if h.elide_clean {
+            problems.push(not_built("hybrid.elide_clean", "true", "false"));
+        }
+        if h.remap_lines != RemapLines::Flush {
+            problems.push(not_built("hybrid.remap_lines", "retag", "flush"));
+        }
+        if h.placement != Placement::PcmOnly {
+            problems.push(not_built("hybrid.placement", "dram_first", "pcm_only"));
+        }
+        for (key, v) in [
+            ("hybrid.os_period_ns", h.os_period_ns),
+            ("hybrid.os_remap_ns", h.os_remap_ns),
+        ] {
+            if v != 0 {
+                problems.push(not_built(key, &v.to_string(), "0"));
+            }
+        }
+        if self.system.bulk_mechanism != SystemMechanism::Cpu {
+            problems.push(
+                "system.bulk_mechanism: [hybrid] moves bytes only through the router's redirection; bulk operations below the caches would bypass it (expected cpu)"
+                    .into(),
+            );
+        }
+        if self.copy_engine.policy != CopyEnginePolicy::None {
+            problems.push(format!(
+                "copy_engine.policy: {} is not combined with [hybrid] yet (expected none)",
+                self.copy_engine.policy.name()
+            ));
+        }
+        if self.memory.fixed_latency_cycles != 0 {
+            problems.push(
+                "memory.fixed_latency_cycles: [hybrid] needs the memory devices to time requests (expected 0)"
+                    .into(),
+            );
+        }
+        if self.sim.mode != SimMode::Timing {
+            problems.push("sim.mode: [hybrid] runs in timing mode only (expected timing)".into());
+        }
+        if self.os.allocator.replaces_pages() {
+            problems.push(
+                "os.allocator: [hybrid] does not combine with page replacement (clock, rank_clock) yet"
+                    .into(),
+            );
+        }
     }
 
     fn check_copy_engines(&self, problems: &mut Vec<String>) {
@@ -1558,6 +1761,8 @@ impl Config {
         for (i, d) in self.memory.device.iter().enumerate() {
             let mut c = self.clone();
             c.memory.device.clear();
+            // A device is plain memory; the router makes the two one hybrid memory.
+            c.hybrid = None;
             if !d.preset.is_empty() {
                 c.dram.preset = d.preset.clone();
             }
@@ -1566,6 +1771,9 @@ impl Config {
             }
             if d.ranks != 0 {
                 c.dram.ranks = d.ranks;
+            }
+            if d.rows != 0 {
+                c.dram.rows = d.rows;
             }
             let name = if d.name.is_empty() {
                 format!("device{i}")
@@ -1588,6 +1796,7 @@ impl Config {
                     (!d.preset.is_empty(), "preset"),
                     (d.channels != 0, "channels"),
                     (d.ranks != 0, "ranks"),
+                    (d.rows != 0, "rows"),
                 ] {
                     if let Some(rest) = p.strip_prefix(&format!("dram.{key}:")) {
                         if set {
@@ -1643,6 +1852,16 @@ impl Config {
         let o = &mut spec.organisation;
         o.channels = d.channels;
         o.ranks = d.ranks;
+        if d.rows != 0 {
+            if !d.rows.is_power_of_two() || d.rows > o.rows {
+                problems.push(format!(
+                    "dram.rows: {} is not a power of two in 1..={} (0 keeps the preset's)",
+                    d.rows, o.rows
+                ));
+            } else {
+                o.rows = d.rows;
+            }
+        }
         if d.rows_per_subarray == 0 || d.rows_per_subarray > o.rows {
             problems.push(format!(
                 "dram.rows_per_subarray: {} is out of range; expected 1..={} (rows per bank)",
@@ -1990,6 +2209,7 @@ impl Config {
         self.check_cache_levels(&mut problems);
         self.check_copy_engines(&mut problems);
         problems.extend(self.resolve_devices().1);
+        self.check_hybrid(&mut problems);
         if !(self.system.core_ghz > 0.0 && self.system.core_ghz <= 20.0) {
             problems.push(format!(
                 "system.core_ghz: {} is out of range; expected (0, 20]",
@@ -2378,6 +2598,7 @@ mod tests {
     fn leaf_keys_of_default() -> Vec<String> {
         let mut config = Config::default();
         config.memory.device.push(DeviceConfig::default());
+        config.hybrid = Some(Default::default());
         let table = toml::Table::try_from(config).unwrap();
         let mut keys = flat_keys(&table, "");
         keys.push("dram.timing".into());
@@ -2405,6 +2626,58 @@ mod tests {
         for f in CONFIG_FIELDS {
             assert!(!f.unit.is_empty() && !f.description.is_empty(), "{}", f.key);
         }
+    }
+
+    #[test]
+    fn hybrid_needs_one_dram_and_one_pcm_device_and_names_unbuilt_values() {
+        let base = Config::default();
+        assert!(base.hybrid.is_none());
+        let text = toml::to_string(&base).unwrap();
+        assert!(
+            !text.contains("hybrid"),
+            "an absent [hybrid] is not serialized"
+        );
+        let hybrid = |sets: &[&str]| {
+            let mut all = vec![
+                "memory.device.0.preset=DDR3_4Gb_x8_1600",
+                "memory.device.1.preset=PCM_x8_1600",
+                "hybrid.mechanism=cm",
+                "hybrid.placement=pcm_only",
+                "controller.refresh=none",
+            ];
+            all.extend(sets);
+            Config::default().apply_sets(&all).unwrap()
+        };
+        let ok = hybrid(&[]);
+        assert!(ok.hybrid.is_some());
+        assert_eq!(ok.problems(), Vec::<String>::new());
+        let two_dram = hybrid(&[
+            "memory.device.1.preset=DDR3_4Gb_x8_1600",
+            "memory.device.1.name=b",
+        ]);
+        let p = two_dram.problems();
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("memory.device: [hybrid] needs exactly two devices"),
+            "{p:?}"
+        );
+        let p = hybrid(&["hybrid.placement=dram_first", "hybrid.period_ns=0"]).problems();
+        assert!(
+            p.iter().any(|m| m.starts_with("hybrid.period_ns: 0")),
+            "{p:?}"
+        );
+        assert!(
+            p.iter()
+                .any(|m| m.starts_with("hybrid.placement: dram_first is not built yet")),
+            "{p:?}"
+        );
+        let p = hybrid(&["system.bulk_mechanism=mc_dma"]).problems();
+        assert!(p[0].starts_with("system.bulk_mechanism:"), "{p:?}");
+        let e = Config::default()
+            .apply_sets(&["hybrid.mechanizm=cm"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("hybrid.mechanism"), "{e}");
     }
 
     #[test]
@@ -2583,6 +2856,8 @@ mod tests {
         );
         bad(&["dram.rows_per_subarray=0"], "dram.rows_per_subarray");
         bad(&["dram.columns=500"], "dram.columns");
+        bad(&["dram.rows=3"], "dram.rows");
+        bad(&["dram.rows=1048576"], "dram.rows");
         bad(&["dram.columns=4"], "dram.columns");
         bad(&["dram.timing.nREFI=10"], "nREFI");
         bad(

@@ -136,6 +136,9 @@ pub struct Cache {
     /// The mask of a wholly valid line.
     full: u32,
     clock: u64,
+    /// Lines [start, end) that replacement passes over while others remain in their set
+    /// (a page CPM migrates, pinned in the last level; empty: none).
+    pinned: (u64, u64),
     pub stats: ArrayCounts,
 }
 
@@ -175,6 +178,7 @@ impl Cache {
             sector_bytes: line as usize,
             full: 1,
             clock: 0,
+            pinned: (0, 0),
             stats: ArrayCounts::default(),
         })
     }
@@ -285,8 +289,26 @@ impl Cache {
             return false;
         }
         range
-            .min_by_key(|&i| self.last_use[i])
+            .min_by_key(|&i| self.victim_key(i))
             .is_some_and(|i| self.dirty[i])
+    }
+
+    /// Replacement order of way `i`: unpinned lines first, then least recently used.
+    #[inline]
+    fn victim_key(&self, i: usize) -> (bool, u64) {
+        let t = self.tags[i];
+        (t >= self.pinned.0 && t < self.pinned.1, self.last_use[i])
+    }
+
+    /// Pins lines [start, end): replacement evicts them only from a set holding nothing
+    /// else (CPM: a migrating page's lines stay in the last level). One range at a time;
+    /// `unpin` ends it.
+    pub fn pin(&mut self, start: u64, end: u64) {
+        self.pinned = (start, end);
+    }
+
+    pub fn unpin(&mut self) {
+        self.pinned = (0, 0);
     }
 
     /// The way holding `line`, without touching LRU state.
@@ -383,7 +405,7 @@ impl Cache {
                 range
                     .clone()
                     .find(|&i| self.tags[i] == EMPTY)
-                    .unwrap_or_else(|| range.min_by_key(|&i| self.last_use[i]).expect("ways > 0"))
+                    .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
             }
         };
         let evicted = if self.tags[way] != EMPTY && self.tags[way] != line && self.dirty[way] {
@@ -481,6 +503,24 @@ impl Cache {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pinned_lines_are_passed_over_while_their_set_has_others() {
+        // 2 sets x 2 ways; line 2 pinned.
+        let mut c = Cache::new(4 * 64, 2, 64).unwrap();
+        let d = [7u8; 64];
+        c.pin(2, 3);
+        c.insert(2, &d, true, Origin::Program);
+        c.insert(0, &d, false, Origin::Program);
+        // 2 is the least recently used, yet 0 goes.
+        assert!(!c.victim_is_dirty(4));
+        c.insert(4, &d, false, Origin::Program);
+        assert!(c.probe(2).is_some() && c.probe(0).is_none());
+        c.unpin();
+        assert!(c.victim_is_dirty(6));
+        let (_, ev) = c.insert(6, &d, false, Origin::Program);
+        assert_eq!(ev.map(|e| e.line), Some(2));
+    }
 
     #[test]
     fn lru_eviction_writes_back_only_dirty_lines() {

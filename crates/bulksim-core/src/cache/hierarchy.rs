@@ -759,17 +759,11 @@ impl Hierarchy {
         let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let sent = &mut self.sent_to_memory;
-        let mine = |r: &MemoryRouter, req: &Request| r.device_of(req.addr) == device;
         let fs = cycle * router.devices[device].period_fs;
         let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64| {
-            if *accepted >= limit || not_before > fs || !mine(router, req) {
+            if *accepted >= limit || not_before > fs || !router.offer(device, req, fs) {
                 return false;
             }
-            let d = &mut router.devices[device];
-            if !d.can_accept(req) {
-                return false;
-            }
-            d.send(req, fs);
             *accepted += 1;
             if let Some(sent) = sent {
                 record_sent(sent, req);
@@ -789,6 +783,95 @@ impl Hierarchy {
             !taken
         });
         levels[last].out_writebacks = writebacks;
+    }
+
+    /// Pins the lines of [addr, addr + bytes) in every array of the last level (CPM: a
+    /// migrating page's lines stay there, so its write-backs wait in the cache).
+    pub fn pin_last_level(&mut self, addr: u64, bytes: u64) {
+        let last = self.last();
+        let lb = self.levels[last].line_bytes;
+        for a in &mut self.levels[last].arrays {
+            a.pin(addr / lb, (addr + bytes).div_ceil(lb));
+        }
+    }
+
+    /// Ends `pin_last_level`.
+    pub fn unpin_last_level(&mut self) {
+        let last = self.last();
+        for a in &mut self.levels[last].arrays {
+            a.unpin();
+        }
+    }
+
+    /// Forgets every cached copy of [addr, addr + bytes) in every array, dirty or not, and
+    /// every fill in flight for it: its bytes belong to nobody any more (a frame a page
+    /// migration is about to fill, whose lines an exited owner may have left).
+    pub fn drop_lines(&mut self, addr: u64, bytes: u64) {
+        self.epoch += 1;
+        for l in &mut self.levels {
+            let lb = l.line_bytes;
+            for m in l.mshrs.iter_mut().flatten() {
+                if m.line * lb < addr + bytes && (m.line + 1) * lb > addr {
+                    m.dead = true;
+                }
+            }
+            for a in &mut l.arrays {
+                for line in addr / lb..(addr + bytes).div_ceil(lb) {
+                    a.invalidate(line);
+                }
+            }
+        }
+    }
+
+    /// Whether a write-back to [a, b) waits in the last level's queue for memory.
+    pub fn memory_writes_in(&self, a: u64, b: u64) -> bool {
+        self.levels[self.last()]
+            .out_writebacks
+            .iter()
+            .any(|w| w.req.addr < b && w.req.addr + w.req.bytes as u64 > a)
+    }
+
+    /// A migrated page's cached lines (`hybrid.remap_lines = "flush"`): every line of
+    /// [old, old + bytes) in every level is invalidated, and its newest bytes, when any copy
+    /// was dirty, are written to the same place in [new, new + bytes): into the image now
+    /// (the last level first, so a newer copy higher up lands last) and to memory as one
+    /// write-back of each last-level line (origin `Migration`). Returns the lines dropped.
+    pub fn move_lines_to(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
+        self.epoch += 1;
+        let last_bytes = self.last_line_bytes();
+        let mut dropped = 0;
+        let mut dirty_lines = std::collections::BTreeSet::new();
+        for level in (0..self.levels.len()).rev() {
+            let lb = self.levels[level].line_bytes;
+            for a in 0..self.levels[level].arrays.len() {
+                for line in old / lb..(old + bytes).div_ceil(lb) {
+                    let array = &mut self.levels[level].arrays[a];
+                    if let Some(ev) = array.write_back(line) {
+                        let at = new + (line * lb - old);
+                        write_masked(&mut self.router, at, ev.data.as_slice(), &ev.valid);
+                        dirty_lines.insert(at / last_bytes);
+                    }
+                    dropped += self.levels[level].arrays[a].invalidate(line) as u64;
+                }
+            }
+        }
+        let last = self.last();
+        for line in dirty_lines {
+            self.traffic.book(Origin::Migration, true, last_bytes);
+            self.levels[last].out_writebacks.push_back(Outgoing {
+                req: Request {
+                    id: None,
+                    addr: line * last_bytes,
+                    bytes: last_bytes as u32,
+                    kind: RequestKind::Writeback,
+                    origin: Origin::Migration,
+                    thread: 0,
+                },
+                not_before: 0,
+                buffer: None,
+            });
+        }
+        dropped
     }
 
     /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).

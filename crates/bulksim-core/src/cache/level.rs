@@ -52,7 +52,7 @@ stat_struct! {
         pub copy: u64 = sum("bytes", "bytes {dir}, for copies (memcpy, copy-on-write)"),
         pub init: u64 = sum("bytes", "bytes {dir}, for initializations (meminit, first-touch zeroing)"),
         pub coherence: u64 = sum("bytes", "bytes {dir}, for the memory controller's coherence work before bulk operations"),
-        pub migration: u64 = sum("bytes", "bytes {dir}, for page migration (none yet)"),
+        pub migration: u64 = sum("bytes", "bytes {dir}, for page migration (a hybrid memory's flushed lines, written to their new frame)"),
     }
 }
 

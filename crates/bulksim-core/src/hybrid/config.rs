@@ -1,8 +1,8 @@
 //! The `[hybrid]` settings (issue 17): the serde struct that is the single source of truth
-//! for their defaults, the table of each key's unit and description (`HYBRID_CONFIG_FIELDS`,
-//! in the style of `config::CONFIG_FIELDS`) and their semantic checks. It lives here rather
-//! than in `src/config.rs` until the maintainer hooks a `hybrid` section into `Config`;
-//! the keys are already spelled `hybrid.*` so that step adds no renaming. Defaults follow
+//! for their defaults (`Config::hybrid`, absent: off) and their own semantic checks. Each
+//! key's unit and description is in `config::CONFIG_FIELDS` with every other section's
+//! (`hybrid_fields`); what `[hybrid]` needs of the rest of the config is checked there
+//! (`Config::problems`). Defaults follow
 //! the paper (Table I) where it gives a value and are bulksim's choices (docs/hybrid.md)
 //! where it does not.
 
@@ -143,99 +143,13 @@ impl Default for HybridConfig {
     }
 }
 
-/// Every `[hybrid]` key: (key, unit, description). Tests keep it in step with the struct.
-pub const HYBRID_CONFIG_FIELDS: &[(&str, &str, &str)] = &[
-    (
-        "hybrid.mechanism",
-        "cpm | cm | cm_obm | cm_obm_pd",
-        "migration mechanism: cpm (one at a time, page pinned in the LLC), cm (concurrent, background copies), cm_obm (promotions copy blocks on access), cm_obm_pd (plus partial demotion)",
-    ),
-    (
-        "hybrid.period_ns",
-        "ns",
-        "time between the OS's reads and resets of the PACT; the migration policy runs after each",
-    ),
-    (
-        "hybrid.pact_entries",
-        "entries",
-        "PACT capacity (Table I: 8192); a multiple of hybrid.pact_ways",
-    ),
-    (
-        "hybrid.pact_ways",
-        "ways",
-        "PACT associativity; sets = entries / ways, indexed by physical page",
-    ),
-    (
-        "hybrid.pact_count_bits",
-        "bits",
-        "width of a PACT count, 1..=32; counts saturate at 2^bits - 1",
-    ),
-    (
-        "hybrid.art_entries",
-        "entries",
-        "ART capacity, the most pages migrating at once (Table I: 512); a multiple of hybrid.art_ways",
-    ),
-    (
-        "hybrid.art_ways",
-        "ways",
-        "ART associativity; sets = entries / ways, indexed by the key (home) page; a full set refuses inserts",
-    ),
-    (
-        "hybrid.decay",
-        "fraction",
-        "weight of a page's old score: score = period count + decay x old score; 0 <= decay < 1",
-    ),
-    (
-        "hybrid.promote_min",
-        "score",
-        "least score of a PCM page the policy promotes",
-    ),
-    (
-        "hybrid.free_min",
-        "fraction of DRAM frames",
-        "the policy demotes while free plus vacating DRAM frames are fewer than this fraction of all DRAM frames",
-    ),
-    (
-        "hybrid.copy_priority",
-        "low | equal",
-        "migration copies in the memory queues: low (program requests first) or equal (arrival order)",
-    ),
-    (
-        "hybrid.obm_complete_after",
-        "blocks",
-        "cm_obm, cm_obm_pd: after this many blocks of a promoting page copied on demand the rest are copied in the background; 0 = never",
-    ),
-    (
-        "hybrid.elide_clean",
-        "bool",
-        "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",
-    ),
-    (
-        "hybrid.remap_lines",
-        "flush | retag",
-        "on completion the old frame's cached lines are written to the new frame and invalidated (flush) or retagged in place (retag)",
-    ),
-    (
-        "hybrid.count_copies",
-        "bool",
-        "migration copies update the PACT as program LLC misses and write-backs do",
-    ),
-    (
-        "hybrid.placement",
-        "dram_first | pcm_only",
-        "first placement of a page: a free DRAM frame while one is left, else PCM (dram_first), or always PCM (pcm_only)",
-    ),
-    (
-        "hybrid.os_period_ns",
-        "ns",
-        "OS time charged per period for reading the PACT and running the policy",
-    ),
-    (
-        "hybrid.os_remap_ns",
-        "ns",
-        "OS time charged per page remap at a migration's completion",
-    ),
-];
+/// Every `[hybrid]` key is documented in `config::CONFIG_FIELDS` (key, unit, description),
+/// with every other section's; `hybrid_fields` lists them.
+pub fn hybrid_fields() -> impl Iterator<Item = &'static crate::config::FieldDoc> {
+    crate::config::CONFIG_FIELDS
+        .iter()
+        .filter(|f| f.key.starts_with("hybrid."))
+}
 
 /// The problem with a table of `entries` in sets of `ways` (`hybrid.{table}_*`), if any.
 pub(crate) fn table_problem(table: &str, entries: u32, ways: u32) -> Option<String> {
@@ -366,27 +280,24 @@ mod tests {
             .keys()
             .map(|k| format!("hybrid.{k}"))
             .collect();
-        let mut documented: Vec<String> = HYBRID_CONFIG_FIELDS
-            .iter()
-            .map(|f| f.0.to_string())
-            .collect();
+        let mut documented: Vec<String> = hybrid_fields().map(|f| f.key.to_string()).collect();
         documented.sort();
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(documented, sorted);
-        for (key, unit, description) in HYBRID_CONFIG_FIELDS {
-            assert!(!unit.is_empty() && !description.is_empty(), "{key}");
+        for f in hybrid_fields() {
+            assert!(!f.unit.is_empty() && !f.description.is_empty(), "{}", f.key);
         }
     }
 
     #[test]
     fn every_documented_alternative_parses() {
-        for (key, unit, _) in HYBRID_CONFIG_FIELDS {
-            if !unit.contains(" | ") {
+        for f in hybrid_fields() {
+            if !f.unit.contains(" | ") {
                 continue;
             }
-            let field = key.strip_prefix("hybrid.").unwrap();
-            for value in unit.split(" | ") {
+            let field = f.key.strip_prefix("hybrid.").unwrap();
+            for value in f.unit.split(" | ") {
                 let text = format!("{field} = \"{value}\"");
                 assert!(parse(&text).is_ok(), "{text}");
             }

@@ -1,15 +1,18 @@
 //! Hybrid DRAM+PCM memory with concurrent multi-page migration (CMMP, seed 004, issue 17;
-//! docs/hybrid.md): the hardware tables and the decisions the router and the OS will take
+//! docs/hybrid.md): the hardware tables and the decisions the router and the OS take
 //! from them, as pure, deterministic units that know nothing of the simulator. `pact` is
 //! the Page Access Count Table the router updates on program LLC misses and write-backs;
 //! `art` the Access Redirection Table with one entry per migrating page; `redirect` the
 //! ACCESSREDIRECT decision for one LLC miss or write-back; `policy` the OS's periodic
 //! scoring and choice of promotions and demotions; `config` the `[hybrid]` settings.
-//! The router, the OS loop, CPM pinning, energy and stats are wired to these later; until
-//! then nothing outside this module uses them.
+//! `engine` is the router's hybrid variant that carries them out below the caches (routing,
+//! the image, the background copier, the OS's period); the system's side (completion:
+//! flush and remap) is `system/hybrid.rs`. Built: all four mechanisms
+//! (docs/hybrid.md, "Status").
 
 pub mod art;
 pub mod config;
+pub mod engine;
 pub mod pact;
 pub mod policy;
 pub mod redirect;

@@ -208,6 +208,15 @@ impl MemorySystem {
         out.append(&mut self.completions);
     }
 
+    /// Takes out the served client requests whose tag has bit `mask` (a component's own
+    /// requests among the caches'), leaving the others for `take_completions`.
+    pub fn take_completions_tagged(&mut self, mask: u32, out: &mut Vec<(u32, u64)>) {
+        if self.completions.iter().any(|c| c.0 & mask != 0) {
+            out.extend(self.completions.iter().filter(|c| c.0 & mask != 0));
+            self.completions.retain(|c| c.0 & mask == 0);
+        }
+    }
+
     /// The caller orders bulk operations by their range hazards (`BulkOp::must_wait_for`)
     /// before offering them: the queue does not check them a second time.
     pub fn leave_hazards_to_caller(&mut self) {

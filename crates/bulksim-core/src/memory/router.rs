@@ -11,7 +11,10 @@ use super::device::MemoryDevice;
 use crate::bulk::{BulkKind, BulkOp, Move};
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::hybrid::engine::{HybridMemory, HYBRID_TAG};
+use crate::hybrid::BLOCK_BYTES;
 use crate::image::MemoryImage;
+use crate::port::{Port, Request, Response};
 
 /// Seed of the memory image's initial contents (fixed: runs are deterministic).
 const IMAGE_SEED: u64 = 0x0b01_c51e;
@@ -22,6 +25,10 @@ pub struct MemoryRouter {
     moves: Vec<Move>,
     /// Requests out of range of every device (trace mode counts them per device).
     capacity: u64,
+    /// `[hybrid]`: the two devices are one hybrid memory (docs/hybrid.md): accesses are
+    /// redirected while pages migrate, and the image follows the blocks.
+    pub hybrid: Option<HybridMemory>,
+    scratch: Vec<Response>,
 }
 
 impl MemoryRouter {
@@ -37,11 +44,17 @@ impl MemoryRouter {
             })?;
             devices.push(device);
         }
+        let hybrid = match &config.hybrid {
+            Some(h) => Some(HybridMemory::new(h, &devices)?),
+            None => None,
+        };
         Ok(MemoryRouter {
             devices,
             image: MemoryImage::new(IMAGE_SEED),
             moves: Vec::new(),
             capacity: base,
+            hybrid,
+            scratch: Vec::new(),
         })
     }
 
@@ -67,14 +80,94 @@ impl MemoryRouter {
         &self.image
     }
 
-    /// Reads `buf.len()` bytes at physical address `addr`.
+    /// Reads `buf.len()` bytes at physical address `addr` (as the program addresses them:
+    /// a migrating page's blocks are read where their newest bytes are).
     pub fn read(&self, addr: u64, buf: &mut [u8]) {
-        self.image.read(addr, buf);
+        let Some(h) = &self.hybrid else {
+            self.image.read(addr, buf);
+            return;
+        };
+        let mut done = 0;
+        while done < buf.len() {
+            let at = addr + done as u64;
+            let n = ((BLOCK_BYTES - at % BLOCK_BYTES) as usize).min(buf.len() - done);
+            self.image
+                .read(h.resolve_read(at), &mut buf[done..done + n]);
+            done += n;
+        }
     }
 
-    /// Writes `data` at physical address `addr` (a write-back leaving the caches).
+    /// Writes `data` at physical address `addr` (a write-back leaving the caches; a
+    /// migrating page's blocks go to its destination).
     pub fn write(&mut self, addr: u64, data: &[u8]) {
-        self.image.write(addr, data);
+        let Some(h) = &mut self.hybrid else {
+            self.image.write(addr, data);
+            return;
+        };
+        let mut done = 0;
+        while done < data.len() {
+            let at = addr + done as u64;
+            let n = ((BLOCK_BYTES - at % BLOCK_BYTES) as usize).min(data.len() - done);
+            let (to, copy) = h.resolve_write(at);
+            if let Some((src, dst)) = copy {
+                self.image.copy(src, dst, BLOCK_BYTES);
+            }
+            self.image.write(to, &data[done..done + n]);
+            done += n;
+        }
+    }
+
+    /// Offers `req` from the last cache level to device `device` at time `fs`: taken when
+    /// the device holds the address it is served at (under `[hybrid]`, where the ART sends
+    /// it) and its queue has room. The hybrid memory then counts it and updates its tables.
+    #[inline]
+    pub fn offer(&mut self, device: usize, req: &Request, fs: u64) -> bool {
+        let Some(h) = &mut self.hybrid else {
+            if self.device_of(req.addr) != device {
+                return false;
+            }
+            let d = &mut self.devices[device];
+            if !d.can_accept(req) {
+                return false;
+            }
+            d.send(req, fs);
+            return true;
+        };
+        let served = h.route(req.addr, req.kind, req.origin);
+        let d = &mut self.devices[device];
+        if !d.contains(served) {
+            return false;
+        }
+        let at = Request {
+            addr: served,
+            ..*req
+        };
+        if !d.can_accept(&at) {
+            return false;
+        }
+        d.send(&at, fs);
+        if let Some((src, dst)) = h.accepted(req, served) {
+            self.image.copy(src, dst, BLOCK_BYTES);
+            let dev = if self.devices[h.dram].contains(dst) {
+                h.dram
+            } else {
+                h.pcm
+            };
+            self.devices[dev].wake(fs);
+        }
+        true
+    }
+
+    /// Device `device`'s responses to the caches' requests, with their due times (under
+    /// `[hybrid]` each LLC miss waited for its ART lookup too).
+    pub fn take_responses(&mut self, device: usize, out: &mut Vec<Response>) {
+        let start = out.len();
+        self.devices[device].take_responses(out);
+        if let Some(h) = &self.hybrid {
+            for r in &mut out[start..] {
+                r.1 += h.art_fs;
+            }
+        }
     }
 
     /// Makes `bytes` at `addr` zero without timing (memory present before the run began).
@@ -140,11 +233,44 @@ impl MemoryRouter {
     /// returns the next cycle it can change state.
     #[inline]
     pub fn step(&mut self, device: usize, cycle: u64) -> u64 {
+        if self.hybrid.is_some() {
+            return self.step_hybrid(device, cycle);
+        }
         let d = &mut self.devices[device];
         d.done_cycle = Some(cycle);
         let next = d.channels.tick(cycle);
         if d.channels.has_moves() {
             self.apply_moves(device);
+        }
+        next
+    }
+
+    /// `step` under `[hybrid]`: the copier's waiting requests are offered (after the
+    /// caches', which the caller offered first), the device is stepped, and its served copier
+    /// requests go back to the copier (a read's copy write queued, possibly for the other
+    /// device, which is woken).
+    #[inline(never)]
+    fn step_hybrid(&mut self, device: usize, cycle: u64) -> u64 {
+        let h = self.hybrid.as_mut().expect("hybrid");
+        let d = &mut self.devices[device];
+        d.done_cycle = Some(cycle);
+        let image = &mut self.image;
+        h.offer_copies(device, d, cycle, |src, dst| {
+            image.copy(src, dst, BLOCK_BYTES)
+        });
+        let mut next = d.channels.tick(cycle);
+        let fs = cycle * d.period_fs;
+        self.scratch.clear();
+        d.channels
+            .take_completions_tagged(HYBRID_TAG, &mut self.scratch);
+        for i in 0..self.scratch.len() {
+            let tag = self.scratch[i].0;
+            if let Some(other) = h.served(device, tag) {
+                self.devices[other].wake(fs);
+            }
+        }
+        if h.has_queued(device) {
+            next = next.min(cycle + 1);
         }
         next
     }
@@ -173,6 +299,10 @@ impl MemoryRouter {
 
     pub fn is_idle(&self) -> bool {
         self.devices.iter().all(|d| d.channels.is_idle())
+            && self
+                .hybrid
+                .as_ref()
+                .map_or(true, |h| h.is_idle() && h.ready.is_empty())
     }
 
     pub fn finish_logs(&mut self) -> Result<()> {

@@ -11,6 +11,9 @@ pub struct FrameTable {
     /// The owner's pid + 1, 0 for none: all-zero vectors come from the allocator as untouched
     /// zero pages, so frames never used cost no host memory here.
     owner: Vec<Pid>,
+    /// The virtual page number the owner first mapped the frame at (page migration reads it
+    /// to key its policy by virtual page).
+    page: Vec<u64>,
     refcount: Vec<u16>,
     /// One referenced bit per frame, 64 frames a word.
     referenced: Vec<u64>,
@@ -21,6 +24,7 @@ impl FrameTable {
     pub fn new(frames: usize) -> FrameTable {
         FrameTable {
             owner: vec![0; frames],
+            page: vec![0; frames],
             refcount: vec![0; frames],
             referenced: vec![0; frames.div_ceil(64)],
         }
@@ -38,6 +42,16 @@ impl FrameTable {
     /// The process that got `frame`, while it is in use.
     pub fn owner(&self, frame: u32) -> Option<Pid> {
         self.owner[frame as usize].checked_sub(1)
+    }
+
+    /// The virtual page number `frame` was mapped at by its owner (meaningful while owned).
+    pub fn page(&self, frame: u32) -> u64 {
+        self.page[frame as usize]
+    }
+
+    /// Records that `frame` holds its owner's virtual page `vpn`.
+    pub fn set_page(&mut self, frame: u32, vpn: u64) {
+        self.page[frame as usize] = vpn;
     }
 
     /// Page-table entries that reference `frame` (0: free).

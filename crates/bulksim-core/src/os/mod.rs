@@ -124,6 +124,15 @@ pub struct Os {
     /// Pages evicted and not faulted in again, by (process, virtual page).
     evicted: BTreeSet<(Pid, u64)>,
     ranks: Option<RankAccounting>,
+    /// Frames a component other than the allocator hands out (a hybrid memory's DRAM
+    /// frames, docs/hybrid.md): an exit that frees one leaves it in `released` for that
+    /// component instead of returning it to the allocator.
+    external: std::ops::Range<u64>,
+    /// Frames a page migration copies from: an exit that frees one also leaves it in
+    /// `released` (the migration frees it when it ends), so that no other process gets it
+    /// while accesses to it are still redirected.
+    held: BTreeSet<u32>,
+    pub released: Vec<u32>,
     /// The global rank of the last translation without a fault (`count_access`).
     last_rank: u16,
     pub stats: OsStats,
@@ -149,6 +158,9 @@ impl Os {
             replacing,
             evicted: BTreeSet::new(),
             ranks: None,
+            external: 0..0,
+            held: BTreeSet::new(),
+            released: Vec::new(),
             last_rank: 0,
             stats: OsStats {
                 frames_usable: frames.usable(),
@@ -469,6 +481,7 @@ impl Os {
             };
             self.table.release(src);
             self.table.assign(dst, pid);
+            self.table.set_page(dst, vpn);
             self.stats.cow_copies += 1;
             if self.frames.same_key(src, dst) {
                 self.stats.cow_same_subarray += 1;
@@ -538,6 +551,7 @@ impl Os {
         };
         self.procs[pid as usize].pages.insert(vpn, pte)?;
         self.table.assign(frame, pid);
+        self.table.set_page(frame, vpn);
         Ok(frame)
     }
 
@@ -551,9 +565,14 @@ impl Os {
             return;
         }
         let (table, frames) = (&mut self.table, &mut self.frames);
+        let (external, held, released) = (&self.external, &self.held, &mut self.released);
         self.procs[pid as usize].pages.for_each(|_, pte| {
             if table.release(pte.frame) {
-                frames.free(pte.frame);
+                if external.contains(&(pte.frame as u64)) || held.contains(&pte.frame) {
+                    released.push(pte.frame);
+                } else {
+                    frames.free(pte.frame);
+                }
             }
         });
         self.note_frames_used();
@@ -563,6 +582,56 @@ impl Os {
     pub fn lookup(&self, pid: Pid, vaddr: u64) -> Option<u64> {
         let pte = self.procs.get(pid as usize)?.pages.get(vaddr / PAGE)?;
         Some(pte.frame as u64 * PAGE + vaddr % PAGE)
+    }
+
+    /// Frames in `range` are handed out by another component (a hybrid memory's DRAM
+    /// frames): `remap` moves pages into them, and an exit leaves them in `released`.
+    pub fn set_external_frames(&mut self, range: std::ops::Range<u64>) {
+        self.external = range;
+    }
+
+    /// Page migration: `pid`'s virtual page `vpn` now lives in `frame` (whose bytes the
+    /// caller made the page's). A frame not yet owned becomes `pid`'s; the old frame keeps
+    /// its owner (the caller releases it, or keeps it for the page, as its policy says).
+    /// Returns the old frame, or None when `vpn` is not mapped.
+    pub fn remap(&mut self, pid: Pid, vpn: u64, frame: u32) -> Option<u32> {
+        let rank = self.rank_of(frame);
+        let pte = self.procs.get_mut(pid as usize)?.pages.get_mut(vpn)?;
+        let old = pte.frame;
+        pte.frame = frame;
+        pte.rank = rank;
+        if self.table.refcount(frame) == 0 {
+            self.table.assign(frame, pid);
+            self.table.set_page(frame, vpn);
+        }
+        Some(old)
+    }
+
+    /// Drops the frame table's reference to `frame` without freeing it to the allocator
+    /// (an external frame vacated by a migration).
+    pub fn release_external(&mut self, frame: u32) {
+        self.table.release(frame);
+    }
+
+    /// A migration copies from `frame` (see `released`).
+    pub fn hold(&mut self, frame: u32) {
+        self.held.insert(frame);
+    }
+
+    /// The migration from `frame` ended; a frame its process released meanwhile goes back
+    /// to the allocator.
+    pub fn unhold(&mut self, frame: u32) {
+        self.held.remove(&frame);
+        if self.table.refcount(frame) == 0 && !self.external.contains(&(frame as u64)) {
+            self.frames.free(frame);
+        }
+    }
+
+    /// Releases `frame`, kept for a page that no longer needs it, to the allocator.
+    pub fn free_frame(&mut self, frame: u32) {
+        if self.table.release(frame) {
+            self.frames.free(frame);
+        }
     }
 
     /// Keeps `frames_used` at its peak.

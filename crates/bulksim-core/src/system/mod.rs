@@ -30,6 +30,7 @@
 pub mod core;
 mod dram_chunks;
 mod functional;
+mod hybrid;
 pub mod interruptions;
 pub mod stats;
 
@@ -276,21 +277,26 @@ impl System {
             let mut sites = Vec::new();
             let mut usable = Vec::new();
             let mut channel_base = 0;
-            for d in &router.devices {
+            // A hybrid memory's DRAM frames are its own (`placement = "pcm_only"`).
+            let hybrid_dram = router.hybrid.as_ref().map(|h| h.dram);
+            for (i, d) in router.devices.iter().enumerate() {
+                let excluded = hybrid_dram == Some(i);
                 let reserved = d.channels.reserved_rows();
                 let reserved = move |row| reserved.is_some_and(|r| r.contains(row));
                 let mapper = d.channels.mapper();
                 let o = &d.channels.spec().organisation;
                 let frames = d.size / PAGE;
+                let usable_frames = if excluded { 0 } else { frames };
                 // `dram.rank_capacity_mb`: a frame beyond its rank's first frames is unusable.
                 let rank_bits = RankBits::new(mapper, frames);
                 let ranks = (o.channels * o.ranks) as u64;
-                usable.push((mapper.clone(), reserved, frames, ranks));
+                usable.push((mapper.clone(), reserved, usable_frames, ranks));
                 // Owned, so that a lazily drawn order can keep decoding during the run.
                 let site = sites_from_mapper(mapper.clone(), reserved);
                 let capped = move |f: u32| {
-                    let within = rank_capacity_frames == 0
-                        || rank_bits.index_in_rank(f as u64) < rank_capacity_frames;
+                    let within = !excluded
+                        && (rank_capacity_frames == 0
+                            || rank_bits.index_in_rank(f as u64) < rank_capacity_frames);
                     within.then(|| site(f)).flatten()
                 };
                 sites.push((d.base / PAGE, frames, channel_base, capped));
@@ -374,6 +380,9 @@ impl System {
             config.os.tlb_pages,
         );
         os.count_ranks(ranks, rank_of);
+        if let Some(h) = &router.hybrid {
+            os.set_external_frames(h.dram_frames());
+        }
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
         let looping = config.system.loop_workloads;
@@ -588,7 +597,7 @@ impl System {
                 break;
             }
             self.deliver_events();
-            let mut active = false;
+            let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid();
             if let Some(e) = &mut self.engines {
                 if e.busy() {
                     e.advance(&mut self.mem, self.now);
@@ -632,6 +641,9 @@ impl System {
                     }
                 }
                 t = t.min(self.mem.next_departure());
+                if let Some(h) = &self.mem.router.hybrid {
+                    t = t.min(h.next_period_fs);
+                }
                 if t == u64::MAX {
                     return Err(Error::Io(format!(
                         "internal error: the system stalled at {} ns with work pending",
@@ -690,6 +702,9 @@ impl System {
         let mut last = self.max_fs;
         for d in &self.mem.router.devices {
             last = last.min(d.next_fs().saturating_sub(1));
+        }
+        if let Some(h) = &self.mem.router.hybrid {
+            last = last.min(h.next_period_fs.saturating_sub(1));
         }
         if last < self.now {
             return;
@@ -786,8 +801,8 @@ impl System {
                     self.count_sent_requests();
                 }
                 let next = self.mem.router.step(dev, m);
+                self.mem.router.take_responses(dev, &mut self.buf);
                 let device = &mut self.mem.router.devices[dev];
-                device.take_responses(&mut self.buf);
                 for (id, due_fs) in self.buf.drain(..) {
                     self.events.push(Reverse((due_fs, EV_TAG, id, dev as u32)));
                 }
@@ -1102,6 +1117,11 @@ impl System {
     }
 
     fn blocked(&self, pa: u64) -> bool {
+        if let Some(h) = &self.mem.router.hybrid {
+            if h.completing(pa / PAGE) {
+                return true;
+            }
+        }
         self.active_ops.iter().any(|op| {
             let (s, e) = op.dst_range();
             (s..e).contains(&pa)
@@ -2285,6 +2305,7 @@ impl System {
             memory,
             memory_devices: devices,
             copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
+            hybrid: self.mem.router.hybrid.as_ref().map(|h| h.stats()),
             unavailable,
             interruptions,
         }

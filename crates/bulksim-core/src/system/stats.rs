@@ -111,6 +111,9 @@ pub struct SystemStats {
     pub memory_devices: Vec<DeviceStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_engine: Option<crate::copy_engine::CopyEngineStats>,
+    /// With `[hybrid]`: the hybrid memory's migrations, accesses and tables.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid: Option<crate::hybrid::engine::HybridStats>,
 }
 
 /// One memory device's place in the physical address space and its stats.
@@ -162,6 +165,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     docs.extend(crate::copy_engine::CopyEngineStats::stat_docs_at(
         "copy_engine",
     ));
+    docs.extend(crate::hybrid::engine::HybridStats::stat_docs_at("hybrid"));
     docs
 });
 
@@ -238,6 +242,7 @@ mod tests {
             ..Default::default()
         });
         stats.copy_engine = Some(Default::default());
+        stats.hybrid = Some(Default::default());
         crate::stats::assert_documented(
             &stats,
             "memory",

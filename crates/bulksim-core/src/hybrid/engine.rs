@@ -1,0 +1,838 @@
+//! The hybrid router's state (docs/hybrid.md; issue 17): the part of the memory router that
+//! makes two devices, a DRAM and a PCM, one hybrid memory. It holds the PACT and the ART,
+//! decides where each LLC miss and write-back is served (`route`, then `accepted` for what
+//! the access does to the tables), keeps the functional image right while blocks move
+//! (`resolve`: every block's newest bytes are at its entry's destination once its bit is
+//! set, at its source before), runs the background copier (a read of the source block, then
+//! a write of it to the destination, through the devices' controllers, at most
+//! `COPIES_IN_FLIGHT` per device and after the caches' requests), and the OS's periodic
+//! policy (`period`: the PACT drained into per-virtual-page scores, `policy::plan`, entries
+//! inserted). Completing a migration needs the caches and the page tables, which the system
+//! owns: it takes `ready` keys and calls `finish` (system/hybrid.rs).
+//!
+//! Built: `cm` (every block of a migrating page copied in the background, accesses
+//! redirected by the ART) and `cm_obm` (promotions copy a block when a program read finds
+//! it not yet copied; `obm_complete_after` N copies the rest after N), promotions and
+//! demotions of DRAM-homed pages, with `placement = "pcm_only"` (the OS allocates PCM
+//! frames only; DRAM frames belong to this component's free list), and `cpm` (no ART on
+//! the access path; the period's plan run one migration at a time, the page's lines pinned
+//! in the last cache level by the system). `cm_obm_pd` flips a
+//! partly promoted page's entry to demote it (`Art::flip`). Not built: energy.
+
+use super::art::ArtStats;
+use super::art::{Art, Direction};
+use super::config::HybridConfig;
+use super::pact::{Pact, PactStats};
+use super::policy::{plan, Candidate, DramFrames, Scores, Thresholds};
+use super::redirect::{access_redirect, redirect, Access, Redirect};
+use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
+use crate::error::{Error, Result};
+use crate::memory::MemoryDevice;
+use crate::os::{Os, Pid};
+use crate::port::{Origin, Request, RequestKind};
+use crate::stat_struct::stat_struct;
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+/// Tag bit of the copier's requests to the controllers (the caches' request ids stay far
+/// below it; the controllers' own client bit is `1 << 31`).
+pub const HYBRID_TAG: u32 = 1 << 30;
+
+/// Copy requests (reads and writes) the copier keeps in one device's queues at most
+/// (bulksim's choice): a bound, so that a period starting many migrations does not fill the
+/// queues program requests need; with `copy_priority = "low"` copies are also offered only
+/// after the caches' requests each device cycle.
+pub const COPIES_IN_FLIGHT: usize = 8;
+
+stat_struct! {
+    /// The hybrid memory's counters (`hybrid` in the full-system stats).
+    pub struct HybridStats {
+        pub mechanism: String = keep("name", "hybrid.mechanism"),
+        pub periods: u64 = sum("periods", "times the OS drained the PACT and ran the policy"),
+        pub promotions_started: u64 = sum("pages", "promotions started (ART entries inserted, PCM -> DRAM)"),
+        pub demotions_started: u64 = sum("pages", "demotions started (DRAM -> the page's PCM frame)"),
+        pub promotions_completed: u64 = sum("pages", "promotions completed: the page remapped to its DRAM frame"),
+        pub demotions_completed: u64 = sum("pages", "demotions completed: the page remapped to its PCM frame, the DRAM frame freed"),
+        pub promotions_skipped: u64 = sum("pages", "promotions the policy skipped because the key's ART set was full"),
+        pub partial_completions: u64 = sum("pages", "cm_obm: partly promoted pages the policy chose for demotion, whose remaining blocks were then copied in the background (the page is demoted whole by a later period)"),
+        pub blocks_copied: u64 = sum("blocks", "migration copy writes issued: background copies and the copy writes of promoting reads that found their bit clear"),
+        pub blocks_copied_on_demand: u64 = sum("blocks", "of blocks_copied, the copy writes of program reads of a promoting block not yet copied"),
+        pub copies_dropped: u64 = sum("blocks", "background copies dropped because a write-back (or a program read's copy) set the block's bit after the copy was queued"),
+        pub dram_accesses: u64 = sum("requests", "program LLC misses and write-backs served by DRAM"),
+        pub pcm_accesses: u64 = sum("requests", "program LLC misses and write-backs served by PCM"),
+        pub dram_reads: u64 = sum("requests", "program LLC misses served by DRAM"),
+        pub pcm_reads: u64 = sum("requests", "program LLC misses served by PCM"),
+        pub dram_fraction: f64 = derived("fraction", "dram_accesses / (dram_accesses + pcm_accesses)"),
+        pub dram_read_fraction: f64 = derived("fraction", "dram_reads / (dram_reads + pcm_reads)"),
+        pub pages_flushed_lines: u64 = sum("lines", "cached lines of completed migrations' old frames invalidated (remap_lines = flush)"),
+        pub pact: PactStats = nested(),
+        pub art: ArtStats = nested(),
+    }
+}
+
+/// One step of a block copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Step {
+    Read,
+    Write,
+}
+
+/// A copier request: block `block` of the migration keyed `key`.
+#[derive(Clone, Copy, Debug)]
+struct Copy {
+    key: u64,
+    block: u32,
+    step: Step,
+    /// A program read's copy write (its bit is already set): timing only, never dropped.
+    demand: bool,
+    /// A demand write's frame (the destination when it was queued: a flip may since have
+    /// made it the source); background copies use the migration's own.
+    to: Option<u64>,
+}
+
+/// A page migrating: its ART entry's key and whose page it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Migration {
+    pub key: u64,
+    pub src: u64,
+    pub dest: u64,
+    pub direction: Direction,
+    pub pid: Pid,
+    pub vpn: u64,
+    /// Copier requests queued or in flight for it.
+    outstanding: u32,
+    /// Blocks copied on demand so far (`cm_obm`: `obm_complete_after`).
+    demand_copies: u32,
+    /// Its remaining blocks are queued for the background copier (always under `cm` and
+    /// for demotions; under `cm_obm` once `obm_complete_after` is reached or the policy
+    /// chose the partly promoted page for demotion).
+    background: bool,
+    /// `cm_obm_pd`: a promotion turned into a demotion of the same page back to its PCM
+    /// home (`Art::flip`): the page stays mapped at its home, nothing is remapped.
+    pub flipped: bool,
+}
+
+/// A CPM migration the period's plan listed, started when the one before it ends.
+#[derive(Clone, Copy, Debug)]
+struct Planned {
+    promote: bool,
+    /// The policy's virtual page id.
+    vp: u64,
+    /// The physical page it was planned from.
+    key: u64,
+}
+
+pub struct HybridMemory {
+    pub cfg: HybridConfig,
+    /// `cpm`: no ART on the access path; one migration at a time from `cpm_list`, the
+    /// page's lines pinned in the last cache level meanwhile (the system pins them).
+    pub cpm: bool,
+    cpm_list: VecDeque<Planned>,
+    /// Device indices of the DRAM and the PCM.
+    pub dram: usize,
+    pub pcm: usize,
+    /// DRAM pages: [first, first + count).
+    dram_first: u64,
+    dram_pages_total: u64,
+    pub pact: Pact,
+    pub art: Art,
+    scores: Scores,
+    /// ART lookup latency added to every response (fs).
+    pub art_fs: u64,
+    pub period_fs: u64,
+    pub next_period_fs: u64,
+    /// Free DRAM pages: those freed (taken lowest first), then [fresh, end) never used.
+    freed_dram: BTreeSet<u64>,
+    fresh_dram: u64,
+    migrations: BTreeMap<u64, Migration>,
+    /// Per device, copier requests waiting for its queues.
+    queued: Vec<VecDeque<Copy>>,
+    in_flight: BTreeMap<u32, Copy>,
+    in_flight_per_device: Vec<usize>,
+    next_tag: u32,
+    /// Keys of migrations whose blocks are all at the destination and whose copies are
+    /// done: the system completes them (the page's accesses wait meanwhile).
+    pub ready: BTreeSet<u64>,
+    /// DRAM pages holding a promoted page: its owner and virtual page, and the PCM frame it
+    /// returns to.
+    in_dram: BTreeMap<u64, (Pid, u64, u64)>,
+    counts: Vec<(u64, u32)>,
+    /// Migrations started since the system last took them, (src, dest, direction): the OS
+    /// holds a promotion's PCM source until it ends, and stale cached lines of the
+    /// destination are dropped.
+    pub started: Vec<(u64, u64, Direction)>,
+    pub stats: HybridStats,
+}
+
+/// Packs a process's virtual page into the policy's page id (pid above bit 40).
+fn vpage(pid: Pid, vpn: u64) -> u64 {
+    (pid as u64) << 40 | vpn
+}
+
+fn unpack(vp: u64) -> (Pid, u64) {
+    ((vp >> 40) as Pid, vp & ((1 << 40) - 1))
+}
+
+impl HybridMemory {
+    /// The hybrid memory over `devices` (validated: one DRAM, one PCM; a device is PCM when
+    /// its part's name starts with `PCM`).
+    pub fn new(cfg: &HybridConfig, devices: &[MemoryDevice]) -> Result<Self> {
+        let pcm: Vec<usize> = (0..devices.len())
+            .filter(|&i| devices[i].channels.spec().name.starts_with("PCM"))
+            .collect();
+        if devices.len() != 2 || pcm.len() != 1 {
+            return Err(Error::Config(
+                "memory.device: [hybrid] needs exactly two devices, one DRAM and one PCM".into(),
+            ));
+        }
+        let pcm = pcm[0];
+        let dram = 1 - pcm;
+        let d = &devices[dram];
+        let dram_first = d.base / PAGE_BYTES;
+        let dram_pages_total = d.size / PAGE_BYTES;
+        let cpm = cfg.mechanism == super::config::Mechanism::Cpm;
+        let art_fs = if cpm {
+            0
+        } else {
+            (super::ART_LOOKUP_NS * 1e6).round() as u64
+        };
+        let period_fs = cfg.period_ns.saturating_mul(1_000_000);
+        Ok(HybridMemory {
+            cfg: cfg.clone(),
+            cpm,
+            cpm_list: VecDeque::new(),
+            dram,
+            pcm,
+            dram_first,
+            dram_pages_total,
+            pact: Pact::new(cfg.pact_entries, cfg.pact_ways, cfg.pact_count_bits)?,
+            art: Art::new(cfg.art_entries, cfg.art_ways)?,
+            scores: Scores::new(cfg.decay),
+            art_fs,
+            period_fs,
+            next_period_fs: period_fs,
+            freed_dram: BTreeSet::new(),
+            fresh_dram: dram_first,
+            migrations: BTreeMap::new(),
+            queued: vec![VecDeque::new(); devices.len()],
+            in_flight: BTreeMap::new(),
+            in_flight_per_device: vec![0; devices.len()],
+            next_tag: 0,
+            ready: BTreeSet::new(),
+            in_dram: BTreeMap::new(),
+            counts: Vec::new(),
+            started: Vec::new(),
+            stats: HybridStats {
+                mechanism: match cfg.mechanism {
+                    super::config::Mechanism::Cpm => "cpm",
+                    super::config::Mechanism::Cm => "cm",
+                    super::config::Mechanism::CmObm => "cm_obm",
+                    super::config::Mechanism::CmObmPd => "cm_obm_pd",
+                }
+                .into(),
+                ..Default::default()
+            },
+        })
+    }
+
+    fn free_dram_count(&self) -> u64 {
+        self.freed_dram.len() as u64 + (self.dram_first + self.dram_pages_total - self.fresh_dram)
+    }
+
+    /// The free DRAM page a promotion takes next: the lowest freed one, else the next never
+    /// used.
+    fn peek_free_dram(&self) -> Option<u64> {
+        match self.freed_dram.first() {
+            Some(&p) => Some(p),
+            None => (self.fresh_dram < self.dram_first + self.dram_pages_total)
+                .then_some(self.fresh_dram),
+        }
+    }
+
+    fn take_free_dram(&mut self, page: u64) {
+        if !self.freed_dram.remove(&page) {
+            debug_assert_eq!(page, self.fresh_dram);
+            self.fresh_dram += 1;
+        }
+    }
+
+    /// The frames the OS must never hand out: every DRAM frame (`placement = "pcm_only"`).
+    pub fn dram_frames(&self) -> std::ops::Range<u64> {
+        self.dram_first..self.dram_first + self.dram_pages_total
+    }
+
+    fn frame(&self, page: u64) -> Frame {
+        if self.dram_frames().contains(&page) {
+            Frame::dram(page)
+        } else {
+            Frame::pcm(page)
+        }
+    }
+
+    fn device_index(&self, f: Frame) -> usize {
+        match f.device {
+            Device::Dram => self.dram,
+            Device::Pcm => self.pcm,
+        }
+    }
+
+    /// Where an access of `kind` to physical `addr` is served now (no table changes). A
+    /// migration's own write-back (a flushed line, addressed to its new frame) is not
+    /// redirected.
+    pub fn route(&self, addr: u64, kind: RequestKind, origin: Origin) -> u64 {
+        if origin == Origin::Migration || self.cpm {
+            return addr;
+        }
+        let page = addr / PAGE_BYTES;
+        let Some(id) = self.art.find(page) else {
+            return addr;
+        };
+        let access = match kind {
+            RequestKind::Writeback => Access::WriteBack,
+            _ => Access::Read,
+        };
+        let block = ((addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
+        let at = access_redirect(Some(self.art.entry(id)), self.frame(page), access, block);
+        at.served_at().page * PAGE_BYTES + addr % PAGE_BYTES
+    }
+
+    /// A device accepted `req` (from the last cache level) at `served` (`route`'s answer):
+    /// the PACT counts a program request, the ART is looked up and its bit set as
+    /// ACCESSREDIRECT says. Returns the block copy the image must make now, (src, dest), when
+    /// a promoting read found its bit clear (its copy write is queued for the timing).
+    pub fn accepted(&mut self, req: &Request, served: u64) -> Option<(u64, u64)> {
+        if req.origin == Origin::Migration {
+            return None;
+        }
+        let page = req.addr / PAGE_BYTES;
+        if req.origin == Origin::Program || self.cfg.count_copies {
+            self.pact.record(page);
+        }
+        let read = req.kind != RequestKind::Writeback;
+        if req.origin == Origin::Program {
+            let dram = self.dram_frames().contains(&(served / PAGE_BYTES));
+            let s = &mut self.stats;
+            match (dram, read) {
+                (true, true) => {
+                    s.dram_accesses += 1;
+                    s.dram_reads += 1
+                }
+                (true, false) => s.dram_accesses += 1,
+                (false, true) => {
+                    s.pcm_accesses += 1;
+                    s.pcm_reads += 1
+                }
+                (false, false) => s.pcm_accesses += 1,
+            }
+        }
+        if self.cpm {
+            return None;
+        }
+        let block = ((req.addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
+        let kind = if read {
+            Access::Read
+        } else {
+            Access::WriteBack
+        };
+        let home = self.frame(page);
+        match redirect(&mut self.art, home, kind, block) {
+            Redirect::ReadAndCopy { read, copy_to } => {
+                let m = self
+                    .migrations
+                    .get_mut(&page)
+                    .expect("a migration per entry");
+                m.outstanding += 1;
+                m.demand_copies += 1;
+                let complete_rest = !m.background
+                    && self.cfg.obm_complete_after > 0
+                    && m.demand_copies >= self.cfg.obm_complete_after;
+                let dev = self.device_index(copy_to);
+                self.queued[dev].push_back(Copy {
+                    key: page,
+                    block,
+                    step: Step::Write,
+                    demand: true,
+                    to: Some(copy_to.page),
+                });
+                if complete_rest {
+                    self.copy_rest(page);
+                }
+                let off = block as u64 * BLOCK_BYTES;
+                Some((
+                    read.page * PAGE_BYTES + off,
+                    copy_to.page * PAGE_BYTES + off,
+                ))
+            }
+            _ => None,
+        }
+    }
+
+    /// Where the image holds the newest bytes of the block at physical `addr` (a functional
+    /// read): the entry's destination once the block's bit is set, else its source.
+    #[inline]
+    pub fn resolve_read(&self, addr: u64) -> u64 {
+        if self.migrations.is_empty() {
+            return addr;
+        }
+        let page = addr / PAGE_BYTES;
+        let Some(id) = self.art.find(page) else {
+            return addr;
+        };
+        let block = ((addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
+        let e = self.art.entry(id);
+        let frame = if e.is_copied(block) { e.dest } else { e.src };
+        frame * PAGE_BYTES + addr % PAGE_BYTES
+    }
+
+    /// Where a functional write of the block at physical `addr` goes (a write-back leaving
+    /// the last cache level): a migrating page's destination. A block not yet there gets
+    /// its bit set, and the block copy the image must make first, (src, dest), is returned
+    /// so that a partial write leaves the rest of the block right.
+    #[inline]
+    pub fn resolve_write(&mut self, addr: u64) -> (u64, Option<(u64, u64)>) {
+        if self.migrations.is_empty() {
+            return (addr, None);
+        }
+        let page = addr / PAGE_BYTES;
+        let Some(id) = self.art.find(page) else {
+            return (addr, None);
+        };
+        let block = ((addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
+        let e = *self.art.entry(id);
+        let dest = e.dest * PAGE_BYTES + addr % PAGE_BYTES;
+        if e.is_copied(block) {
+            return (dest, None);
+        }
+        self.art.set_bit(id, block);
+        self.check_ready(page);
+        let b = block as u64 * BLOCK_BYTES;
+        (
+            dest,
+            Some((e.src * PAGE_BYTES + b, e.dest * PAGE_BYTES + b)),
+        )
+    }
+
+    /// Whether physical page `page` is completing (its accesses wait).
+    pub fn completing(&self, page: u64) -> bool {
+        !self.ready.is_empty() && self.ready.contains(&page)
+    }
+
+    /// Whether the copier has work for any device.
+    pub fn is_idle(&self) -> bool {
+        self.in_flight.is_empty() && self.queued.iter().all(VecDeque::is_empty)
+    }
+
+    /// Whether device `device` has copier requests waiting for its queues.
+    pub fn has_queued(&self, device: usize) -> bool {
+        !self.queued[device].is_empty()
+    }
+
+    /// Offers device `device`'s waiting copier requests at its cycle `cycle`, in order,
+    /// until one is refused or `COPIES_IN_FLIGHT` are in its queues. Each block copy the
+    /// image must make as a copy write issues is passed to `copy`.
+    pub fn offer_copies(
+        &mut self,
+        device: usize,
+        d: &mut MemoryDevice,
+        cycle: u64,
+        mut copy: impl FnMut(u64, u64),
+    ) {
+        while self.in_flight_per_device[device] < COPIES_IN_FLIGHT {
+            let Some(&c) = self.queued[device].front() else {
+                break;
+            };
+            let m = self.migrations[&c.key];
+            let id = self.art.find(c.key).expect("an entry per migration");
+            let copied = self.art.entry(id).is_copied(c.block);
+            if !c.demand && copied {
+                // A write-back (or a program read's copy) got there first: the destination
+                // already holds the newest bytes.
+                self.queued[device].pop_front();
+                self.stats.copies_dropped += 1;
+                self.copy_done(c.key);
+                continue;
+            }
+            let frame = match c.step {
+                Step::Read => m.src,
+                Step::Write => c.to.unwrap_or(m.dest),
+            };
+            let addr = frame * PAGE_BYTES + c.block as u64 * BLOCK_BYTES;
+            let kind = match c.step {
+                Step::Read => crate::request::RequestKind::Read,
+                Step::Write => crate::request::RequestKind::Write,
+            };
+            let tag = HYBRID_TAG | self.next_tag;
+            if !d
+                .channels
+                .try_enqueue_client(kind, addr - d.base, cycle, tag)
+            {
+                break;
+            }
+            self.next_tag = (self.next_tag + 1) % HYBRID_TAG;
+            self.queued[device].pop_front();
+            self.in_flight.insert(tag, c);
+            self.in_flight_per_device[device] += 1;
+            if c.step == Step::Write {
+                self.stats.blocks_copied += 1;
+                if c.demand {
+                    self.stats.blocks_copied_on_demand += 1;
+                } else {
+                    // The bit is set as the write issues; the bytes move in the image now
+                    // (the source block cannot have changed since its read: write-backs
+                    // to a migrating page go to the destination).
+                    self.art.set_bit(id, c.block);
+                    let b = c.block as u64 * BLOCK_BYTES;
+                    copy(m.src * PAGE_BYTES + b, m.dest * PAGE_BYTES + b);
+                }
+            }
+        }
+    }
+
+    /// A copier request of device `device` was served; returns the device whose queue got
+    /// a follow-up (the copy write after a read), if any.
+    pub fn served(&mut self, device: usize, tag: u32) -> Option<usize> {
+        let c = self
+            .in_flight
+            .remove(&tag)
+            .expect("a copier request in flight");
+        self.in_flight_per_device[device] -= 1;
+        match c.step {
+            Step::Read => {
+                let m = self.migrations[&c.key];
+                let dev = self.device_index(self.frame(m.dest));
+                self.queued[dev].push_back(Copy {
+                    step: Step::Write,
+                    ..c
+                });
+                Some(dev)
+            }
+            Step::Write => {
+                self.copy_done(c.key);
+                None
+            }
+        }
+    }
+
+    fn copy_done(&mut self, key: u64) {
+        let m = self.migrations.get_mut(&key).expect("a migration");
+        m.outstanding -= 1;
+        self.check_ready(key);
+    }
+
+    fn check_ready(&mut self, key: u64) {
+        let m = &self.migrations[&key];
+        if m.outstanding == 0
+            && self
+                .art
+                .find(key)
+                .is_some_and(|id| self.art.is_complete(id))
+        {
+            self.ready.insert(key);
+        }
+    }
+
+    /// The OS's period at time `now`: drains the PACT into scores by virtual page, plans
+    /// with `policy::plan`, starts the plan's migrations (entries inserted, every block's
+    /// copy queued). Returns the devices whose queues got work.
+    pub fn period(&mut self, os: &Os, now: u64) -> Vec<usize> {
+        self.next_period_fs = now + self.period_fs;
+        self.stats.periods += 1;
+        self.pact.drain_into(&mut self.counts);
+        let table = os.frame_table();
+        let mut vcounts = Vec::with_capacity(self.counts.len());
+        for &(page, count) in &self.counts {
+            let Ok(frame) = u32::try_from(page) else {
+                continue;
+            };
+            if frame as usize >= table.len() {
+                continue;
+            }
+            if let (Some(pid), vpn) = (table.owner(frame), table.page(frame)) {
+                vcounts.push((vpage(pid, vpn), count));
+            }
+        }
+        self.scores.update(&vcounts);
+        let mut pcm = Vec::new();
+        for (vp, score) in self.scores.iter() {
+            let (pid, vpn) = unpack(vp);
+            let Some(pa) = os.lookup(pid, vpn * PAGE_BYTES) else {
+                continue;
+            };
+            let page = pa / PAGE_BYTES;
+            if self.frame(page).device == Device::Pcm
+                && !self.migrations.contains_key(&page)
+                && table.refcount(page as u32) == 1
+            {
+                pcm.push(Candidate {
+                    page: vp,
+                    score,
+                    key: Some(page),
+                });
+            }
+        }
+        let mut dram: Vec<Candidate> = self
+            .in_dram
+            .iter()
+            .filter(|(d, _)| !self.migrations.contains_key(d))
+            .map(|(&d, &(pid, vpn, _))| Candidate {
+                page: vpage(pid, vpn),
+                score: self.scores.score(vpage(pid, vpn)),
+                key: Some(d),
+            })
+            .collect();
+        // `cm_obm`: a partly promoted page holds a DRAM frame too; chosen for demotion it
+        // is completed first (no new ART way now), then demoted whole by a later period.
+        dram.extend(
+            self.migrations
+                .values()
+                .filter(|m| m.direction == Direction::Promoting && !m.background)
+                .map(|m| Candidate {
+                    page: vpage(m.pid, m.vpn),
+                    score: self.scores.score(vpage(m.pid, m.vpn)),
+                    key: None,
+                }),
+        );
+        let vacating = self
+            .migrations
+            .values()
+            .filter(|m| m.direction == Direction::Demoting)
+            .count() as u64;
+        let frames = DramFrames {
+            free: self.free_dram_count(),
+            vacating,
+            total: self.dram_pages_total,
+        };
+        let mut room = self.art.room();
+        let cpm = self.cpm;
+        let p = plan(&pcm, &dram, frames, Thresholds::from(&self.cfg), |k| {
+            cpm || room.reserve(k)
+        });
+        self.stats.promotions_skipped += p.promotions_skipped;
+        let mut woken = Vec::new();
+        if cpm {
+            // The list is rebuilt each period and run one migration at a time.
+            self.cpm_list.clear();
+            for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
+                for c in list {
+                    self.cpm_list.push_back(Planned {
+                        promote,
+                        vp: c.page,
+                        key: c.key.expect("cpm plans with keys"),
+                    });
+                }
+            }
+            woken.extend(self.start_next_cpm(os));
+            return woken;
+        }
+        for c in &p.promote {
+            let key = c.key.expect("a promotion has a key");
+            let Some(dest) = self.peek_free_dram() else {
+                break;
+            };
+            let (pid, vpn) = unpack(c.page);
+            if self.start(key, key, dest, Direction::Promoting, pid, vpn) {
+                self.take_free_dram(dest);
+                self.stats.promotions_started += 1;
+                woken.push(self.pcm);
+            }
+        }
+        for c in &p.demote {
+            let Some(key) = c.key else {
+                let (pid, vpn) = unpack(c.page);
+                let key = self
+                    .migrations
+                    .values()
+                    .find(|m| m.pid == pid && m.vpn == vpn)
+                    .expect("a partly promoted page")
+                    .key;
+                if self.cfg.mechanism.partial_demotion() {
+                    // Partial demotion: the entry flips in place, the promoted blocks go
+                    // back to the PCM home.
+                    let id = self.art.find(key).expect("its entry");
+                    self.art.flip(id);
+                    let m = self.migrations.get_mut(&key).expect("a migration");
+                    std::mem::swap(&mut m.src, &mut m.dest);
+                    m.direction = Direction::Demoting;
+                    m.flipped = true;
+                    self.copy_rest(key);
+                    self.stats.demotions_started += 1;
+                    woken.push(self.dram);
+                    continue;
+                }
+                self.copy_rest(key);
+                self.stats.partial_completions += 1;
+                woken.push(self.pcm);
+                continue;
+            };
+            let (pid, vpn, home) = self.in_dram[&key];
+            if self.start(key, key, home, Direction::Demoting, pid, vpn) {
+                self.stats.demotions_started += 1;
+                woken.push(self.dram);
+            }
+        }
+        woken.sort_unstable();
+        woken.dedup();
+        woken
+    }
+
+    /// `cpm`: with no migration running, starts the first migration of the period's list
+    /// that still applies (its page still where it was planned from, a free DRAM frame for
+    /// a promotion). Returns the device whose queue got its copies.
+    pub fn start_next_cpm(&mut self, os: &Os) -> Option<usize> {
+        if !self.cpm || !self.migrations.is_empty() {
+            return None;
+        }
+        while let Some(p) = self.cpm_list.pop_front() {
+            let (pid, vpn) = unpack(p.vp);
+            if os.lookup(pid, vpn * PAGE_BYTES) != Some(p.key * PAGE_BYTES) {
+                continue;
+            }
+            if p.promote {
+                let Some(dest) = self.peek_free_dram() else {
+                    continue;
+                };
+                if os.frame_table().refcount(p.key as u32) != 1 {
+                    continue;
+                }
+                if self.start(p.key, p.key, dest, Direction::Promoting, pid, vpn) {
+                    self.take_free_dram(dest);
+                    self.stats.promotions_started += 1;
+                    return Some(self.pcm);
+                }
+            } else {
+                let Some(&(_, _, home)) = self.in_dram.get(&p.key) else {
+                    continue;
+                };
+                if self.start(p.key, p.key, home, Direction::Demoting, pid, vpn) {
+                    self.stats.demotions_started += 1;
+                    return Some(self.dram);
+                }
+            }
+        }
+        None
+    }
+
+    /// Queues the background copy of every block of migration `key` not yet at its
+    /// destination.
+    fn copy_rest(&mut self, key: u64) {
+        let id = self.art.find(key).expect("an entry per migration");
+        let e = *self.art.entry(id);
+        let dev = self.device_index(self.frame(e.src));
+        let m = self.migrations.get_mut(&key).expect("a migration");
+        if m.background {
+            return;
+        }
+        m.background = true;
+        for block in (0..BLOCKS_PER_PAGE).filter(|&b| !e.is_copied(b)) {
+            m.outstanding += 1;
+            self.queued[dev].push_back(Copy {
+                key,
+                block,
+                step: Step::Read,
+                demand: false,
+                to: None,
+            });
+        }
+        self.check_ready(key);
+    }
+
+    /// Inserts the entry and queues a read of every block (`cm`, demotions; `cm_obm`
+    /// promotions copy on access only); false if the ART refused.
+    fn start(
+        &mut self,
+        key: u64,
+        src: u64,
+        dest: u64,
+        direction: Direction,
+        pid: Pid,
+        vpn: u64,
+    ) -> bool {
+        if self.art.insert(key, src, dest, direction).is_err() {
+            return false;
+        }
+        self.started.push((src, dest, direction));
+        self.migrations.insert(
+            key,
+            Migration {
+                key,
+                src,
+                dest,
+                direction,
+                pid,
+                vpn,
+                outstanding: 0,
+                demand_copies: 0,
+                background: false,
+                flipped: false,
+            },
+        );
+        if direction == Direction::Demoting || !self.cfg.mechanism.on_demand() {
+            self.copy_rest(key);
+        }
+        true
+    }
+
+    /// The migration keyed `key`, while it runs.
+    pub fn migration(&self, key: u64) -> Option<&Migration> {
+        self.migrations.get(&key)
+    }
+
+    /// Completes the ready migration keyed `key` once the system has moved the page's
+    /// cached lines and remapped it (`remapped`: false when the page was no longer mapped
+    /// there, e.g. its process exited): the entry is freed, a demotion's DRAM frame is
+    /// free again, a promotion's PCM frame stays the page's.
+    pub fn finish(&mut self, key: u64, remapped: bool) -> Migration {
+        self.ready.remove(&key);
+        let m = self.migrations.remove(&key).expect("a ready migration");
+        let id = self.art.find(key).expect("its entry");
+        self.art.remove(id);
+        match m.direction {
+            Direction::Promoting => {
+                if remapped {
+                    self.in_dram.insert(m.dest, (m.pid, m.vpn, m.src));
+                    self.stats.promotions_completed += 1;
+                } else {
+                    self.freed_dram.insert(m.dest);
+                }
+            }
+            Direction::Demoting => {
+                self.in_dram.remove(&m.src);
+                self.freed_dram.insert(m.src);
+                self.stats.demotions_completed += 1;
+            }
+        }
+        m
+    }
+
+    /// A process released DRAM page `page` (it exited): the frame is free again, and the
+    /// PCM frame kept for the page is returned.
+    /// A frame a migration still copies from is freed when the migration completes.
+    pub fn release_dram(&mut self, page: u64) -> Option<u64> {
+        if self.migrations.contains_key(&page) {
+            return None;
+        }
+        let (_, _, home) = self.in_dram.remove(&page)?;
+        self.freed_dram.insert(page);
+        Some(home)
+    }
+
+    /// The stats with the fractions computed and the tables' counters.
+    pub fn stats(&self) -> HybridStats {
+        let mut s = self.stats.clone();
+        let frac = |a: u64, b: u64| {
+            if a + b == 0 {
+                0.0
+            } else {
+                a as f64 / (a + b) as f64
+            }
+        };
+        s.dram_fraction = frac(s.dram_accesses, s.pcm_accesses);
+        s.dram_read_fraction = frac(s.dram_reads, s.pcm_reads);
+        s.pact = self.pact.stats.clone();
+        // CPM keeps its one migration's copied blocks in the same table, but has no ART on
+        // the access path: its counters are not reported.
+        if !self.cpm {
+            s.art = self.art.stats.clone();
+        }
+        s
+    }
+}

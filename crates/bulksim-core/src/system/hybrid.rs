@@ -1,0 +1,124 @@
+//! The system's side of a hybrid memory (`[hybrid]`, docs/hybrid.md): the OS work the
+//! hybrid router (`hybrid::engine`) cannot do alone because it needs the caches and the page
+//! tables. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
+//! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
+//! their destination completes when its page is quiet (no miss in flight for it, no
+//! write-back of it waiting for memory; its accesses wait meanwhile, `System::blocked`):
+//! the old frame's cached lines are flushed to the new frame and invalidated, the OS maps
+//! the page to the new frame, and the ART entry and the vacated frame are freed. DRAM
+//! frames a process leaves at exit return to the hybrid memory's free list, with the PCM
+//! frame kept for the page; a PCM frame a promotion copies from is held (`Os::hold`) so
+//! that no other process gets it before the promotion ends.
+
+use super::System;
+use crate::hybrid::art::Direction;
+use crate::hybrid::PAGE_BYTES;
+
+impl System {
+    /// The hybrid memory's OS work due now; whether it did any (cores waiting on a page
+    /// that completed may go on).
+    pub(super) fn step_hybrid(&mut self) -> bool {
+        let mut acted = false;
+        for frame in std::mem::take(&mut self.os.released) {
+            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+            if let Some(home) = h.release_dram(frame as u64) {
+                self.os.free_frame(home as u32);
+            }
+        }
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        if self.now >= h.next_period_fs {
+            for d in h.period(&self.os, self.now) {
+                self.mem.router.devices[d].wake(self.now);
+            }
+            self.take_started();
+            acted = true;
+        }
+        let h = self.mem.router.hybrid.as_ref().expect("hybrid");
+        if h.ready.is_empty() {
+            return acted;
+        }
+        let ready: Vec<u64> = h.ready.iter().copied().collect();
+        for key in ready {
+            let (a, b) = (key * PAGE_BYTES, (key + 1) * PAGE_BYTES);
+            if self.mem.fetching_in(a, b) || self.mem.memory_writes_in(a, b) {
+                continue;
+            }
+            self.complete_migration(key);
+            acted = true;
+        }
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        if h.cpm && acted {
+            if let Some(d) = h.start_next_cpm(&self.os) {
+                self.mem.router.devices[d].wake(self.now);
+            }
+            self.take_started();
+        }
+        if acted && !self.mem.memory_outbox_empty() {
+            let now = self.now;
+            for d in &mut self.mem.router.devices {
+                d.wake(now);
+            }
+        }
+        acted
+    }
+
+    /// The migrations the hybrid memory just started: a promotion's PCM source is held,
+    /// the destination's stale cached lines are dropped (a frame freed by a demotion or an
+    /// exit may still have some, dirty ones of an exited owner among them), and under
+    /// `cpm` the page's lines are pinned in the last level.
+    fn take_started(&mut self) {
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        let cpm = h.cpm;
+        for (src, dest, direction) in std::mem::take(&mut h.started) {
+            if direction == Direction::Promoting {
+                self.os.hold(src as u32);
+            }
+            self.mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
+            if cpm {
+                self.mem.pin_last_level(src * PAGE_BYTES, PAGE_BYTES);
+            }
+        }
+    }
+
+    /// Completes the ready, quiet migration keyed `key` (its home page).
+    fn complete_migration(&mut self, key: u64) {
+        let h = self.mem.router.hybrid.as_ref().expect("hybrid");
+        let cpm = h.cpm;
+        let m = *h.migration(key).expect("a ready migration");
+        if m.flipped {
+            // A partial demotion: the page never left its PCM home, whose lines the caches
+            // hold under the right address already; the DRAM frame is free again.
+            self.os.unhold(m.dest as u32);
+            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+            h.finish(key, true);
+            return;
+        }
+        let dropped = self
+            .mem
+            .move_lines_to(m.src * PAGE_BYTES, m.dest * PAGE_BYTES, PAGE_BYTES);
+        if cpm {
+            self.mem.unpin_last_level();
+        }
+        let (old, new) = (m.src as u32, m.dest as u32);
+        // The page may have gone with its process meanwhile.
+        let mapped = self.os.frame_table().owner(old) == Some(m.pid)
+            && self.os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
+        if mapped {
+            self.os.remap(m.pid, m.vpn, new);
+        }
+        if m.direction == Direction::Promoting {
+            self.os.unhold(old);
+        }
+        if m.direction == Direction::Demoting {
+            if self.os.frame_table().refcount(old) > 0 {
+                self.os.release_external(old);
+            }
+            if !mapped {
+                self.os.free_frame(new);
+            }
+        }
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        h.stats.pages_flushed_lines += dropped;
+        h.finish(key, mapped);
+    }
+}

@@ -1,0 +1,372 @@
+//! The hybrid DRAM+PCM memory end to end (`[hybrid]`, docs/hybrid.md): pages placed in PCM
+//! are promoted while the program runs, DRAM serves a growing share of its LLC misses and
+//! write-backs, demotions make way for hotter pages when DRAM is full, and every byte the
+//! program stored is where a run without migration leaves it.
+
+mod common;
+
+use bulksim_core::system::run_workload;
+use bulksim_core::workload::program::Event;
+use bulksim_core::Config;
+use common::{config, dir, write_thread};
+use std::path::Path;
+
+const BASE: u64 = 0x4000_0000;
+const PAGES: u64 = 96;
+
+/// A DRAM and a PCM device, one small cache level (so the hot pages miss), and with
+/// `hybrid` the `cm` mechanism: 32-entry ART, 10 us period.
+fn system(hybrid: bool, more: &[&str]) -> Config {
+    let mut sets = vec![
+        "memory.device.0.name=dram",
+        "memory.device.0.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.name=pcm",
+        "memory.device.1.preset=PCM_x8_1600",
+        "controller.refresh=none",
+        "cache.level.0.size_kb=8",
+        "cache.level.0.ways=4",
+    ];
+    if hybrid {
+        sets.extend_from_slice(&[
+            "hybrid.mechanism=cm",
+            "hybrid.placement=pcm_only",
+            "hybrid.period_ns=10000",
+            "hybrid.art_entries=32",
+            "hybrid.art_ways=32",
+            "hybrid.pact_entries=256",
+            "hybrid.pact_ways=16",
+        ]);
+    }
+    sets.extend_from_slice(more);
+    config(&sets)
+}
+
+/// One thread: touches all `PAGES` pages once, then `rounds` sweeps over each hot set
+/// (stores to every line with a load of the line before), `hot` pages from `first`.
+fn program(d: &Path, phases: &[(u64, u64, u64)]) {
+    program_of(d, 0, phases);
+}
+
+/// `program` as thread `thread` (its own process).
+fn program_of(d: &Path, thread: u32, phases: &[(u64, u64, u64)]) {
+    program_lines(d, thread, phases, 64);
+}
+
+/// `program_of`, the sweeps touching only the first `lines` lines of each hot page.
+fn program_lines(d: &Path, thread: u32, phases: &[(u64, u64, u64)], lines: u64) {
+    let mut ev = vec![Event::Map {
+        vaddr: BASE,
+        bytes: PAGES * 4096,
+    }];
+    for p in 0..PAGES {
+        ev.push(Event::Store(BASE + p * 4096 + 8 * (p % 64)));
+    }
+    let mut k = 0u64;
+    for &(first, hot, rounds) in phases {
+        for r in 0..rounds {
+            for p in first..first + hot {
+                for line in 0..lines {
+                    let a = BASE + p * 4096 + line * 64 + 8 * ((r + line) % 8);
+                    ev.push(Event::Load(a));
+                    if (line + k) % 3 == 0 {
+                        ev.push(Event::Store(a));
+                    }
+                    k += 1;
+                }
+                ev.push(Event::Compute(20));
+            }
+        }
+    }
+    ev.push(Event::Exit);
+    write_thread(d, thread, false, &ev);
+}
+
+/// The program's pages as it sees them after the run.
+fn image(sys: &bulksim_core::system::System) -> Vec<u8> {
+    image_of(sys, 0)
+}
+
+/// Panics naming the first page and offset where two images differ.
+fn same(a: &[u8], b: &[u8]) {
+    assert_eq!(a.len(), b.len());
+    if let Some(i) = (0..a.len()).find(|&i| a[i] != b[i]) {
+        panic!(
+            "images differ first at page {} offset {}: {:?} vs {:?}",
+            i / 4096,
+            i % 4096,
+            &a[i - i % 8..i - i % 8 + 8],
+            &b[i - i % 8..i - i % 8 + 8]
+        );
+    }
+}
+
+fn image_of(sys: &bulksim_core::system::System, thread: usize) -> Vec<u8> {
+    let pid = sys.pid_of(thread).unwrap();
+    sys.read_virtual(pid, BASE, (PAGES * 4096) as usize)
+        .unwrap()
+}
+
+#[test]
+fn hot_pcm_pages_are_promoted_and_every_store_survives() {
+    let d = dir("hybrid", "promote");
+    program(&d, &[(0, 8, 40)]);
+    let (plain, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    assert!(plain.hybrid.is_none());
+    let (s, sys) = run_workload(&system(true, &[]), &d).unwrap();
+    let h = s.hybrid.as_ref().expect("hybrid stats");
+    assert!(h.periods > 5, "{h:?}");
+    assert_eq!(h.promotions_started, 8, "{h:?}");
+    assert_eq!(h.promotions_completed, 8, "{h:?}");
+    // Every block once: by the background copier unless a write-back or a program read's
+    // copy got there first.
+    assert_eq!(
+        h.blocks_copied - h.blocks_copied_on_demand,
+        8 * 64 - h.copies_dropped,
+        "{h:?}"
+    );
+    assert_eq!(h.art.bit_updates, 8 * 64);
+    // The race of item 7: write-backs reached blocks before their queued copies.
+    assert!(h.copies_dropped > 0, "{h:?}");
+    assert!(h.dram_accesses > 0 && h.pcm_accesses > 0, "{h:?}");
+    // All pages start in PCM; once the hot ones are in DRAM it serves most of the misses.
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    assert_eq!(h.art.inserts, 8);
+    assert_eq!(h.art.removals, 8);
+    assert!(h.art.lookups >= h.dram_accesses + h.pcm_accesses);
+    assert!(h.pages_flushed_lines > 0, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn a_longer_run_has_dram_serve_a_larger_fraction() {
+    let d = dir("hybrid", "growing");
+    program(&d, &[(0, 8, 10)]);
+    let (short, _) = run_workload(&system(true, &[]), &d).unwrap();
+    program(&d, &[(0, 8, 40)]);
+    let (long, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let (a, b) = (short.hybrid.unwrap(), long.hybrid.unwrap());
+    assert!(b.dram_fraction > a.dram_fraction, "{a:?}\n{b:?}");
+}
+
+#[test]
+fn colder_dram_pages_are_demoted_for_hotter_ones_and_the_image_stays_right() {
+    let d = dir("hybrid", "demote");
+    // 40 hot pages, then 40 others, over a DRAM of 64 frames: the second set pushes the
+    // first, cold by then, back to PCM.
+    program(&d, &[(0, 40, 12), (40, 40, 12)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.push("hybrid.free_min=0.1");
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    assert_eq!(s.memory_devices[0].bytes, 64 * 4096);
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    assert!(h.promotions_completed > 64, "{h:?}");
+    assert!(h.art.inserts_refused == 0, "{h:?}");
+    assert_eq!(
+        h.art.inserts,
+        h.promotions_started + h.demotions_started,
+        "{h:?}"
+    );
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn a_process_exiting_mid_run_returns_its_frames_and_the_other_keeps_its_bytes() {
+    let d = dir("hybrid", "exit");
+    // Thread 0's process promotes pages and exits while thread 1's keeps faulting in
+    // pages and promoting its own over the 64-frame DRAM.
+    program_of(&d, 0, &[(0, 8, 10)]);
+    program_of(&d, 1, &[(0, 20, 10), (40, 30, 10)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &small), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.promotions_completed > 8, "{h:?}");
+    same(&image_of(&sys, 1), &image_of(&plain_sys, 1));
+}
+
+#[test]
+fn cm_obm_copies_promoted_blocks_on_access_only() {
+    let d = dir("hybrid", "obm");
+    // Half of each hot page is used: under cm_obm its promotion copies that half and never
+    // completes; obm_complete_after copies the rest after 8 blocks.
+    program_lines(&d, 0, &[(0, 8, 30)], 32);
+    let (_, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &["hybrid.mechanism=cm_obm"]), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cm_obm");
+    assert_eq!(
+        (h.promotions_started, h.promotions_completed),
+        (8, 0),
+        "{h:?}"
+    );
+    assert_eq!(h.blocks_copied, h.blocks_copied_on_demand, "{h:?}");
+    assert!(h.blocks_copied <= 8 * 32, "{h:?}");
+    assert_eq!(h.art.bit_updates, 8 * 32, "{h:?}");
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    let more = ["hybrid.mechanism=cm_obm", "hybrid.obm_complete_after=8"];
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.promotions_completed, 8, "{h:?}");
+    assert!(h.blocks_copied > h.blocks_copied_on_demand, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn cm_obm_completes_a_partly_promoted_page_chosen_for_demotion() {
+    let d = dir("hybrid", "obm-demote");
+    // 48 half-used pages are partly promoted into a 64-frame DRAM; 48 others then need
+    // frames, and the first set, cold, is completed and demoted.
+    program_lines(&d, 0, &[(0, 48, 8), (48, 48, 8)], 32);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    // An ART larger than DRAM: frames, not entries, run out.
+    more.extend([
+        "hybrid.mechanism=cm_obm",
+        "hybrid.free_min=0.1",
+        "hybrid.art_entries=128",
+    ]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.partial_completions > 0, "{h:?}");
+    assert!(h.demotions_completed > 0, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn skipping_idle_time_changes_nothing_under_hybrid() {
+    let d = dir("hybrid", "skip");
+    program(&d, &[(0, 4, 6)]);
+    let (a, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let (b, _) = run_workload(&system(true, &["sim.skip_idle=false"]), &d).unwrap();
+    assert!(a.hybrid.as_ref().unwrap().promotions_completed > 0);
+    assert_eq!(a.hybrid, b.hybrid);
+    assert_eq!(a.core_cycles, b.core_cycles);
+    for (x, y) in a.memory_devices.iter().zip(&b.memory_devices) {
+        assert_eq!(
+            common::deterministic_json(&x.stats),
+            common::deterministic_json(&y.stats)
+        );
+    }
+}
+
+#[test]
+fn cpm_migrates_one_page_at_a_time_with_its_lines_pinned() {
+    let d = dir("hybrid", "cpm");
+    program(&d, &[(0, 8, 40)]);
+    let (_, plain_sys) = run_workload(&system(false, &[]), &d).unwrap();
+    let (s, sys) = run_workload(&system(true, &["hybrid.mechanism=cpm"]), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cpm");
+    assert_eq!(
+        (h.promotions_started, h.promotions_completed),
+        (8, 8),
+        "{h:?}"
+    );
+    // No ART on the access path: every block copied in the background, none dropped (the
+    // page's write-backs stayed in the pinned cache), no ART counters.
+    assert_eq!((h.blocks_copied, h.copies_dropped), (8 * 64, 0), "{h:?}");
+    assert_eq!(h.art, Default::default());
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    // Demotions too, over a 64-frame DRAM.
+    let d = dir("hybrid", "cpm-demote");
+    program(&d, &[(0, 40, 12), (40, 40, 12)]);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.extend(["hybrid.mechanism=cpm", "hybrid.free_min=0.1"]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn cm_obm_pd_flips_a_partly_promoted_page_back_to_pcm() {
+    let d = dir("hybrid", "pd");
+    // As the cm_obm test: the first set, partly promoted and cold, must make way; under
+    // partial demotion its entries flip and only its promoted blocks are copied back.
+    program_lines(&d, 0, &[(0, 48, 8), (48, 48, 8)], 32);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.extend([
+        "hybrid.mechanism=cm_obm_pd",
+        "hybrid.free_min=0.1",
+        "hybrid.art_entries=128",
+    ]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.mechanism, "cm_obm_pd");
+    assert!(h.art.flips > 0, "{h:?}");
+    assert_eq!(h.partial_completions, 0, "{h:?}");
+    assert!(h.demotions_completed >= h.art.flips, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+}
+
+#[test]
+fn hybrid_configs_are_checked() {
+    let e = common::config_error(&[
+        "memory.device.0.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.preset=DDR4_8Gb_x8_1600",
+        "memory.device.1.name=b",
+        "controller.refresh=none",
+        "hybrid.mechanism=cm",
+        "hybrid.placement=pcm_only",
+    ]);
+    assert!(e.contains("[hybrid] needs exactly two devices"), "{e}");
+}
+
+/// docs/stats.md is generated by `bulksim docs` (Python); this checks, without it, that
+/// both of its tables are the stats' declarations as the generator writes them (the
+/// `hybrid.*` stats among them).
+#[test]
+fn the_stats_reference_lists_every_stat() {
+    let md = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/stats.md"))
+        .unwrap();
+    let table = |docs: &[bulksim_core::stat_struct::FieldDoc]| {
+        docs.iter()
+            .map(|d| format!("| `{}` | {} | {} |", d.name, d.unit, d.description))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let system = table(&bulksim_core::system::stats::SYSTEM_STAT_DOCS);
+    assert!(system.contains("| `hybrid.dram_fraction` | fraction |"));
+    assert!(
+        md.contains(&system),
+        "docs/stats.md's full-system stats differ from:\n{system}"
+    );
+    let memory = table(&bulksim_core::stats::STAT_DOCS);
+    assert!(
+        md.contains(&memory),
+        "docs/stats.md's memory stats differ from:\n{memory}"
+    );
+}
+
+/// docs/config.md is generated by `bulksim docs` (Python); this checks, without it, that the
+/// page holds the defaults block and a row for every config field as the generator writes
+/// them (the new `hybrid.*`, `dram.rows` and `memory.device[].rows` among them).
+#[test]
+fn the_config_reference_lists_every_field_and_the_defaults() {
+    let md = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/config.md"))
+        .unwrap();
+    let defaults = format!("```toml\n{}\n```", Config::default().to_toml().trim());
+    assert!(
+        md.contains(&defaults),
+        "docs/config.md's defaults differ:\n{defaults}"
+    );
+    let rows: Vec<String> = bulksim_core::config::CONFIG_FIELDS
+        .iter()
+        .map(|f| format!("| `{}` | {} | {} |", f.key, f.unit, f.description))
+        .collect();
+    let table = rows.join("\n");
+    assert!(
+        md.contains(&table),
+        "docs/config.md's fields differ from:\n{table}"
+    );
+}
