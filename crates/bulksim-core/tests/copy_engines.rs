@@ -31,16 +31,7 @@ fn preset_file(file: &str, sets: &[&str]) -> Config {
 }
 
 fn run(name: &str, config: &Config, body: &[Event]) -> SystemStats {
-    let d = common::dir("copy-engines", name);
-    let mut events = vec![Event::MapResident {
-        vaddr: BASE,
-        bytes: REGION,
-    }];
-    events.extend_from_slice(body);
-    events.push(Event::Exit);
-    common::write_thread(&d, 0, false, &events);
-    let (stats, _) = run_workload(config, &d).unwrap();
-    stats
+    run_system(name, config, body).0
 }
 
 /// Loads `addr`'s line into L1 (and L2), then pushes it out of L1: 24 loads at the same
@@ -288,15 +279,7 @@ fn run_system(
     config: &Config,
     body: &[Event],
 ) -> (SystemStats, bulksim_core::system::System) {
-    let d = common::dir("copy-engines", name);
-    let mut events = vec![Event::MapResident {
-        vaddr: BASE,
-        bytes: REGION,
-    }];
-    events.extend_from_slice(body);
-    events.push(Event::Exit);
-    common::write_thread(&d, 0, false, &events);
-    run_workload(config, &d).unwrap()
+    common::run_resident("copy-engines", name, config, (BASE, REGION), body)
 }
 
 fn holds(sys: &bulksim_core::system::System, level: usize, va: u64) -> bool {

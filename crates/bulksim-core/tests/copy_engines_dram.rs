@@ -35,15 +35,7 @@ fn mechanism(memcpy: &str, policy: &str, more: &[&str]) -> Config {
 }
 
 fn run_one(name: &str, config: &Config, body: &[Event]) -> (SystemStats, System) {
-    let d = common::dir("copy-engines-dram", name);
-    let mut events = vec![Event::MapResident {
-        vaddr: BASE,
-        bytes: REGION,
-    }];
-    events.extend_from_slice(body);
-    events.push(Event::Exit);
-    common::write_thread(&d, 0, false, &events);
-    run_workload(config, &d).unwrap()
+    common::run_resident("copy-engines-dram", name, config, (BASE, REGION), body)
 }
 
 /// A parent whose two resident pages the child writes after a fork; `before` runs in the

@@ -42,6 +42,26 @@ pub fn write_thread(d: &Path, id: u32, child: bool, events: &[Event]) {
     w.finish().unwrap();
 }
 
+/// Runs one thread: [base, base + bytes) mapped resident, then `body`, then an exit (a
+/// workload directory named after `prefix` and `name`).
+pub fn run_resident(
+    prefix: &str,
+    name: &str,
+    config: &Config,
+    (base, bytes): (u64, u64),
+    body: &[Event],
+) -> (
+    bulksim_core::system::stats::SystemStats,
+    bulksim_core::system::System,
+) {
+    let d = dir(prefix, name);
+    let mut events = vec![Event::MapResident { vaddr: base, bytes }];
+    events.extend_from_slice(body);
+    events.push(Event::Exit);
+    write_thread(&d, 0, false, &events);
+    bulksim_core::system::run_workload(config, &d).unwrap()
+}
+
 pub fn config(sets: &[&str]) -> Config {
     let c = Config::default().apply_sets(sets).unwrap();
     c.validate().unwrap();
