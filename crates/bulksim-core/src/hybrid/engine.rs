@@ -815,6 +815,28 @@ impl HybridMemory {
         Some(home)
     }
 
+    /// DRAM frames as (free, in use, total), for balance checks: in use are those holding
+    /// a promoted page and those a migration in flight copies to or from, each counted once.
+    pub fn dram_frame_balance(&self) -> (u64, u64, u64) {
+        let mut used: BTreeSet<u64> = self.in_dram.keys().copied().collect();
+        for m in self.migrations.values() {
+            used.insert(match m.direction {
+                Direction::Promoting => m.dest,
+                Direction::Demoting => m.src,
+            });
+        }
+        (
+            self.free_dram_count(),
+            used.len() as u64,
+            self.dram_pages_total,
+        )
+    }
+
+    /// Migrations started and not yet completed (each holds one ART entry).
+    pub fn migrations_in_flight(&self) -> usize {
+        self.migrations.len()
+    }
+
     /// The stats with the fractions computed and the tables' counters.
     pub fn stats(&self) -> HybridStats {
         let mut s = self.stats.clone();

@@ -2174,6 +2174,11 @@ impl System {
         self.mem.router.image()
     }
 
+    /// The hybrid memory (`[hybrid]`), for checks of its tables after a run.
+    pub fn hybrid(&self) -> Option<&crate::hybrid::engine::HybridMemory> {
+        self.mem.router.hybrid.as_ref()
+    }
+
     /// The process id thread `t` ran as.
     pub fn pid_of(&self, t: usize) -> Option<Pid> {
         self.threads.get(t)?.pid
