@@ -397,3 +397,31 @@ fn an_unloaded_dram_read_takes_trcd_plus_tcl_plus_the_burst() {
     let memory = one.core_cycles - idle.core_cycles - (2 + 10 + 15 + 10);
     assert_eq!(memory, (15 + 15) * 2 + 15);
 }
+
+/// `copy_engine.probe_cycles`: the tag probe holds the routine's next instruction that long.
+/// A declined chunk's movblks wait for it in full (a movblk needs every older instruction
+/// retired); behind a chunk handed down it overlaps the in-DRAM copy the exit waits for.
+#[test]
+fn the_tag_probe_costs_probe_cycles() {
+    for (name, before) in [
+        ("cold", vec![]),
+        ("one-line", vec![Event::Load(BASE + 1000)]),
+    ] {
+        let cycles = |probe: u32| {
+            let config = mechanism(
+                "movblk",
+                "dce_rowclone",
+                &[&format!("copy_engine.probe_cycles={probe}")],
+            );
+            run_fork(&format!("probe-{name}-{probe}"), &config, &before)
+                .0
+                .core_cycles
+        };
+        let extra = cycles(300) - cycles(0);
+        if name == "cold" {
+            assert!((1..300).contains(&extra), "{name}: {extra}");
+        } else {
+            assert!((300..=310).contains(&extra), "{name}: {extra}");
+        }
+    }
+}
