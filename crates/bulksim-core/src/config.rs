@@ -1462,7 +1462,7 @@ impl Config {
     /// nothing that moves bytes below the caches behind the router's back. Values whose
     /// code is not built yet are refused, naming the key (docs/hybrid.md, "Status").
     fn check_hybrid(&self, problems: &mut Vec<String>) {
-        use crate::hybrid::config::{CopyPriority, Placement, RemapLines};
+        use crate::hybrid::config::{CopyPriority, RemapLines};
         let Some(h) = &self.hybrid else {
             return;
         };
@@ -1506,14 +1506,8 @@ impl Config {
         if h.copy_priority != CopyPriority::Low {
             problems.push(not_built("hybrid.copy_priority", "equal", "low"));
         }
-        if h.elide_clean {
-            problems.push(not_built("hybrid.elide_clean", "true", "false"));
-        }
         if h.remap_lines != RemapLines::Flush {
             problems.push(not_built("hybrid.remap_lines", "retag", "flush"));
-        }
-        if h.placement != Placement::PcmOnly {
-            problems.push(not_built("hybrid.placement", "dram_first", "pcm_only"));
         }
         for (key, v) in [
             ("hybrid.os_period_ns", h.os_period_ns),
@@ -2661,14 +2655,14 @@ mod tests {
             p[0].starts_with("memory.device: [hybrid] needs exactly two devices"),
             "{p:?}"
         );
-        let p = hybrid(&["hybrid.placement=dram_first", "hybrid.period_ns=0"]).problems();
+        let p = hybrid(&["hybrid.remap_lines=retag", "hybrid.period_ns=0"]).problems();
         assert!(
             p.iter().any(|m| m.starts_with("hybrid.period_ns: 0")),
             "{p:?}"
         );
         assert!(
             p.iter()
-                .any(|m| m.starts_with("hybrid.placement: dram_first is not built yet")),
+                .any(|m| m.starts_with("hybrid.remap_lines: retag is not built yet")),
             "{p:?}"
         );
         let p = hybrid(&["system.bulk_mechanism=mc_dma"]).problems();

@@ -370,3 +370,171 @@ fn the_config_reference_lists_every_field_and_the_defaults() {
         "docs/config.md's fields differ from:\n{table}"
     );
 }
+
+/// `placement = "dram_first"` (the default): a process's first pages take the free DRAM
+/// frames, lowest first, the rest go to PCM; a page placed in DRAM that is demoted gets a
+/// PCM frame then, and the hot PCM pages take its DRAM frame.
+#[test]
+fn dram_first_places_the_first_pages_in_dram_and_demotes_them_for_hotter_ones() {
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let first_touch = |sets: &[&str]| {
+        let mut all = small.to_vec();
+        all.extend_from_slice(sets);
+        system(true, &all)
+    };
+    // Touching every page once makes nothing hot: the placement is what stays.
+    let d = dir("hybrid", "dram_first_touch");
+    program(&d, &[]);
+    let (s, sys) = run_workload(&first_touch(&["hybrid.placement=dram_first"]), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.promotions_started + h.demotions_started, 0, "{h:?}");
+    let pid = sys.pid_of(0).unwrap();
+    let dram_bytes = s.memory_devices[0].bytes;
+    assert_eq!(dram_bytes, 64 * 4096);
+    for p in 0..PAGES {
+        let pa = sys.os().lookup(pid, BASE + p * 4096).unwrap();
+        // The first page touched takes frame 0 (the DRAM's lowest), and so on in order.
+        if p < 64 {
+            assert_eq!(pa, p * 4096, "page {p}");
+        } else {
+            assert!(pa >= dram_bytes, "page {p} at {pa:#x}");
+        }
+    }
+    // The program's stores in the touch phase: DRAM serves the first 64 pages' misses.
+    assert!(h.dram_fraction > 0.6 && h.dram_fraction < 0.7, "{h:?}");
+
+    // Pages 64.. (in PCM) get hot: cold DRAM-placed pages make way for them.
+    let d = dir("hybrid", "dram_first_hot");
+    program(&d, &[(64, 30, 12)]);
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let (s, sys) = run_workload(
+        &first_touch(&["hybrid.placement=dram_first", "hybrid.free_min=0.1"]),
+        &d,
+    )
+    .unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    assert!(h.promotions_completed >= 30, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    let (free, used, total) = sys.hybrid().unwrap().dram_frame_balance(sys.os());
+    assert_eq!((free + used, total), (64, 64));
+}
+
+/// Item 12: a workload larger than DRAM and PCM together stops with one error naming the
+/// PCM and the key that makes it larger.
+#[test]
+fn an_exhausted_pcm_is_one_clear_error() {
+    let d = dir("hybrid", "exhausted");
+    program(&d, &[]);
+    // 2 rows of 8 banks in one rank: 32 PCM frames, all PCM has for the program's 96 pages
+    // (`pcm_only`; `dram_first` fits them exactly beside 64 DRAM frames).
+    let c = system(
+        true,
+        &[
+            "memory.device.0.rows=2",
+            "dram.rows_per_subarray=2",
+            "memory.device.1.rows=2",
+            "memory.device.1.ranks=1",
+        ],
+    );
+    let e = run_workload(&c, &d)
+        .err()
+        .expect("too little memory")
+        .to_string();
+    assert!(e.contains("out of PCM"), "{e}");
+    assert!(e.contains("memory.device[].rows"), "{e}");
+}
+
+/// Item 8 for post-LLC traces: under `cpm` a migrating page's write-backs stay in "an L2 of
+/// pinned lines only" (a read of one is a last-level hit) and go to the new frame when the
+/// copy is done, so no write-back races a copy (none dropped) and the flush moves them.
+#[test]
+fn cpm_holds_a_post_llc_trace_write_backs_to_the_migrating_page() {
+    use bulksim_core::system::run_opened_workload;
+    use bulksim_core::workload::source::{Workload, WorkloadFormat};
+    let d = dir("hybrid", "cpm_post_llc");
+    // 4 hot pages, each line read and written back in turn, many rounds.
+    let mut text = String::new();
+    for round in 0..100u64 {
+        for page in 0..4u64 {
+            for line in 0..64u64 {
+                let a = page * 4096 + line * 64;
+                let wb = page * 4096 + ((line + 32 + round) % 64) * 64;
+                text.push_str(&format!("4 {a} {wb}\n"));
+            }
+        }
+    }
+    let path = d.join("hot.trace");
+    std::fs::write(&path, text).unwrap();
+    let run = |mechanism: &str| {
+        let c = system(true, &[&format!("hybrid.mechanism={mechanism}")]);
+        let w = Workload::open(&path, Some(WorkloadFormat::RamulatorCpu), 1).unwrap();
+        run_opened_workload(&c, w, &path, None, None).unwrap().0
+    };
+    let s = run("cpm");
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.promotions_completed, 4, "{h:?}");
+    assert_eq!(h.copies_dropped, 0, "{h:?}");
+    assert_eq!(h.blocks_copied, 4 * 64, "{h:?}");
+    assert!(h.pages_flushed_lines > 0, "held write-backs flushed: {h:?}");
+    // Under cm nothing is held: write-backs reach the destination and beat some copies.
+    let s = run("cm");
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.pages_flushed_lines, 0, "{h:?}");
+    assert!(h.copies_dropped > 0, "{h:?}");
+}
+
+/// `hybrid.elide_clean`: a promoted page demoted without having been written since copies
+/// nothing back (its PCM home still holds every block), and the image stays right.
+#[test]
+fn elide_clean_skips_demotion_copies_of_blocks_not_written_since_promotion() {
+    let d = dir("hybrid", "elide");
+    // Every page stored once (first touch), then read-only sweeps of 40 pages, then of 40
+    // others: the second set pushes the first, clean since its promotion, back to PCM.
+    let mut ev = vec![Event::Map {
+        vaddr: BASE,
+        bytes: PAGES * 4096,
+    }];
+    for p in 0..PAGES {
+        ev.push(Event::Store(BASE + p * 4096));
+    }
+    for (first, hot) in [(0u64, 40u64), (40, 40)] {
+        for _ in 0..6 {
+            for p in first..first + hot {
+                for line in 0..64 {
+                    ev.push(Event::Load(BASE + p * 4096 + line * 64));
+                }
+                ev.push(Event::Compute(20));
+            }
+        }
+    }
+    ev.push(Event::Exit);
+    write_thread(&d, 0, false, &ev);
+    let small = [
+        "memory.device.0.rows=2",
+        "dram.rows_per_subarray=2",
+        "hybrid.free_min=0.1",
+    ];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let run = |elide: &str| {
+        let mut sets = small.to_vec();
+        sets.push(elide);
+        run_workload(&system(true, &sets), &d).unwrap()
+    };
+    let (s, sys) = run("hybrid.elide_clean=true");
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    // At most the first touch's one dirty line per page was written back after its
+    // promotion started: nearly every block of each demotion is elided.
+    assert!(
+        h.pcm_writes_elided >= 63 * h.demotions_started,
+        "{} elided for {} demotions",
+        h.pcm_writes_elided,
+        h.demotions_started
+    );
+    same(&image(&sys), &image(&plain_sys));
+    let (s, _) = run("hybrid.elide_clean=false");
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.demotions_completed > 0, "{h:?}");
+    assert_eq!(h.pcm_writes_elided, 0);
+}

@@ -220,7 +220,7 @@ fn run_seed(seed: u64, mechanisms: &[&str]) {
         }
         // (3): frames and ART entries balance.
         let hm = sys.hybrid().expect("the hybrid memory");
-        let (free, used, total) = hm.dram_frame_balance();
+        let (free, used, total) = hm.dram_frame_balance(sys.os());
         assert_eq!(total, 64, "{what}");
         assert_eq!(free + used, total, "{what}: free {free} used {used}: {h:?}");
         let in_flight = hm.migrations_in_flight() as u64;

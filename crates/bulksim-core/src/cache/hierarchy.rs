@@ -119,6 +119,11 @@ pub struct Hierarchy {
     pub fixed_latency_fs: Option<u64>,
     /// Reads the fixed-latency memory has answered, with their due times.
     fixed_responses: Vec<Response>,
+    /// The byte range `pin_last_level` pinned (CPM's migrating page), while pinned.
+    pinned: Option<(u64, u64)>,
+    /// Last-level lines of post-LLC write-backs to the pinned range, held as if in the
+    /// last level (a post-LLC trace has no cache to pin them in) until `move_lines_to`.
+    held_writebacks: std::collections::BTreeSet<u64>,
     /// The current time (fs), set by the owner each step: when first-level misses start.
     pub now: u64,
 }
@@ -160,6 +165,8 @@ impl Hierarchy {
             sent_to_memory: None,
             fixed_latency_fs: None,
             fixed_responses: Vec::new(),
+            pinned: None,
+            held_writebacks: std::collections::BTreeSet::new(),
             now: 0,
         })
     }
@@ -466,6 +473,12 @@ impl Hierarchy {
             core,
             line: first_line,
         });
+        if self.held_writebacks.contains(&(addr / bytes)) {
+            // A line CPM holds for its migrating page: a last-level hit.
+            let l = &self.levels[self.last()];
+            self.fixed_responses.push((id, self.now + l.hit_fs));
+            return;
+        }
         let req = Request::fill(
             Some(id),
             addr / bytes,
@@ -492,6 +505,12 @@ impl Hierarchy {
     /// waiting before it. Its data is what memory holds (a trace carries no bytes).
     pub fn write_below_caches(&mut self, core: usize, addr: u64) {
         let bytes = self.last_line_bytes();
+        if self.pinned.is_some_and(|(a, b)| (a..b).contains(&addr)) {
+            // CPM: the migrating page's write-backs stay in the last level until the copy
+            // is done ("an L2 of pinned lines only" for a post-LLC trace).
+            self.held_writebacks.insert(addr / bytes);
+            return;
+        }
         let req = Request {
             id: None,
             addr: addr / bytes * bytes,
@@ -793,6 +812,7 @@ impl Hierarchy {
         for a in &mut self.levels[last].arrays {
             a.pin(addr / lb, (addr + bytes).div_ceil(lb));
         }
+        self.pinned = Some((addr, addr + bytes));
     }
 
     /// Ends `pin_last_level`.
@@ -801,6 +821,7 @@ impl Hierarchy {
         for a in &mut self.levels[last].arrays {
             a.unpin();
         }
+        self.pinned = None;
     }
 
     /// Forgets every cached copy of [addr, addr + bytes) in every array, dirty or not, and
@@ -855,7 +876,32 @@ impl Hierarchy {
                 }
             }
         }
+        // Post-LLC write-backs held for the page (CPM) go to the new frame too.
+        let held: Vec<u64> = self
+            .held_writebacks
+            .range(old / last_bytes..(old + bytes).div_ceil(last_bytes))
+            .copied()
+            .collect();
         let last = self.last();
+        for line in held {
+            // The program's own write-backs, late: they count as the program's.
+            self.held_writebacks.remove(&line);
+            let at = new + (line * last_bytes - old);
+            dropped += 1;
+            self.traffic.book(Origin::Program, true, last_bytes);
+            self.levels[last].out_writebacks.push_back(Outgoing {
+                req: Request {
+                    id: None,
+                    addr: at,
+                    bytes: last_bytes as u32,
+                    kind: RequestKind::Writeback,
+                    origin: Origin::Program,
+                    thread: 0,
+                },
+                not_before: 0,
+                buffer: None,
+            });
+        }
         for line in dirty_lines {
             self.traffic.book(Origin::Migration, true, last_bytes);
             self.levels[last].out_writebacks.push_back(Outgoing {

@@ -28,6 +28,7 @@ use super::redirect::{access_redirect, redirect, Access, Redirect};
 use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 use crate::error::{Error, Result};
 use crate::memory::MemoryDevice;
+use crate::os::external::ExternalFrames;
 use crate::os::{Os, Pid};
 use crate::port::{Origin, Request, RequestKind};
 use crate::stat_struct::stat_struct;
@@ -57,6 +58,7 @@ stat_struct! {
         pub blocks_copied: u64 = sum("blocks", "migration copy writes issued: background copies and the copy writes of promoting reads that found their bit clear"),
         pub blocks_copied_on_demand: u64 = sum("blocks", "of blocks_copied, the copy writes of program reads of a promoting block not yet copied"),
         pub copies_dropped: u64 = sum("blocks", "background copies dropped because a write-back (or a program read's copy) set the block's bit after the copy was queued"),
+        pub pcm_writes_elided: u64 = sum("blocks", "hybrid.elide_clean: demotion copies not made because the block was not written since its page was promoted (its PCM home still holds it)"),
         pub dram_accesses: u64 = sum("requests", "program LLC misses and write-backs served by DRAM"),
         pub pcm_accesses: u64 = sum("requests", "program LLC misses and write-backs served by PCM"),
         pub dram_reads: u64 = sum("requests", "program LLC misses served by DRAM"),
@@ -130,8 +132,8 @@ pub struct HybridMemory {
     /// Device indices of the DRAM and the PCM.
     pub dram: usize,
     pub pcm: usize,
-    /// DRAM pages: [first, first + count).
-    dram_first: u64,
+    /// DRAM pages: [base, base + count).
+    dram_base: u64,
     dram_pages_total: u64,
     pub pact: Pact,
     pub art: Art,
@@ -140,9 +142,6 @@ pub struct HybridMemory {
     pub art_fs: u64,
     pub period_fs: u64,
     pub next_period_fs: u64,
-    /// Free DRAM pages: those freed (taken lowest first), then [fresh, end) never used.
-    freed_dram: BTreeSet<u64>,
-    fresh_dram: u64,
     migrations: BTreeMap<u64, Migration>,
     /// Per device, copier requests waiting for its queues.
     queued: Vec<VecDeque<Copy>>,
@@ -152,10 +151,14 @@ pub struct HybridMemory {
     /// Keys of migrations whose blocks are all at the destination and whose copies are
     /// done: the system completes them (the page's accesses wait meanwhile).
     pub ready: BTreeSet<u64>,
-    /// DRAM pages holding a promoted page: its owner and virtual page, and the PCM frame it
-    /// returns to.
-    in_dram: BTreeMap<u64, (Pid, u64, u64)>,
+    /// DRAM pages holding a page (promoted, or placed there first): its owner and virtual
+    /// page, and the PCM frame it returns to (None for a page placed in DRAM first until
+    /// its first demotion takes one).
+    in_dram: BTreeMap<u64, (Pid, u64, Option<u64>)>,
     counts: Vec<(u64, u32)>,
+    /// `elide_clean`: per DRAM page, the blocks written since its promotion started (bit b:
+    /// block b differs from the PCM home).
+    written: BTreeMap<u64, u64>,
     /// Migrations started since the system last took them, (src, dest, direction): the OS
     /// holds a promotion's PCM source until it ends, and stale cached lines of the
     /// destination are dropped.
@@ -187,7 +190,7 @@ impl HybridMemory {
         let pcm = pcm[0];
         let dram = 1 - pcm;
         let d = &devices[dram];
-        let dram_first = d.base / PAGE_BYTES;
+        let dram_base = d.base / PAGE_BYTES;
         let dram_pages_total = d.size / PAGE_BYTES;
         let cpm = cfg.mechanism == super::config::Mechanism::Cpm;
         let art_fs = if cpm {
@@ -202,7 +205,7 @@ impl HybridMemory {
             cpm_list: VecDeque::new(),
             dram,
             pcm,
-            dram_first,
+            dram_base,
             dram_pages_total,
             pact: Pact::new(cfg.pact_entries, cfg.pact_ways, cfg.pact_count_bits)?,
             art: Art::new(cfg.art_entries, cfg.art_ways)?,
@@ -210,8 +213,6 @@ impl HybridMemory {
             art_fs,
             period_fs,
             next_period_fs: period_fs,
-            freed_dram: BTreeSet::new(),
-            fresh_dram: dram_first,
             migrations: BTreeMap::new(),
             queued: vec![VecDeque::new(); devices.len()],
             in_flight: BTreeMap::new(),
@@ -220,6 +221,7 @@ impl HybridMemory {
             ready: BTreeSet::new(),
             in_dram: BTreeMap::new(),
             counts: Vec::new(),
+            written: BTreeMap::new(),
             started: Vec::new(),
             stats: HybridStats {
                 mechanism: match cfg.mechanism {
@@ -234,30 +236,30 @@ impl HybridMemory {
         })
     }
 
-    fn free_dram_count(&self) -> u64 {
-        self.freed_dram.len() as u64 + (self.dram_first + self.dram_pages_total - self.fresh_dram)
+    /// The DRAM frames' free list, which the OS keeps (new pages take from it first under
+    /// `placement = "dram_first"`).
+    fn dram_pool(os: &mut Os) -> &mut ExternalFrames {
+        os.external
+            .as_mut()
+            .expect("the hybrid memory's DRAM frames")
     }
 
-    /// The free DRAM page a promotion takes next: the lowest freed one, else the next never
-    /// used.
-    fn peek_free_dram(&self) -> Option<u64> {
-        match self.freed_dram.first() {
-            Some(&p) => Some(p),
-            None => (self.fresh_dram < self.dram_first + self.dram_pages_total)
-                .then_some(self.fresh_dram),
+    fn free_dram_count(os: &Os) -> u64 {
+        os.external.as_ref().map_or(0, |x| x.free_count())
+    }
+
+    /// Pages the OS placed in DRAM first since the last call become DRAM pages here (with
+    /// no PCM frame yet).
+    pub fn note_placed(&mut self, os: &mut Os) {
+        for (frame, pid, vpn) in Self::dram_pool(os).take_placed() {
+            self.in_dram.insert(frame, (pid, vpn, None));
         }
     }
 
-    fn take_free_dram(&mut self, page: u64) {
-        if !self.freed_dram.remove(&page) {
-            debug_assert_eq!(page, self.fresh_dram);
-            self.fresh_dram += 1;
-        }
-    }
-
-    /// The frames the OS must never hand out: every DRAM frame (`placement = "pcm_only"`).
+    /// The DRAM frames: the OS's allocator never hands them out (they are the hybrid
+    /// memory's, placed by `hybrid.placement`).
     pub fn dram_frames(&self) -> std::ops::Range<u64> {
-        self.dram_first..self.dram_first + self.dram_pages_total
+        self.dram_base..self.dram_base + self.dram_pages_total
     }
 
     fn frame(&self, page: u64) -> Frame {
@@ -323,6 +325,9 @@ impl HybridMemory {
                 }
                 (false, false) => s.pcm_accesses += 1,
             }
+        }
+        if !read {
+            self.note_written(served);
         }
         if self.cpm {
             return None;
@@ -390,15 +395,18 @@ impl HybridMemory {
     #[inline]
     pub fn resolve_write(&mut self, addr: u64) -> (u64, Option<(u64, u64)>) {
         if self.migrations.is_empty() {
+            self.note_written(addr);
             return (addr, None);
         }
         let page = addr / PAGE_BYTES;
         let Some(id) = self.art.find(page) else {
+            self.note_written(addr);
             return (addr, None);
         };
         let block = ((addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
         let e = *self.art.entry(id);
         let dest = e.dest * PAGE_BYTES + addr % PAGE_BYTES;
+        self.note_written(dest);
         if e.is_copied(block) {
             return (dest, None);
         }
@@ -409,6 +417,33 @@ impl HybridMemory {
             dest,
             Some((e.src * PAGE_BYTES + b, e.dest * PAGE_BYTES + b)),
         )
+    }
+
+    /// `elide_clean`: the block at physical `addr` was written; in a DRAM page it now
+    /// differs from the page's PCM home.
+    #[inline]
+    fn note_written(&mut self, addr: u64) {
+        if !self.cfg.elide_clean {
+            return;
+        }
+        let page = addr / PAGE_BYTES;
+        if self.dram_frames().contains(&page) {
+            let block = (addr % PAGE_BYTES) / BLOCK_BYTES;
+            *self.written.entry(page).or_default() |= 1 << block;
+        }
+    }
+
+    /// `elide_clean`: marks copied, without a copy, the blocks of migration `key`'s entry
+    /// not written in DRAM page `dram_page` since its promotion (its PCM home holds them).
+    fn elide_unwritten(&mut self, key: u64, dram_page: u64) {
+        let written = self.written.get(&dram_page).copied().unwrap_or(0);
+        let id = self.art.find(key).expect("an entry per migration");
+        for b in 0..BLOCKS_PER_PAGE {
+            if written >> b & 1 == 0 && !self.art.entry(id).is_copied(b) {
+                self.art.set_bit(id, b);
+                self.stats.pcm_writes_elided += 1;
+            }
+        }
     }
 
     /// Whether physical page `page` is completing (its accesses wait).
@@ -533,7 +568,7 @@ impl HybridMemory {
     /// The OS's period at time `now`: drains the PACT into scores by virtual page, plans
     /// with `policy::plan`, starts the plan's migrations (entries inserted, every block's
     /// copy queued). Returns the devices whose queues got work.
-    pub fn period(&mut self, os: &Os, now: u64) -> Vec<usize> {
+    pub fn period(&mut self, os: &mut Os, now: u64) -> Result<Vec<usize>> {
         self.next_period_fs = now + self.period_fs;
         self.stats.periods += 1;
         self.pact.drain_into(&mut self.counts);
@@ -597,7 +632,7 @@ impl HybridMemory {
             .filter(|m| m.direction == Direction::Demoting)
             .count() as u64;
         let frames = DramFrames {
-            free: self.free_dram_count(),
+            free: Self::free_dram_count(os),
             vacating,
             total: self.dram_pages_total,
         };
@@ -620,17 +655,17 @@ impl HybridMemory {
                     });
                 }
             }
-            woken.extend(self.start_next_cpm(os));
-            return woken;
+            woken.extend(self.start_next_cpm(os)?);
+            return Ok(woken);
         }
         for c in &p.promote {
             let key = c.key.expect("a promotion has a key");
-            let Some(dest) = self.peek_free_dram() else {
+            let Some(dest) = Self::dram_pool(os).peek() else {
                 break;
             };
             let (pid, vpn) = unpack(c.page);
-            if self.start(key, key, dest, Direction::Promoting, pid, vpn) {
-                self.take_free_dram(dest);
+            if self.start(key, dest, Direction::Promoting, pid, vpn, false) {
+                os.take_external();
                 self.stats.promotions_started += 1;
                 woken.push(self.pcm);
             }
@@ -653,6 +688,10 @@ impl HybridMemory {
                     std::mem::swap(&mut m.src, &mut m.dest);
                     m.direction = Direction::Demoting;
                     m.flipped = true;
+                    let dram_page = m.src;
+                    if self.cfg.elide_clean {
+                        self.elide_unwritten(key, dram_page);
+                    }
                     self.copy_rest(key);
                     self.stats.demotions_started += 1;
                     woken.push(self.dram);
@@ -663,23 +702,43 @@ impl HybridMemory {
                 woken.push(self.pcm);
                 continue;
             };
-            let (pid, vpn, home) = self.in_dram[&key];
-            if self.start(key, key, home, Direction::Demoting, pid, vpn) {
+            let had_home = self.in_dram[&key].2.is_some();
+            let home = self.home_of(key, os)?;
+            let (pid, vpn, _) = self.in_dram[&key];
+            if self.start_demotion(key, home, had_home, pid, vpn) {
                 self.stats.demotions_started += 1;
                 woken.push(self.dram);
             }
         }
         woken.sort_unstable();
         woken.dedup();
-        woken
+        Ok(woken)
+    }
+
+    /// The PCM frame DRAM page `key` is demoted to: the one it was promoted from, or for a
+    /// page placed in DRAM first a frame from the OS's allocator, kept for the page from
+    /// now on. Err when the PCM has no free frame.
+    fn home_of(&mut self, key: u64, os: &mut Os) -> Result<u64> {
+        let (pid, vpn, home) = self.in_dram[&key];
+        if let Some(home) = home {
+            return Ok(home);
+        }
+        let frame = os.alloc_kept_frame(pid, pid, vpn).map_err(|e| {
+            Error::Config(format!(
+                "hybrid: demoting process {pid}'s page {:#x} from DRAM: {e}",
+                vpn * PAGE_BYTES
+            ))
+        })? as u64;
+        self.in_dram.insert(key, (pid, vpn, Some(frame)));
+        Ok(frame)
     }
 
     /// `cpm`: with no migration running, starts the first migration of the period's list
     /// that still applies (its page still where it was planned from, a free DRAM frame for
     /// a promotion). Returns the device whose queue got its copies.
-    pub fn start_next_cpm(&mut self, os: &Os) -> Option<usize> {
+    pub fn start_next_cpm(&mut self, os: &mut Os) -> Result<Option<usize>> {
         if !self.cpm || !self.migrations.is_empty() {
-            return None;
+            return Ok(None);
         }
         while let Some(p) = self.cpm_list.pop_front() {
             let (pid, vpn) = unpack(p.vp);
@@ -687,28 +746,29 @@ impl HybridMemory {
                 continue;
             }
             if p.promote {
-                let Some(dest) = self.peek_free_dram() else {
+                let Some(dest) = Self::dram_pool(os).peek() else {
                     continue;
                 };
                 if os.frame_table().refcount(p.key as u32) != 1 {
                     continue;
                 }
-                if self.start(p.key, p.key, dest, Direction::Promoting, pid, vpn) {
-                    self.take_free_dram(dest);
+                if self.start(p.key, dest, Direction::Promoting, pid, vpn, false) {
+                    os.take_external();
                     self.stats.promotions_started += 1;
-                    return Some(self.pcm);
+                    return Ok(Some(self.pcm));
                 }
             } else {
-                let Some(&(_, _, home)) = self.in_dram.get(&p.key) else {
+                let Some(&(_, _, had_home)) = self.in_dram.get(&p.key) else {
                     continue;
                 };
-                if self.start(p.key, p.key, home, Direction::Demoting, pid, vpn) {
+                let home = self.home_of(p.key, os)?;
+                if self.start_demotion(p.key, home, had_home.is_some(), pid, vpn) {
                     self.stats.demotions_started += 1;
-                    return Some(self.dram);
+                    return Ok(Some(self.dram));
                 }
             }
         }
-        None
+        Ok(None)
     }
 
     /// Queues the background copy of every block of migration `key` not yet at its
@@ -735,19 +795,35 @@ impl HybridMemory {
         self.check_ready(key);
     }
 
+    /// Starts demoting DRAM page `key` to PCM frame `home`; with `elide_clean` and a home
+    /// the page came from (`had_home`), only the blocks written since are copied.
+    fn start_demotion(&mut self, key: u64, home: u64, had_home: bool, pid: Pid, vpn: u64) -> bool {
+        let elide = self.cfg.elide_clean && had_home;
+        self.start(key, home, Direction::Demoting, pid, vpn, elide)
+    }
+
     /// Inserts the entry and queues a read of every block (`cm`, demotions; `cm_obm`
     /// promotions copy on access only); false if the ART refused.
     fn start(
         &mut self,
         key: u64,
-        src: u64,
         dest: u64,
         direction: Direction,
         pid: Pid,
         vpn: u64,
+        elide: bool,
     ) -> bool {
+        // The source is the page the caches address: the key (the home page).
+        let src = key;
         if self.art.insert(key, src, dest, direction).is_err() {
             return false;
+        }
+        if elide {
+            self.elide_unwritten(key, src);
+        }
+        if direction == Direction::Promoting {
+            // Every block of the destination will be the PCM page's until written.
+            self.written.remove(&dest);
         }
         self.started.push((src, dest, direction));
         self.migrations.insert(
@@ -780,7 +856,7 @@ impl HybridMemory {
     /// cached lines and remapped it (`remapped`: false when the page was no longer mapped
     /// there, e.g. its process exited): the entry is freed, a demotion's DRAM frame is
     /// free again, a promotion's PCM frame stays the page's.
-    pub fn finish(&mut self, key: u64, remapped: bool) -> Migration {
+    pub fn finish(&mut self, key: u64, remapped: bool, os: &mut Os) -> Migration {
         self.ready.remove(&key);
         let m = self.migrations.remove(&key).expect("a ready migration");
         let id = self.art.find(key).expect("its entry");
@@ -788,15 +864,17 @@ impl HybridMemory {
         match m.direction {
             Direction::Promoting => {
                 if remapped {
-                    self.in_dram.insert(m.dest, (m.pid, m.vpn, m.src));
+                    self.in_dram.insert(m.dest, (m.pid, m.vpn, Some(m.src)));
                     self.stats.promotions_completed += 1;
                 } else {
-                    self.freed_dram.insert(m.dest);
+                    self.written.remove(&m.dest);
+                    Self::dram_pool(os).give_back(m.dest);
                 }
             }
             Direction::Demoting => {
                 self.in_dram.remove(&m.src);
-                self.freed_dram.insert(m.src);
+                self.written.remove(&m.src);
+                Self::dram_pool(os).give_back(m.src);
                 self.stats.demotions_completed += 1;
             }
         }
@@ -806,18 +884,19 @@ impl HybridMemory {
     /// A process released DRAM page `page` (it exited): the frame is free again, and the
     /// PCM frame kept for the page is returned.
     /// A frame a migration still copies from is freed when the migration completes.
-    pub fn release_dram(&mut self, page: u64) -> Option<u64> {
+    pub fn release_dram(&mut self, page: u64, os: &mut Os) -> Option<u64> {
         if self.migrations.contains_key(&page) {
             return None;
         }
         let (_, _, home) = self.in_dram.remove(&page)?;
-        self.freed_dram.insert(page);
-        Some(home)
+        self.written.remove(&page);
+        Self::dram_pool(os).give_back(page);
+        home
     }
 
     /// DRAM frames as (free, in use, total), for balance checks: in use are those holding
     /// a promoted page and those a migration in flight copies to or from, each counted once.
-    pub fn dram_frame_balance(&self) -> (u64, u64, u64) {
+    pub fn dram_frame_balance(&self, os: &Os) -> (u64, u64, u64) {
         let mut used: BTreeSet<u64> = self.in_dram.keys().copied().collect();
         for m in self.migrations.values() {
             used.insert(match m.direction {
@@ -826,7 +905,7 @@ impl HybridMemory {
             });
         }
         (
-            self.free_dram_count(),
+            Self::free_dram_count(os),
             used.len() as u64,
             self.dram_pages_total,
         )

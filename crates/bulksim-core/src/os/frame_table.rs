@@ -2,7 +2,9 @@
 //! frame is free again), how many page-table entries reference it (copy-on-write sharing after
 //! fork), and a referenced bit that every translation sets. It is flat (two vectors and a
 //! bitset indexed by frame number) so the translation hot path only sets a bit, and it is what
-//! a CLOCK replacement or page migration policy reads next to the page tables.
+//! a CLOCK replacement or page migration policy reads next to the page tables. A generation
+//! per frame counts the times it was handed out, so that an exited process's page table can
+//! tell which of its frames another has taken since.
 
 use super::Pid;
 
@@ -17,6 +19,8 @@ pub struct FrameTable {
     refcount: Vec<u16>,
     /// One referenced bit per frame, 64 frames a word.
     referenced: Vec<u64>,
+    /// Times each frame was handed out (`assign`, `reuse`), wrapping.
+    generation: Vec<u32>,
 }
 
 impl FrameTable {
@@ -27,6 +31,7 @@ impl FrameTable {
             page: vec![0; frames],
             refcount: vec![0; frames],
             referenced: vec![0; frames.div_ceil(64)],
+            generation: vec![0; frames],
         }
     }
 
@@ -80,9 +85,22 @@ impl FrameTable {
     /// `pid` got the free `frame`: owned by it, referenced once, accessed.
     pub fn assign(&mut self, frame: u32, pid: Pid) {
         debug_assert_eq!(self.refcount[frame as usize], 0, "frame {frame} in use");
+        self.reuse(frame);
         self.owner[frame as usize] = pid + 1;
         self.refcount[frame as usize] = 1;
         self.set_referenced(frame);
+    }
+
+    /// `frame` is handed out again (its bytes may change from now on), also when its new
+    /// user is not yet its owner (a migration copying into it).
+    pub fn reuse(&mut self, frame: u32) {
+        let g = &mut self.generation[frame as usize];
+        *g = g.wrapping_add(1);
+    }
+
+    /// Times `frame` was handed out.
+    pub fn generation(&self, frame: u32) -> u32 {
+        self.generation[frame as usize]
     }
 
     /// One more page-table entry references `frame` (a fork shares it).

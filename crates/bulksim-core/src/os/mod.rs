@@ -15,6 +15,7 @@
 //! rank (`with_ranks`).
 
 pub mod allocator;
+pub mod external;
 pub mod frame_table;
 pub mod page_table;
 pub mod tlb;
@@ -24,7 +25,7 @@ use allocator::{AllocContext, FrameAllocator, FrameRequest, PlacementStats, Purp
 use frame_table::FrameTable;
 use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
 use serde::Serialize;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use tlb::Tlbs;
 
@@ -39,6 +40,9 @@ struct Process {
     threaded: bool,
     /// Mapped virtual page ranges, the most recent last (it decides where ranges overlap).
     regions: Vec<Region>,
+    /// After the process exited: each of its frames' generation at the exit, so that a
+    /// read of its image can tell a frame another took since (`lookup_intact`).
+    exit_generations: Option<BTreeMap<u32, u32>>,
 }
 
 /// A mapped range of virtual pages [start, end).
@@ -125,9 +129,9 @@ pub struct Os {
     evicted: BTreeSet<(Pid, u64)>,
     ranks: Option<RankAccounting>,
     /// Frames a component other than the allocator hands out (a hybrid memory's DRAM
-    /// frames, docs/hybrid.md): an exit that frees one leaves it in `released` for that
-    /// component instead of returning it to the allocator.
-    external: std::ops::Range<u64>,
+    /// frames, docs/hybrid.md), with their free list: an exit that frees one leaves it in
+    /// `released` for that component instead of returning it to the allocator.
+    pub external: Option<external::ExternalFrames>,
     /// Frames a page migration copies from: an exit that frees one also leaves it in
     /// `released` (the migration frees it when it ends), so that no other process gets it
     /// while accesses to it are still redirected.
@@ -158,7 +162,7 @@ impl Os {
             replacing,
             evicted: BTreeSet::new(),
             ranks: None,
-            external: 0..0,
+            external: None,
             held: BTreeSet::new(),
             released: Vec::new(),
             last_rank: 0,
@@ -270,6 +274,13 @@ impl Os {
     /// page-table entry removed, TLB entries shot down). Then `frame` is assigned to
     /// `req.pid`'s page `req.vpn`.
     fn take_frame(&mut self, req: &FrameRequest) -> Result<u32, String> {
+        if let Some(f) = self
+            .external
+            .as_mut()
+            .and_then(|x| x.place(req.pid, req.vpn))
+        {
+            return Ok(f as u32);
+        }
         let mut ctx = AllocContext {
             table: &mut self.table,
             tlbs: &self.tlbs,
@@ -566,16 +577,31 @@ impl Os {
         }
         let (table, frames) = (&mut self.table, &mut self.frames);
         let (external, held, released) = (&self.external, &self.held, &mut self.released);
+        let is_external = |f: u32| external.as_ref().is_some_and(|x| x.contains(f as u64));
+        let mut generations = BTreeMap::new();
         self.procs[pid as usize].pages.for_each(|_, pte| {
+            generations.insert(pte.frame, table.generation(pte.frame));
             if table.release(pte.frame) {
-                if external.contains(&(pte.frame as u64)) || held.contains(&pte.frame) {
+                if is_external(pte.frame) || held.contains(&pte.frame) {
                     released.push(pte.frame);
                 } else {
                     frames.free(pte.frame);
                 }
             }
         });
+        self.procs[pid as usize].exit_generations = Some(generations);
         self.note_frames_used();
+    }
+
+    /// `lookup`, and for an exited process None when the frame was handed out again since
+    /// it exited (its bytes are another's now or may be).
+    pub fn lookup_intact(&self, pid: Pid, vaddr: u64) -> Option<u64> {
+        let pa = self.lookup(pid, vaddr)?;
+        let frame = (pa / PAGE) as u32;
+        match &self.procs[pid as usize].exit_generations {
+            Some(g) if g.get(&frame) != Some(&self.table.generation(frame)) => None,
+            _ => Some(pa),
+        }
     }
 
     /// Physical address of `vaddr` if it is mapped (no fault taken).
@@ -585,9 +611,54 @@ impl Os {
     }
 
     /// Frames in `range` are handed out by another component (a hybrid memory's DRAM
-    /// frames): `remap` moves pages into them, and an exit leaves them in `released`.
-    pub fn set_external_frames(&mut self, range: std::ops::Range<u64>) {
-        self.external = range;
+    /// frames): `remap` moves pages into them, an exit leaves them in `released`, and with
+    /// `place_first` new pages take them before the allocator's.
+    pub fn set_external_frames(&mut self, range: std::ops::Range<u64>, place_first: bool) {
+        self.external = Some(external::ExternalFrames::new(range, place_first));
+    }
+
+    /// Takes the lowest free external frame for a migration's destination (its bytes are
+    /// the migrating page's from now on).
+    pub fn take_external(&mut self) -> Option<u64> {
+        let f = self.external.as_mut()?.take()?;
+        self.table.reuse(f as u32);
+        Some(f)
+    }
+
+    fn is_external(&self, frame: u32) -> bool {
+        self.external
+            .as_ref()
+            .is_some_and(|x| x.contains(frame as u64))
+    }
+
+    /// A frame from the allocator kept for `pid`'s page `vpn` while the page lives
+    /// elsewhere (a hybrid memory's PCM home for a page placed in DRAM first, taken when
+    /// the page is demoted). Err when the allocator has none left.
+    pub fn alloc_kept_frame(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vpn: u64,
+    ) -> Result<u32, String> {
+        let req = FrameRequest {
+            pid,
+            thread,
+            vpn,
+            purpose: Purpose::FirstTouch,
+        };
+        let mut ctx = AllocContext {
+            table: &mut self.table,
+            tlbs: &self.tlbs,
+            stats: &mut self.stats.placement,
+        };
+        let frame = self
+            .frames
+            .alloc(&req, &mut ctx)
+            .ok_or_else(|| self.out_of_memory())?;
+        self.table.assign(frame, pid);
+        self.table.set_page(frame, vpn);
+        self.note_frames_used();
+        Ok(frame)
     }
 
     /// Page migration: `pid`'s virtual page `vpn` now lives in `frame` (whose bytes the
@@ -622,7 +693,7 @@ impl Os {
     /// to the allocator.
     pub fn unhold(&mut self, frame: u32) {
         self.held.remove(&frame);
-        if self.table.refcount(frame) == 0 && !self.external.contains(&(frame as u64)) {
+        if self.table.refcount(frame) == 0 && !self.is_external(frame) {
             self.frames.free(frame);
         }
     }
@@ -640,6 +711,16 @@ impl Os {
     }
 
     fn out_of_memory(&self) -> String {
+        if let Some(x) = &self.external {
+            let r = x.range();
+            return format!(
+                "out of PCM: all {} usable 4 KB frames of the hybrid memory's PCM are in use by processes that have not exited, besides its {} DRAM frames (frames {}..{}); a larger PCM (memory.device[].rows) or fewer or smaller workload copies",
+                self.frames.usable(),
+                r.end - r.start,
+                r.start,
+                r.end
+            );
+        }
         format!(
             "out of physical memory: all {} usable 4 KB frames are in use by processes that have not exited (an exited process's frames are freed)",
             self.frames.usable()
@@ -829,6 +910,39 @@ mod tests {
             (os.frame_table().owner(cf), os.frame_table().refcount(cf)),
             (None, 0)
         );
+    }
+
+    #[test]
+    fn an_exited_process_image_is_read_only_where_no_one_took_its_frames() {
+        let mut os = os(AllocatorPolicy::SubarrayAware);
+        let p = os.new_process();
+        os.map(p, 0, 3 * PAGE);
+        for i in 0..3 {
+            os.translate(p, 0, i * PAGE, true).unwrap();
+        }
+        let before: Vec<_> = (0..3).map(|i| os.lookup_intact(p, i * PAGE)).collect();
+        assert!(before.iter().all(Option::is_some));
+        os.exit(p);
+        assert_eq!(os.lookup_intact(p, PAGE), before[1], "nobody took it yet");
+        // Another process takes the most recently freed frame (the highest page's).
+        let q = os.new_process();
+        os.map(q, 0, PAGE);
+        let (pa, _) = os.translate(q, 1, 0, true).unwrap();
+        assert_eq!(Some(pa), before[2]);
+        assert_eq!(os.lookup_intact(p, 2 * PAGE), None, "q has it now");
+        assert_eq!(
+            os.lookup(p, 2 * PAGE),
+            before[2],
+            "the stale entry itself remains"
+        );
+        assert_eq!(os.lookup_intact(p, 0), before[0]);
+        os.exit(q);
+        assert_eq!(
+            os.lookup_intact(p, 2 * PAGE),
+            None,
+            "freed again is not p's again"
+        );
+        assert_eq!(os.lookup_intact(q, 0), Some(pa));
     }
 
     #[test]

@@ -17,17 +17,17 @@ use crate::hybrid::PAGE_BYTES;
 impl System {
     /// The hybrid memory's OS work due now; whether it did any (cores waiting on a page
     /// that completed may go on).
-    pub(super) fn step_hybrid(&mut self) -> bool {
+    pub(super) fn step_hybrid(&mut self) -> crate::error::Result<bool> {
         let mut acted = false;
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        h.note_placed(&mut self.os);
         for frame in std::mem::take(&mut self.os.released) {
-            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-            if let Some(home) = h.release_dram(frame as u64) {
+            if let Some(home) = h.release_dram(frame as u64, &mut self.os) {
                 self.os.free_frame(home as u32);
             }
         }
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
         if self.now >= h.next_period_fs {
-            for d in h.period(&self.os, self.now) {
+            for d in h.period(&mut self.os, self.now)? {
                 self.mem.router.devices[d].wake(self.now);
             }
             self.take_started();
@@ -35,7 +35,7 @@ impl System {
         }
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
         if h.ready.is_empty() {
-            return acted;
+            return Ok(acted);
         }
         let ready: Vec<u64> = h.ready.iter().copied().collect();
         for key in ready {
@@ -48,7 +48,7 @@ impl System {
         }
         let h = self.mem.router.hybrid.as_mut().expect("hybrid");
         if h.cpm && acted {
-            if let Some(d) = h.start_next_cpm(&self.os) {
+            if let Some(d) = h.start_next_cpm(&mut self.os)? {
                 self.mem.router.devices[d].wake(self.now);
             }
             self.take_started();
@@ -59,7 +59,7 @@ impl System {
                 d.wake(now);
             }
         }
-        acted
+        Ok(acted)
     }
 
     /// The migrations the hybrid memory just started: a promotion's PCM source is held,
@@ -90,7 +90,7 @@ impl System {
             // hold under the right address already; the DRAM frame is free again.
             self.os.unhold(m.dest as u32);
             let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-            h.finish(key, true);
+            h.finish(key, true, &mut self.os);
             return;
         }
         let dropped = self
@@ -119,6 +119,6 @@ impl System {
         }
         let h = self.mem.router.hybrid.as_mut().expect("hybrid");
         h.stats.pages_flushed_lines += dropped;
-        h.finish(key, mapped);
+        h.finish(key, mapped, &mut self.os);
     }
 }

@@ -381,7 +381,8 @@ impl System {
         );
         os.count_ranks(ranks, rank_of);
         if let Some(h) = &router.hybrid {
-            os.set_external_frames(h.dram_frames());
+            let dram_first = h.cfg.placement == crate::hybrid::config::Placement::DramFirst;
+            os.set_external_frames(h.dram_frames(), dram_first);
         }
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
@@ -597,7 +598,7 @@ impl System {
                 break;
             }
             self.deliver_events();
-            let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid();
+            let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid()?;
             if let Some(e) = &mut self.engines {
                 if e.busy() {
                     e.advance(&mut self.mem, self.now);
@@ -2152,11 +2153,12 @@ impl System {
         &self.mem
     }
 
-    /// Bytes at `vaddr` as process `pid` sees them now (None where unmapped).
+    /// Bytes at `vaddr` as process `pid` sees them now (None where unmapped, or for an
+    /// exited process where a frame it left was handed out again since: `Os::lookup_intact`).
     pub fn read_virtual(&self, pid: Pid, vaddr: u64, len: usize) -> Option<Vec<u8>> {
         let mut out = Vec::with_capacity(len);
         for i in 0..len as u64 {
-            let pa = self.os.lookup(pid, vaddr + i)?;
+            let pa = self.os.lookup_intact(pid, vaddr + i)?;
             let mut byte = [0u8];
             self.mem.read_as_cores(pa, &mut byte);
             out.push(byte[0]);
