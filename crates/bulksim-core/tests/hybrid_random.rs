@@ -50,6 +50,30 @@ const MECHANISMS: &[(&str, &[&str])] = &[
         &["hybrid.mechanism=cm_obm", "hybrid.obm_complete_after=8"],
     ),
     ("cm_obm_pd", &["hybrid.mechanism=cm_obm_pd"]),
+    (
+        "cm_obm_pd_elide_dram_first",
+        &[
+            "hybrid.mechanism=cm_obm_pd",
+            "hybrid.elide_clean=true",
+            "hybrid.placement=dram_first",
+        ],
+    ),
+    (
+        "cm_elide_dram_first",
+        &[
+            "hybrid.mechanism=cm",
+            "hybrid.elide_clean=true",
+            "hybrid.placement=dram_first",
+        ],
+    ),
+    (
+        "cpm_elide_dram_first",
+        &[
+            "hybrid.mechanism=cpm",
+            "hybrid.elide_clean=true",
+            "hybrid.placement=dram_first",
+        ],
+    ),
 ];
 
 /// A 64-frame DRAM beside a PCM, one small cache level; with `hybrid`, a 32-entry ART and
@@ -210,6 +234,11 @@ fn run_seed(seed: u64, mechanisms: &[&str]) {
         assert!(h.promotions_completed > 0, "{what}: {h:?}");
         assert!(h.demotions_started > 0, "{what}: {h:?}");
         assert!(h.demotions_completed > 0, "{what}: {h:?}");
+        if name.contains("elide") {
+            // Pages whose visits stored to some lines only: their other blocks are not
+            // copied back.
+            assert!(h.pcm_writes_elided > 0, "{what}: {h:?}");
+        }
         // (1), (2): every process's bytes, page by page.
         for (t, plain_image) in plain_images.iter().enumerate() {
             same(
@@ -275,6 +304,15 @@ fn random_cm_obm_complete_after() {
 fn random_cm_obm_pd() {
     for seed in SEEDS {
         run_seed(seed, &["cm_obm_pd"]);
+    }
+}
+
+/// The options: pages placed in DRAM first, demotions copying only written blocks (with
+/// partial demotion's flips); the other combinations run with all twenty seeds.
+#[test]
+fn random_cm_obm_pd_elide_clean_dram_first() {
+    for seed in SEEDS {
+        run_seed(seed, &["cm_obm_pd_elide_dram_first"]);
     }
 }
 
