@@ -116,7 +116,7 @@ pub fn convert(
             }
         };
         match event {
-            Event::Load(a) => access(a, false, &mut requests),
+            Event::Load(a) | Event::LoadDependent(a) => access(a, false, &mut requests),
             Event::Store(a) => access(a, true, &mut requests),
             Event::LoadRange { vaddr, bytes } | Event::KernelFromUser { vaddr, bytes } => {
                 for line in line_addresses(vaddr, bytes) {
