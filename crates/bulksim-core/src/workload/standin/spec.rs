@@ -142,7 +142,7 @@ pub const KEYS: [(&str, &str); 6] = [
         "instructions",
         "instructions of the stream, the opening map included (count), 1 to 2^50",
     ),
-    ("seed", "seed of the random draws (integer)"),
+    ("seed", "seed of the random draws (integer, 0 to 2^63 - 1)"),
     (
         "instructions_per_ms",
         "instructions per millisecond of program time, for the periods (instructions/ms)",
@@ -192,6 +192,12 @@ impl Spec {
                     "{} instructions; expected 1 to 2^50 ({MAX_INSTRUCTIONS})",
                     self.instructions
                 ),
+            );
+        }
+        if self.seed > i64::MAX as u64 {
+            return bad(
+                "seed",
+                format!("{}; expected 0 to 2^63 - 1 (a TOML integer)", self.seed),
             );
         }
         if !(1..=1 << 40).contains(&self.instructions_per_ms) {
@@ -350,6 +356,7 @@ mod tests {
             ("kind = \"fp_stream\"\ninstructions_per_ms = 0", "s.toml: key 'instructions_per_ms': 0 instructions/ms; expected 1 to 2^40"),
             ("size_mb = 4", "s.toml: key 'kind': missing"),
             ("kind = 3", "s.toml: key 'kind': 3; expected a string"),
+            ("kind = \"fp_stream\"\nseed = 1.5", "s.toml: key 'seed': 1.5; expected a non-negative integer"),
         ];
         for (body, want) in cases {
             let got = Spec::parse(&format!("{head}{body}\n"), "s.toml").unwrap_err();
