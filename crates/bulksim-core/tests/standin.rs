@@ -383,3 +383,45 @@ fn a_bad_spec_names_the_file_and_key() {
         assert!(err.starts_with(&want), "{err}");
     }
 }
+
+/// pointer_chase's four chains on the full system: its loads (one `Q` then three `L` per
+/// round) take longer than the same loads all independent and less than the same loads all
+/// dependent (one chain): between one and many misses in flight. 64 MiB, so nearly every
+/// load misses the caches.
+#[test]
+fn pointer_chase_keeps_between_one_and_many_misses_in_flight() {
+    let d = dir("standin", "chains");
+    let s = Spec {
+        size_mb: 64,
+        ..spec(Kind::PointerChase, 1 + 4 * 4_000, 8)
+    };
+    let stream: Vec<Event> = events(&s).into_iter().map(|(_, e)| e).collect();
+    let config = paper_system(&[]);
+    let time = |name: &str, map: fn(Event) -> Event| {
+        let w = d.join(name);
+        std::fs::create_dir_all(&w).unwrap();
+        let evs: Vec<Event> = stream.iter().map(|&e| map(e)).collect();
+        write_thread(&w, 0, false, &evs);
+        let (stats, _) = run_workload(&config, &w).unwrap();
+        assert_eq!(stats.instructions, s.instructions, "{name}");
+        stats.threads[0].end_ns
+    };
+    let independent = time("independent", |e| match e {
+        Event::LoadDependent(a) => Event::Load(a),
+        e => e,
+    });
+    let chains = time("chains", |e| e);
+    let one_chain = time("one-chain", |e| match e {
+        Event::Load(a) => Event::LoadDependent(a),
+        e => e,
+    });
+    assert!(
+        independent < chains && chains < one_chain,
+        "independent {independent} ns, four chains {chains} ns, one chain {one_chain} ns"
+    );
+    // Four chains overlap four misses where one chain has one: well under half its time.
+    assert!(
+        chains < 0.5 * one_chain,
+        "{chains} ns vs one chain {one_chain} ns"
+    );
+}
