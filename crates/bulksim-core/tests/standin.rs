@@ -425,3 +425,29 @@ fn pointer_chase_keeps_between_one_and_many_misses_in_flight() {
         "{chains} ns vs one chain {one_chain} ns"
     );
 }
+
+/// A stand-in looped (`system.loop_workloads`) until the memory has accepted N requests:
+/// the stream is reopened pass after pass (its map runs once), so the run reaches N with
+/// more instructions retired than one pass holds. stream_rw's pass of 4,000 elements reads
+/// 500 lines of each array, 64 KB, four times a 16 KB cache, so every pass misses anew.
+#[test]
+fn a_looped_stand_in_runs_until_the_stop() {
+    let d = dir("standin", "loop");
+    let path = d.join("rw.toml");
+    let pass = 1 + 4 * 4_000;
+    spec(Kind::StreamRw, pass, 6).write(&path).unwrap();
+    let n = 3_000;
+    let stop = format!("sim.stop_after_dram_accesses={n}");
+    let config = paper_system(&[
+        &stop,
+        "system.loop_workloads=true",
+        "cache.level.0.size_kb=16",
+    ]);
+    let (stats, _) = run_workload(&config, &path).unwrap();
+    assert_eq!(stats.memory.reads + stats.memory.writes, n);
+    assert!(
+        stats.instructions > 2 * pass,
+        "{} instructions",
+        stats.instructions
+    );
+}
