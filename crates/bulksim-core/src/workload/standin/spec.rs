@@ -56,7 +56,8 @@ pub struct KindInfo {
     pub kind: Kind,
     pub name: &'static str,
     pub stands_for: &'static str,
-    /// Of every `store_every` accesses, the last is a store (0: set by the access pattern).
+    /// Of every `store_every` accesses, one is a store: the last, for the Zipf kinds; for the
+    /// streams it follows from the pattern (a store after each element's loads).
     pub store_every: u64,
     /// Zipf exponent of the page draws (0: no Zipf draws).
     pub zipf_exponent: f64,
