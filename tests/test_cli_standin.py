@@ -111,3 +111,28 @@ def test_a_bad_spec_is_one_error_naming_file_and_key(tmp_path):
     spec.write_text('bulksim_standin = 1\nkind = "tree_walk"\n')
     with pytest.raises(bulksim.TraceError, match="key 'kind': unknown stand-in kind 'tree_walk'"):
         bulksim.run_workload(workload=spec, overrides=SMALL)
+
+
+def test_write_standin_takes_the_engine_defaults(tmp_path):
+    info = api.standin_info()
+    assert set(info["kinds"]) == {"fp_stream", "stream_rw", "pointer_chase", "zipf_drift"}
+    assert list(info["keys"]) == [
+        "bulksim_standin",
+        "kind",
+        "size_mb",
+        "instructions",
+        "seed",
+        "instructions_per_ms",
+    ]
+    spec = tomllib.loads(api.write_standin(tmp_path / "z.toml", kind="zipf_drift").read_text())
+    # issue 17: 256 MB a copy, 100 M + 100 M instructions; 4 GHz at IPC 1.
+    assert spec == {
+        "bulksim_standin": 1,
+        "kind": "zipf_drift",
+        "size_mb": 256,
+        "instructions": 200_000_000,
+        "seed": 1,
+        "instructions_per_ms": 4_000_000,
+    }
+    with pytest.raises(bulksim.TraceError, match="unknown stand-in kind 'zipf'"):
+        api.write_standin(tmp_path / "x.toml", kind="zipf")
