@@ -283,6 +283,43 @@ def generate_forkbench(
     return Path(path)
 
 
+def standin_info() -> dict[str, Any]:
+    """The generated stand-ins (docs/hybrid_workloads.md): ``kinds`` (name -> the programs it
+    stands for), ``keys`` (spec key -> meaning) and the engine's defaults of the optional keys."""
+    return _core.standin_info()
+
+
+def write_standin(
+    path: str | os.PathLike[str],
+    *,
+    kind: str,
+    size_mb: int | None = None,
+    instructions: int | None = None,
+    seed: int | None = None,
+    instructions_per_ms: int | None = None,
+) -> Path:
+    """Writes a stand-in spec (docs/hybrid_workloads.md) to ``path`` and returns the path; a run
+    whose workload is that path generates the events as it reads them. Keys left as None take
+    the engine's defaults."""
+    info = _core.standin_info()
+    given = {
+        "size_mb": size_mb,
+        "instructions": instructions,
+        "seed": seed,
+        "instructions_per_ms": instructions_per_ms,
+    }
+    values = {name: _check_int(name, info[name] if v is None else v) for name, v in given.items()}
+    _core.write_standin(os.fspath(path), kind, **values)
+    return Path(path)
+
+
+def dump_standin(spec: str | os.PathLike[str], out: str | os.PathLike[str], *, instructions: int) -> int:
+    """Writes the first ``instructions`` instructions of the stand-in at ``spec`` as a bulksim
+    trace at ``out`` (text, or binary for ``.btrace``); returns the events written."""
+    _check_int("instructions", instructions, minimum=1)
+    return _core.dump_standin(os.fspath(spec), os.fspath(out), instructions)
+
+
 def generate_random_access(
     path: str | os.PathLike[str],
     *,

@@ -419,6 +419,83 @@ def workload_bulkcopy(out, size, copies, hot, seed):
     click.echo(path)
 
 
+STANDIN = _core.standin_info()
+
+
+@workload.command("cmmp")
+@click.argument("out", type=click.Path(dir_okay=False))
+@click.option(
+    "--kind",
+    type=click.Choice(list(STANDIN["kinds"])),
+    required=True,
+    help="The stand-in: "
+    + "; ".join(f"{name} for {programs}" for name, programs in STANDIN["kinds"].items())
+    + ".",
+)
+@click.option(
+    "--size-mb",
+    type=click.IntRange(1, STANDIN["max_size_mb"]),
+    default=STANDIN["size_mb"],
+    show_default=True,
+    help="Footprint of one copy (MiB).",
+)
+@click.option(
+    "--instructions",
+    type=click.IntRange(1, STANDIN["max_instructions"]),
+    default=STANDIN["instructions"],
+    show_default=True,
+    help="Instructions of the stream, the opening map included (count); loop with "
+    "system.loop_workloads for longer runs.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=STANDIN["seed"],
+    show_default=True,
+    help="Seed of the random draws (stream_rw draws nothing at random).",
+)
+@click.option(
+    "--instructions-per-ms",
+    type=click.IntRange(1, 2**40),
+    default=STANDIN["instructions_per_ms"],
+    show_default=True,
+    help="Instructions per millisecond of program time, turning the kinds' periods (fp_stream's "
+    "10 ms, zipf_drift's 5 ms) into instruction counts (instructions/ms; default: 4 GHz at IPC 1).",
+)
+@click.option(
+    "--dump",
+    type=click.Path(dir_okay=False),
+    help="Also write the stream's first --dump-instructions instructions here as a bulksim "
+    "trace (text; .btrace for binary), for inspection.",
+)
+@click.option(
+    "--dump-instructions",
+    type=click.IntRange(1, STANDIN["max_instructions"]),
+    default=10_000,
+    show_default=True,
+    help="Instructions of the --dump prefix (count).",
+)
+def workload_cmmp(out, kind, size_mb, instructions, seed, instructions_per_ms, dump, dump_instructions):
+    """Write the spec of a CMMP stand-in (docs/hybrid_workloads.md) to OUT, a small TOML file: a
+    run whose --workload is OUT generates the events as it reads them (one access per 4
+    instructions, the footprint mapped resident first); run copies with --copies."""
+    path = _guard(
+        api.write_standin,
+        out,
+        kind=kind,
+        size_mb=size_mb,
+        instructions=instructions,
+        seed=seed,
+        instructions_per_ms=instructions_per_ms,
+    )
+    click.echo(
+        f"{kind} (stands for {STANDIN['kinds'][kind]}): {size_mb} MiB, {instructions} instructions -> {path}"
+    )
+    if dump is not None:
+        events = _guard(api.dump_standin, path, dump, instructions=dump_instructions)
+        click.echo(f"first {min(dump_instructions, instructions)} instructions ({events} events) -> {dump}")
+
+
 @main.command()
 @click.argument("name")
 @click.option(

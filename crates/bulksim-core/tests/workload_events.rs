@@ -329,3 +329,42 @@ fn only_pieces_of_the_offload_granularity_go_to_the_bulk_mechanism() {
         .to_string()
         .contains("system.bulk_offload_min_bytes: 0 is out of range; expected 1 to 4096 bytes"));
 }
+
+/// `Q` (a dependent load through the caches) issues only once every older load has its
+/// data: n dependent misses take at least n times one miss's latency, while n independent
+/// loads overlap in the window and take far less. Each load goes to its own page, 1 MiB
+/// apart, so every one misses every cache.
+#[test]
+fn dependent_loads_through_the_caches_wait_for_each_other() {
+    let (base, bytes) = (0x1000_0000u64, 64u64 << 20);
+    let n = 32u64;
+    let config = paper_system(&[]);
+    let loads = |dependent: bool| -> Vec<Event> {
+        (0..n)
+            .map(|i| {
+                let va = base + i * (1 << 20) + (i % 64) * 64;
+                if dependent {
+                    Event::LoadDependent(va)
+                } else {
+                    Event::Load(va)
+                }
+            })
+            .collect()
+    };
+    let time = |name: &str, body: &[Event]| {
+        let (stats, _) = run_resident("workload-events", name, &config, (base, bytes), body);
+        assert_eq!(stats.traffic.read_bytes, body.len() as u64 * 64, "{name}");
+        stats.threads[0].end_ns
+    };
+    let one = time("one-miss", &loads(true)[..1]);
+    let chained = time("chained", &loads(true));
+    let independent = time("independent", &loads(false));
+    assert!(
+        chained >= 0.95 * n as f64 * one,
+        "{n} dependent misses in {chained} ns, one in {one} ns"
+    );
+    assert!(
+        independent < chained / 4.0,
+        "{n} independent misses in {independent} ns, dependent {chained} ns"
+    );
+}

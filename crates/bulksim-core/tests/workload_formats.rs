@@ -459,7 +459,7 @@ fn formats_are_detected_from_the_content() {
             err,
             format!(
                 "{}: cannot tell the workload format from the content: expected one of bulksim, \
-                 msc, ramulator-cpu, rowclone, champsim (docs/workloads.md); give it with \
+                 msc, ramulator-cpu, rowclone, champsim, standin (docs/workloads.md); give it with \
                  --workload-format",
                 path.display()
             )

@@ -9,6 +9,8 @@ use bulksim_core::system::stats::SYSTEM_STAT_DOCS;
 use bulksim_core::workload::forkbench::{Forkbench, RandomAccess};
 use bulksim_core::workload::generate::{GenOptions, Generator};
 use bulksim_core::workload::source::{Workload, WorkloadFormat};
+use bulksim_core::workload::standin::generator::write_prefix;
+use bulksim_core::workload::standin::spec::{self as standin, KindInfo, Spec};
 use bulksim_core::workload::synthetic::{Synthetic, KINDS};
 use bulksim_core::workload::trace::{TraceFormat, TraceReader};
 use bulksim_core::{sim, Error};
@@ -490,6 +492,67 @@ fn generate_synthetic<'py>(
     Ok(d)
 }
 
+/// The generated stand-ins (`workload::standin`): per kind its name and the programs it
+/// stands for; the spec keys with their meaning; and the defaults of the optional keys.
+#[pyfunction]
+fn standin_info(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    let kinds = pyo3::types::PyDict::new(py);
+    for k in standin::KINDS {
+        kinds.set_item(k.name, k.stands_for)?;
+    }
+    d.set_item("kinds", kinds)?;
+    let keys = pyo3::types::PyDict::new(py);
+    for (key, meaning) in standin::KEYS {
+        keys.set_item(key, meaning)?;
+    }
+    d.set_item("keys", keys)?;
+    let defaults = Spec::new(standin::Kind::FpStream);
+    d.set_item("size_mb", defaults.size_mb)?;
+    d.set_item("instructions", defaults.instructions)?;
+    d.set_item("seed", defaults.seed)?;
+    d.set_item("instructions_per_ms", defaults.instructions_per_ms)?;
+    d.set_item("max_size_mb", standin::MAX_SIZE_MB)?;
+    d.set_item("max_instructions", standin::MAX_INSTRUCTIONS)?;
+    Ok(d)
+}
+
+/// Writes a stand-in spec (`workload::standin::spec`) to `path`; returns its TOML text.
+#[pyfunction]
+#[pyo3(signature = (path, kind, size_mb, instructions, seed, instructions_per_ms))]
+fn write_standin(
+    path: &str,
+    kind: &str,
+    size_mb: u64,
+    instructions: u64,
+    seed: u64,
+    instructions_per_ms: u64,
+) -> PyResult<String> {
+    let info = KindInfo::from_name(kind).ok_or_else(|| {
+        TraceError::new_err(format!(
+            "unknown stand-in kind '{kind}'; expected one of {}",
+            KindInfo::names().join(", ")
+        ))
+    })?;
+    let spec = Spec {
+        kind: info.kind,
+        size_mb,
+        instructions,
+        seed,
+        instructions_per_ms,
+    };
+    spec.write(Path::new(path)).map_err(to_py)?;
+    Ok(spec.to_toml())
+}
+
+/// Writes the first `instructions` instructions of the stand-in at `spec` as a bulksim
+/// trace at `out`; returns the events written.
+#[pyfunction]
+fn dump_standin(py: Python<'_>, spec: &str, out: &str, instructions: u64) -> PyResult<u64> {
+    py.detach(|| write_prefix(Path::new(spec), Path::new(out), instructions))
+        .map_err(to_py)
+}
+
 /// The synthetic stand-ins' names, in order.
 #[pyfunction]
 fn synthetic_names() -> Vec<&'static str> {
@@ -523,5 +586,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(system_stat_docs, m)?)?;
     m.add_function(wrap_pyfunction!(generate_synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(synthetic_names, m)?)?;
+    m.add_function(wrap_pyfunction!(standin_info, m)?)?;
+    m.add_function(wrap_pyfunction!(write_standin, m)?)?;
+    m.add_function(wrap_pyfunction!(dump_standin, m)?)?;
     Ok(())
 }

@@ -93,9 +93,10 @@ impl System {
                 }
                 n
             }
-            Event::Load(va) | Event::MemRead(va) | Event::MemReadDependent(va) => {
-                1 + self.translate_functional(c, t, va, false)?
-            }
+            Event::Load(va)
+            | Event::LoadDependent(va)
+            | Event::MemRead(va)
+            | Event::MemReadDependent(va) => 1 + self.translate_functional(c, t, va, false)?,
             Event::Store(va) | Event::MemWrite(va) => {
                 1 + self.translate_functional(c, t, va, true)?
             }

@@ -1402,8 +1402,13 @@ impl System {
                 }
                 Ok(Step::Next)
             }
-            Event::Load(va) | Event::Store(va) => {
+            Event::Load(va) | Event::Store(va) | Event::LoadDependent(va) => {
                 if full {
+                    return Ok(Step::Retry(ev, false));
+                }
+                // Pointer chasing: the address is known once every older load has its data.
+                if matches!(ev, Event::LoadDependent(_)) && !self.cores[c].loads_have_data(self.now)
+                {
                     return Ok(Step::Retry(ev, false));
                 }
                 let write = matches!(ev, Event::Store(_));

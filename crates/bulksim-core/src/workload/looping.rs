@@ -90,6 +90,7 @@ impl EventSource for LoopingSource {
 fn accesses_memory(e: &Event) -> bool {
     match e {
         Event::Load(_)
+        | Event::LoadDependent(_)
         | Event::Store(_)
         | Event::LoadRange { .. }
         | Event::StoreRange { .. }

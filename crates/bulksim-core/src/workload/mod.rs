@@ -2,7 +2,8 @@
 //! workloads (bulksim's own and other tools' formats), and generators of synthetic request
 //! traces (stream, random, mixed, page copy) for demos, tests and benchmarks, and the
 //! synthetic stand-ins of the Rank Assignment study's programs; and the expansion of a
-//! `memcpy` into the instructions a core runs for it.
+//! `memcpy` into the instructions a core runs for it; and the stand-ins generated on the fly
+//! from a small spec file (`standin`: the CMMP study's programs).
 
 pub mod forkbench;
 pub mod formats;
@@ -13,5 +14,6 @@ pub mod memcpy;
 pub mod program;
 pub mod rng;
 pub mod source;
+pub mod standin;
 pub mod synthetic;
 pub mod trace;

@@ -16,6 +16,8 @@
 //!   recorded schedule: pass the core to that thread), `R vaddr` /
 //!   `B vaddr` (a read / write-back of a line below the caches, as post-LLC traces give),
 //!   `D vaddr` (a read below the caches that depends on every older load: pointer chasing),
+//!   `Q vaddr` (a load through the caches that depends on every older load: pointer chasing
+//!   above the caches),
 //!   `B src dst` (movblk: one first-level line from `src` to line-aligned `dst` through the
 //!   copy engines; both below 2^48 - 256).
 //!   Numbers are decimal or 0x-hex; `#` starts a comment line.
@@ -118,6 +120,10 @@ pub enum Event {
     /// older load or read of the thread (pointer chasing): it issues only once they all have
     /// their data.
     MemReadDependent(u64),
+    /// A load through the caches like `Load` whose address depends on the data of every older
+    /// load or read of the thread (pointer chasing): it issues only once they all have their
+    /// data. Text `Q vaddr`, binary code `Q`.
+    LoadDependent(u64),
     /// `movblk`: one instruction copying one first-level line's worth of bytes (L) from
     /// `src` (any alignment) to `dst` (L-aligned) through the copy engines
     /// (`copy_engine.policy`); text `B src dst`, binary code `b`.
@@ -390,6 +396,7 @@ impl ProgramReader {
         let event = match op {
             b'C' => Event::Compute(v()?),
             b'L' => Event::Load(v()?),
+            b'Q' => Event::LoadDependent(v()?),
             b'S' => Event::Store(v()?),
             b'M' => Event::Memcpy {
                 src: v()?,
@@ -478,7 +485,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
     })
 }
 
-const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `B vaddr`, `B src dst`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
+const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `Q vaddr`, `B vaddr`, `B src dst`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
     let mut f = text.split_ascii_whitespace();
@@ -520,6 +527,7 @@ fn parse_text(text: &str) -> std::result::Result<Event, String> {
         },
         "B" => Event::MemWrite(n()?),
         "D" => Event::MemReadDependent(n()?),
+        "Q" => Event::LoadDependent(n()?),
         "E" => Event::Exec,
         "M" => Event::Memcpy {
             src: n()?,
@@ -708,6 +716,7 @@ impl ProgramWriter {
                 Event::MemRead(a) => (b'R', vec![a]),
                 Event::MemWrite(a) => (b'B', vec![a]),
                 Event::MemReadDependent(a) => (b'D', vec![a]),
+                Event::LoadDependent(a) => (b'Q', vec![a]),
                 Event::Movblk { src, dst } => (b'b', vec![src, dst]),
             };
             let mut buf = vec![op];
@@ -749,6 +758,7 @@ impl ProgramWriter {
             Event::MemRead(a) => writeln!(self.out, "R {a:#x}"),
             Event::MemWrite(a) => writeln!(self.out, "B {a:#x}"),
             Event::MemReadDependent(a) => writeln!(self.out, "D {a:#x}"),
+            Event::LoadDependent(a) => writeln!(self.out, "Q {a:#x}"),
             Event::Movblk { src, dst } => writeln!(self.out, "B {src:#x} {dst:#x}"),
         }
         .map_err(io)
@@ -884,6 +894,7 @@ mod tests {
                 dst: 0,
             },
             Event::MemReadDependent(0x4000c0),
+            Event::LoadDependent(0x400100),
             Event::Unmap {
                 vaddr: 0x80000,
                 bytes: 4096,
@@ -1107,7 +1118,7 @@ mod tests {
     #[test]
     fn bad_records_name_file_and_record() {
         let cases = [
-            ("bulksim-workload 1\nC 3\nQ 5\n", ":3:", "unknown event 'Q'"),
+            ("bulksim-workload 1\nC 3\nZ 5\n", ":3:", "unknown event 'Z'"),
             ("bulksim-workload 1\nL\n", ":2:", "missing operand"),
             ("bulksim-workload 1\nM 0 64 128\n", ":2:", "overlap"),
             ("bulksim-workload 1\nI 0 64 300\n", ":2:", "above 255"),
@@ -1125,6 +1136,7 @@ mod tests {
             ),
             ("bulksim-workload 2\nR\n", ":2:", "missing operand"),
             ("bulksim-workload 2\nD\n", ":2:", "missing operand"),
+            ("bulksim-workload 2\nQ\n", ":2:", "missing operand"),
             ("bulksim-workload 3\n", ":1:", "expected the header"),
             ("workload 2\n", ":1:", "expected the header"),
         ];

@@ -10,6 +10,7 @@ use crate::workload::formats::{
     rowclone::RowcloneReader,
 };
 use crate::workload::program::{thread_files, Event, ProgramReader};
+use crate::workload::standin::generator::StandinSource;
 use std::path::{Path, PathBuf};
 
 /// One thread's stream of events.
@@ -47,15 +48,19 @@ pub enum WorkloadFormat {
     Rowclone,
     /// ChampSim instruction traces (`formats::champsim`).
     Champsim,
+    /// A generated stand-in: a TOML spec whose events are generated as they are read
+    /// (`workload::standin`).
+    Standin,
 }
 
 impl WorkloadFormat {
-    pub const ALL: [WorkloadFormat; 5] = [
+    pub const ALL: [WorkloadFormat; 6] = [
         WorkloadFormat::Bulksim,
         WorkloadFormat::Msc,
         WorkloadFormat::RamulatorCpu,
         WorkloadFormat::Rowclone,
         WorkloadFormat::Champsim,
+        WorkloadFormat::Standin,
     ];
 
     /// The name the CLI and the config use.
@@ -66,6 +71,7 @@ impl WorkloadFormat {
             WorkloadFormat::RamulatorCpu => "ramulator-cpu",
             WorkloadFormat::Rowclone => "rowclone",
             WorkloadFormat::Champsim => "champsim",
+            WorkloadFormat::Standin => "standin",
         }
     }
 
@@ -107,6 +113,7 @@ impl WorkloadFormat {
             WorkloadFormat::RamulatorCpu => one(Box::new(RamulatorCpuReader::open(path)?)),
             WorkloadFormat::Rowclone => one(Box::new(RowcloneReader::open(path)?)),
             WorkloadFormat::Champsim => one(Box::new(ChampsimReader::open(path)?)),
+            WorkloadFormat::Standin => one(Box::new(StandinSource::open(path)?)),
         }
     }
 }

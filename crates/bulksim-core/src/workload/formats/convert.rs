@@ -1,7 +1,7 @@
 //! `bulksim convert`: a workload or request trace rewritten in another format, streamed. The
 //! input is any workload format (one thread) or a request trace (native, dramsim3,
 //! ramulator; its cycles are dropped, its requests become reads and write-backs below the
-//! caches). From an instruction-level format (bulksim, champsim) to a post-LLC or request
+//! caches). From an instruction-level format (bulksim, champsim, standin) to a post-LLC or request
 //! format, line accesses go through a functional cache hierarchy (`cache_filter`) when one
 //! is given: misses become reads, dirty evictions write-backs, hits count as non-memory
 //! instructions; without one every line access is a request. See `sink` for how each output
@@ -87,7 +87,7 @@ pub fn convert(
     let (mut source, from_name, instruction_level) = open_input(input, from)?;
     if cache.is_some() && !(instruction_level && to_format != OutputFormat::Bulksim) {
         return Err(Error::Trace(format!(
-            "a cache filter applies only from an instruction-level format (bulksim, champsim) \
+            "a cache filter applies only from an instruction-level format (bulksim, champsim, standin) \
              to a post-LLC or request format, not from {from_name} to {to}; leave out the cache \
              configuration (or give --no-cache)"
         )));
@@ -116,7 +116,7 @@ pub fn convert(
             }
         };
         match event {
-            Event::Load(a) => access(a, false, &mut requests),
+            Event::Load(a) | Event::LoadDependent(a) => access(a, false, &mut requests),
             Event::Store(a) => access(a, true, &mut requests),
             Event::LoadRange { vaddr, bytes } | Event::KernelFromUser { vaddr, bytes } => {
                 for line in line_addresses(vaddr, bytes) {

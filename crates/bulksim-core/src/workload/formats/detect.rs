@@ -10,6 +10,7 @@ use super::{open_decompressed, Compression, LineFormat};
 use crate::error::{Error, Result};
 use crate::workload::program::thread_files;
 use crate::workload::source::WorkloadFormat;
+use crate::workload::standin::spec::Spec;
 use std::io::Read;
 use std::path::Path;
 
@@ -36,6 +37,9 @@ pub fn detect(path: &Path) -> Result<WorkloadFormat> {
     }
     if head.starts_with(b"BSWL") || head.starts_with(b"bulksim-workload") {
         return Ok(WorkloadFormat::Bulksim);
+    }
+    if is_text(&head) && Spec::looks_like(&head) {
+        return Ok(WorkloadFormat::Standin);
     }
     if let Some(format) = text_format(&head) {
         return Ok(format);

@@ -238,7 +238,10 @@ fn lines(start: u64, bytes: u64) -> impl Iterator<Item = u64> {
 fn count(w: &mut Written, e: &Event) {
     match *e {
         Event::Compute(n) => w.instructions += n,
-        Event::MemRead(_) | Event::MemReadDependent(_) | Event::Load(_) => {
+        Event::MemRead(_)
+        | Event::MemReadDependent(_)
+        | Event::Load(_)
+        | Event::LoadDependent(_) => {
             w.reads += 1;
             w.instructions += 1
         }
