@@ -5,8 +5,9 @@
 mod common;
 
 use bulksim_core::config::PagePolicy;
+use bulksim_core::workload::program::Event;
 use bulksim_core::Config;
-use common::{read, run_records, write};
+use common::{dir, read, run_records, write, write_thread};
 use std::path::Path;
 
 fn table1() -> Config {
@@ -97,4 +98,60 @@ fn a_pcm_read_waits_for_the_dirty_write_back() {
     assert_eq!(s.commands["WRA"], 1);
     assert_eq!(s.read_latency.max_mem_cycles, 126);
     assert_eq!(s.read_latency.max_ns, 315.0);
+}
+
+/// The Table I system runs a hybrid workload end to end (small caches and a 10 us period so a
+/// short run misses and migrates): four threads storing over 64 pages each, placed in PCM,
+/// get hot pages promoted; the PCM device ran closed page and wrote dirty blocks back (its
+/// array-write energy at 512 bits x 16.82 pJ per block); `hybrid_energy` adds the devices'
+/// pJ/bit energies and 0.01 nJ per PACT and ART access.
+#[test]
+fn table1_runs_a_hybrid_workload() {
+    let c = table1()
+        .apply_sets(&[
+            "cache.level.0.size_kb=16",
+            "cache.level.1.size_kb=64",
+            "hybrid.period_ns=10000",
+            "hybrid.mechanism=cm",
+        ])
+        .unwrap();
+    let d = dir("cmmp", "table1");
+    const BASE: u64 = 0x4000_0000;
+    for thread in 0..4u32 {
+        let mut ev = vec![Event::Map {
+            vaddr: BASE,
+            bytes: 64 * 4096,
+        }];
+        for round in 0..4u64 {
+            for p in 0..64u64 {
+                for line in (0..64u64).step_by(4) {
+                    let a = BASE + p * 4096 + line * 64 + 8 * (round % 8);
+                    ev.push(Event::Load(a));
+                    if (p + line + round) % 3 == 0 {
+                        ev.push(Event::Store(a));
+                    }
+                }
+            }
+        }
+        ev.push(Event::Exit);
+        write_thread(&d, thread, false, &ev);
+    }
+    let (s, _) = bulksim_core::system::run_workload(&c, &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.promotions_started > 0 && h.dram_accesses > 0, "{h:?}");
+    let pcm = &s.memory_devices[1].stats;
+    assert_eq!(s.memory_devices[1].name, "pcm");
+    assert_eq!((pcm.commands["RD"], pcm.commands["WR"]), (0, 0));
+    assert!(pcm.commands["WRA"] > 0);
+    // Closed page: each WRA closes a row with its one dirty block (the copier's writes too).
+    let per_block = 512.0 * 16.82 / 1000.0;
+    let expected = pcm.commands["WRA"] as f64 * per_block;
+    assert!((pcm.energy.per_bit.array_write_nj - expected).abs() < 1e-6 * expected);
+    let e = s.hybrid_energy.as_ref().unwrap();
+    assert_eq!(e.pcm_nj, pcm.energy.per_bit.total_nj);
+    assert_eq!(e.dram_nj, s.memory_devices[0].stats.energy.per_bit.total_nj);
+    assert!((e.pact_nj - h.pact.updates as f64 * 0.01).abs() < 1e-9);
+    let art = h.art.lookups + h.art.inserts + h.art.bit_updates + h.art.flips;
+    assert!(art > 0 && (e.art_nj - art as f64 * 0.01).abs() < 1e-9);
+    assert!((e.total_nj - (e.dram_nj + e.pcm_nj + e.pact_nj + e.art_nj)).abs() < 1e-9);
 }
