@@ -50,6 +50,8 @@ pub struct DramConfig {
     pub temperature: Temperature,
     /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
     pub rank_capacity_mb: u64,
+    /// Bits one ACT senses in the pJ/bit energy model; 0: the part's (the whole row).
+    pub activation_bits: u64,
 }
 
 /// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
@@ -73,6 +75,7 @@ impl Default for DramConfig {
             timing: BTreeMap::new(),
             temperature: Temperature::Normal,
             rank_capacity_mb: 0,
+            activation_bits: 0,
         }
     }
 }
@@ -543,6 +546,7 @@ pub struct DeviceConfig {
     pub channels: u32,
     pub ranks: u32,
     pub rows: u32,
+    pub activation_bits: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub page_policy: Option<PagePolicy>,
     pub address_mapping: String,
@@ -872,6 +876,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "extended (above 85 C): the preset's nREFI, nREFI2 and nREFI4 are halved (rounded down) before dram.timing overrides apply",
     ),
     doc(
+        "dram.activation_bits",
+        "bits per ACT",
+        "parts with pJ/bit energies (CMMP's, `memory.energy.per_bit`): bits one ACT senses, charged the array-read energy; 0: the part's (the whole row, 32,768 bits of a 4 KB row); at most the row's bits",
+    ),
+    doc(
         "dram.rank_capacity_mb",
         "MiB per rank",
         "frames the OS may use in each rank (the capacity study of docs/rank_assignment.md, \"Page allocation\"): each rank's lowest-numbered usable frames up to this size; 0 = the whole rank. With clock or rank_clock a full memory evicts pages; otherwise it is out of memory",
@@ -1087,6 +1096,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("memory.device[].channels", "channels", "channels of this device (0: dram.channels)"),
     doc("memory.device[].ranks", "ranks per channel", "ranks of this device (0: dram.ranks)"),
     doc("memory.device[].rows", "rows per bank", "rows of this device's banks (0: dram.rows), e.g. a small DRAM beside a large PCM"),
+    doc("memory.device[].activation_bits", "bits per ACT", "this device's dram.activation_bits (0: dram.activation_bits)"),
     doc("memory.device[].page_policy", "open | closed", "page policy of this device's controllers (absent: controller.page_policy); CMMP's Table I: open for DRAM, closed for PCM"),
     doc("memory.device[].address_mapping", "field order or mapping name", "address mapping of this device (empty: controller.address_mapping); CMMP's Table I: RoRaBaCoCh for DRAM, RoCoRaBaCh for PCM"),
     doc("memory.device[].read_queue_size", "requests", "read queue entries per channel of this device (0: controller.read_queue_size); bulksim's queues are channel-wide, so Table I's per-bank queues are banks x entries per bank (docs/hybrid.md)"),
@@ -1786,6 +1796,9 @@ impl Config {
             if d.rows != 0 {
                 c.dram.rows = d.rows;
             }
+            if d.activation_bits != 0 {
+                c.dram.activation_bits = d.activation_bits;
+            }
             if let Some(policy) = d.page_policy {
                 c.controller.page_policy = policy;
             }
@@ -1820,6 +1833,7 @@ impl Config {
                     (d.channels != 0, "dram", "channels"),
                     (d.ranks != 0, "dram", "ranks"),
                     (d.rows != 0, "dram", "rows"),
+                    (d.activation_bits != 0, "dram", "activation_bits"),
                     (
                         !d.address_mapping.is_empty(),
                         "controller",
@@ -1918,6 +1932,20 @@ impl Config {
                 ));
             } else {
                 o.columns = d.columns;
+            }
+        }
+        if d.activation_bits != 0 {
+            let row_bits = o.row_bytes() * 8;
+            match spec.bit_energy.as_mut() {
+                None => problems.push(format!(
+                    "dram.activation_bits: {} declares no pJ/bit energies to charge them (0 keeps the default)",
+                    d.preset
+                )),
+                Some(_) if d.activation_bits > row_bits => problems.push(format!(
+                    "dram.activation_bits: {} is out of range; expected 1..={row_bits} (the bits of a row; 0 keeps the whole row)",
+                    d.activation_bits
+                )),
+                Some(e) => e.activation_bits = d.activation_bits,
             }
         }
         if d.temperature == Temperature::Extended {
@@ -2960,6 +2988,33 @@ mod tests {
             "memory.device.0.read_queue_size (device0): 5000",
         );
         bad("memory.device.1.page_policy=half", "page_policy");
+        // Bits sensed per ACT: a part with pJ/bit energies, at most its row.
+        let c = Config::default()
+            .apply_sets(&two)
+            .unwrap()
+            .apply_sets(&["memory.device.1.activation_bits=4096"])
+            .unwrap();
+        let specs: Vec<_> = c
+            .device_configs()
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.spec().unwrap().bit_energy.unwrap().activation_bits)
+            .collect();
+        assert_eq!(specs, [0, 4096]);
+        bad(
+            "memory.device.1.activation_bits=40000",
+            "memory.device.1.activation_bits (device1): 40000 is out of range; expected 1..=32768",
+        );
+        let e = Config::default()
+            .apply_sets(&["dram.activation_bits=512"])
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dram.activation_bits: DDR4_8Gb_x8_2400 declares no pJ/bit"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -219,3 +219,17 @@ fn a_pcm_write_reports_its_per_bit_energy() {
     assert!(close(e.total_nj, 80.93696 + 8.61184 + 0.52224));
     assert!(s.energy.per_bit_source.contains("Table I"));
 }
+
+/// `dram.activation_bits` replaces the row's 32,768 bits sensed per ACT: 4,096 x 2.47 pJ =
+/// 10.11712 nJ for the one ACT of a PCM_CMMP_400 write.
+#[test]
+fn activation_bits_set_the_bits_an_act_senses() {
+    let c = config(&[
+        "dram.preset=\"PCM_CMMP_400\"",
+        "controller.refresh=none",
+        "controller.page_policy=closed",
+        "dram.activation_bits=4096",
+    ]);
+    let s = run_records(&c, vec![write(100, 0)]);
+    assert!(close(s.energy.per_bit.array_read_nj, 10.11712));
+}
