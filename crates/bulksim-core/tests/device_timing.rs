@@ -634,3 +634,33 @@ fn dram_precharge_takes_one_trp_however_many_blocks_were_written() {
     p.tight("tRP", Act, a, pre + t.n_rp as u64);
     assert_eq!(p.dev.activity(1_000)[0].dirty_blocks_written, 0);
 }
+
+/// A PREA on PCM_CMMP_400 writes back every open bank's dirty blocks; the rank's next ACT
+/// waits for the most dirty bank (bulksim's choice): banks with 2 and 1 dirty blocks, so any
+/// bank's ACT waits 2 x tRP = 120 cycles after the PREA.
+#[test]
+fn pcm_precharge_all_waits_for_the_most_dirty_bank() {
+    let mut p = Probe::new("PCM_CMMP_400", |_| {});
+    let t = p.spec.timing.clone();
+    let (a, b) = (p.addr(0, 0, 0, 1), p.addr(0, 0, 1, 1));
+    p.issue(Act, a, 0);
+    p.issue(Act, b, 10);
+    let mut at = 100;
+    for (bank, block) in [(a, 0u32), (a, 1), (b, 2)] {
+        p.issue(
+            Wr,
+            DramAddr {
+                column: block * 8,
+                ..bank
+            },
+            at,
+        );
+        at += 10;
+    }
+    let prea = p.dev.earliest(PreA, &a);
+    assert_eq!(prea, at - 10 + (t.n_cwl + t.n_bl + t.n_wr) as u64);
+    p.issue(PreA, a, prea);
+    p.tight("PREA, 2 dirty blocks", Act, b, prea + 120);
+    p.tight("PREA, 2 dirty blocks", Act, a, prea + 120);
+    assert_eq!(p.dev.activity(10_000)[0].dirty_blocks_written, 3);
+}
