@@ -241,7 +241,7 @@ def cmmp_logs(tmp_path_factory) -> tuple[dict, Path, dict]:
     workload = d / "rand"
     for thread in range(4):
         api.generate_random_access(
-            workload, region_bytes=1 << 20, accesses=20_000, write_percent=30, seed=1 + thread, thread=thread
+            workload, region_bytes=1 << 20, accesses=8_000, write_percent=30, seed=1 + thread, thread=thread
         )
     log = d / "cmds.csv"
     stats = dict(api.run_workload(CMMP_TABLE1, workload=workload, overrides=CMMP_SMALL, command_log=log))
