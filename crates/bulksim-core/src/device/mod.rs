@@ -525,7 +525,10 @@ impl Device {
 
     /// A dirty-precharge part: marks written blocks, and at a precharge applies the nRP part
     /// of its rules times the blocks it writes back (a PREA: the most of any of its banks,
-    /// bulksim's choice, so an ACT after it waits for the slowest bank's write-back).
+    /// bulksim's choice, so an ACT after it waits for the slowest bank's write-back). Out of
+    /// line and cold: DRAM parts never call it, and the hot `issue` stays small.
+    #[cold]
+    #[inline(never)]
     fn dirty_precharge(&mut self, cmd: Command, addr: &DramAddr, now: u64) {
         let bank = addr.bank_index as usize;
         let rank = addr.rank as usize;
