@@ -141,7 +141,7 @@ struct RpTarget {
 /// (`Spec::precharge_per_dirty_block`).
 struct DirtyPrecharge {
     /// `words` 64-bit words per bank: bit b is set when burst b of the open row was written
-    /// (WR, WRA) since the row's ACT.
+    /// (WR, WRA, or a TRANSFER's TRW) since the row's ACT.
     blocks: Vec<u64>,
     words: usize,
     /// log2 of the burst length: a column address to its burst (block) in the row.
