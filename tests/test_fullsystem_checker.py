@@ -220,3 +220,111 @@ def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
         assert mem["bulk"]["fpm_bytes"] == dram["copies"] * 4096
     else:
         assert dram["chunks"] == 0 and logged["ACT2"] == 0
+
+
+# CMMP's Table I system (configs/cmmp_table1.toml): a hybrid run's two command logs, one per
+# device, replay with zero violations, the PCM one under its closed page and tRP per dirty
+# block, under every mechanism. Smaller caches and a 10 us period so that a short run misses,
+# writes back and migrates pages (every migration copy a DRAM write or read); pages start in
+# PCM (4 x 1 MB would all fit the 128 MB DRAM under the preset's dram_first).
+CMMP_TABLE1 = ROOT / "configs" / "cmmp_table1.toml"
+CMMP_SMALL = [
+    "cache.level.0.size_kb=16",
+    "cache.level.1.size_kb=64",
+    "hybrid.period_ns=10000",
+    "hybrid.placement=pcm_only",
+]
+CMMP_MECHANISMS = ["cpm", "cm", "cm_obm", "cm_obm_pd"]
+_cmmp_runs: dict[str, tuple[dict, Path, dict]] = {}
+
+
+def _cmmp_run(tmp_path_factory, mechanism: str) -> tuple[dict, Path, dict]:
+    """One run per mechanism (the stats, the log path the two device logs are named after,
+    the resolved config), shared by the tests of this module."""
+    if mechanism not in _cmmp_runs:
+        d = tmp_path_factory.mktemp(f"cmmp-{mechanism}")
+        workload = d / "rand"
+        for thread in range(4):
+            api.generate_random_access(
+                workload,
+                region_bytes=1 << 20,
+                accesses=8_000,
+                write_percent=30,
+                seed=1 + thread,
+                thread=thread,
+            )
+        log = d / "cmds.csv"
+        overrides = [*CMMP_SMALL, f"hybrid.mechanism={mechanism}"]
+        stats = dict(api.run_workload(CMMP_TABLE1, workload=workload, overrides=overrides, command_log=log))
+        config = tomllib.loads(api.resolve_config(CMMP_TABLE1, overrides=overrides))
+        _cmmp_runs[mechanism] = (stats, log, config)
+    return _cmmp_runs[mechanism]
+
+
+@pytest.fixture(scope="module", params=CMMP_MECHANISMS)
+def cmmp_logs(tmp_path_factory, request) -> tuple[dict, Path, dict]:
+    return _cmmp_run(tmp_path_factory, request.param)
+
+
+def _device_spec(preset: str, ranks: int) -> dict:
+    return bulksim.spec(preset, overrides=[f"dram.ranks={ranks}", "controller.refresh=none"])
+
+
+def test_cmmp_hybrid_logs_zero_violations(cmmp_logs):
+    stats, log, config = cmmp_logs
+    assert stats["hybrid"]["promotions_started"] > 0
+    devices = {d["name"]: d["stats"] for d in stats["memory_devices"]}
+    for name, preset, ranks in [("dram", "DRAM_CMMP_1000", 8), ("pcm", "PCM_CMMP_400", 16)]:
+        path = log.with_suffix(f".{name}.csv")
+        violations = check_log(_device_spec(preset, ranks), str(path), config, device=name)
+        assert violations == [], (name, "\n".join(map(str, violations[:10])))
+        with open(path, newline="") as f:
+            logged = Counter(row["command"] for row in csv.DictReader(f))
+        assert logged == Counter({k: v for k, v in devices[name]["commands"].items() if v}), name
+    # The PCM ran closed page (only auto-precharging accesses) and wrote dirty blocks back.
+    pcm = devices["pcm"]["commands"]
+    assert pcm["RD"] == pcm["WR"] == 0 and pcm["RDA"] > 0 and pcm["WRA"] > 0
+    assert devices["pcm"]["energy"]["per_bit"]["array_write_nj"] > 0
+    energy = stats["hybrid_energy"]
+    assert energy["pcm_nj"] == devices["pcm"]["energy"]["per_bit"]["total_nj"]
+    assert energy["pact_nj"] > 0
+    # CPM has no ART on the access path.
+    assert (energy["art_nj"] > 0) == (stats["hybrid"]["mechanism"] != "cpm")
+
+
+def test_cmmp_pcm_log_with_an_early_act_after_a_dirty_precharge_is_rejected(tmp_path_factory, tmp_path):
+    """The real PCM log (`cm`) with one ACT moved to one cycle before its bank's write-back of
+    a WRA's dirty block ends (recovery CWL + BL + tWR, then tRP = 60 cycles) is rejected."""
+    _, log, config = _cmmp_run(tmp_path_factory, "cm")
+    spec = _device_spec("PCM_CMMP_400", 16)
+    t = spec["timing"]
+    with open(log.with_suffix(".pcm.csv"), newline="") as f:
+        reader = csv.reader(f)
+        header = next(reader)
+        rows = list(reader)
+    col = {name: i for i, name in enumerate(header)}
+    last_wra: dict[tuple, int] = {}
+    for i, row in enumerate(rows):
+        bank = (row[col["channel"]], row[col["rank"]], row[col["bankgroup"]], row[col["bank"]])
+        name = row[col["command"]]
+        if name == "WRA":
+            last_wra[bank] = int(row[col["cycle"]])
+        elif name == "RDA":
+            last_wra.pop(bank, None)  # the bank's last precharge was clean
+        elif name == "ACT" and bank in last_wra:
+            # tRAS from the WRA's ACT (22 cycles) is met: the WRA came tRCD (22) after it.
+            gate = last_wra[bank] + t["nCWL"] + t["nBL"] + t["nWR"] + t["nRP"]
+            assert int(row[col["cycle"]]) >= gate
+            row[col["cycle"]] = str(gate - 1)
+            moved = i + 2  # the log's line: the header is line 1
+            break
+    else:
+        pytest.fail("no ACT after a WRA on the same bank")
+    bad = tmp_path / "early.csv"
+    with open(bad, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    violations = check_log(spec, str(bad), config, device="pcm")
+    caught = [v for v in violations if v.line == moved and v.rule.startswith("tRP:")]
+    assert caught and "1 dirty blocks" in caught[0].rule, violations

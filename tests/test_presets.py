@@ -37,6 +37,18 @@ def test_spec_list_shows_the_new_presets_and_show_prints_pcm():
     assert (lines["bankgroups"], lines["banks_per_group"]) == ("2", "4")
 
 
+def test_spec_show_prints_the_cmmp_parts_precharge_and_energy():
+    """CMMP's Table I parts (issue 17): listed; `spec show` says PCM's tRP is per dirty block
+    and prints both parts' pJ/bit energies."""
+    listed = bulksim("spec", "list")
+    assert "DRAM_CMMP_1000" in listed.stdout and "PCM_CMMP_400" in listed.stdout
+    pcm = bulksim("spec", "show", "PCM_CMMP_400").stdout
+    assert "nRP per dirty 64-B block" in pcm
+    assert "array read 2.47 write 16.82, buffer read 0.93 write 1.02" in pcm
+    dram = bulksim("spec", "show", "DRAM_CMMP_1000").stdout
+    assert "per dirty" not in dram and "array read 1.17 write 0.39" in dram
+
+
 def test_refresh_on_pcm_is_one_error_line_naming_the_key(tmp_path):
     trace = tmp_path / "t.trace"
     trace.write_text("0,W,0x0\n")

@@ -752,3 +752,92 @@ def test_checker_cli_takes_the_resolved_config(tmp_path, make_trace):
     assert (with_config.returncode, with_config.stdout) == (0, "0 violations\n"), with_config.stderr
     without = subprocess.run([sys.executable, checker, spec_path, log], capture_output=True, text=True)
     assert without.returncode == 1 and "refresh postponed" in without.stdout, without.stdout
+
+
+# CMMP's Table I parts (issue 17 item 1): no refresh; PCM closes a row by writing back its dirty
+# blocks, tRP each, and runs closed page in Table I.
+CMMP_RUNS = [
+    ("dram-open", "DRAM_CMMP_1000", ["dram.ranks=8"]),
+    ("pcm-open", "PCM_CMMP_400", ["dram.ranks=16"]),
+    ("pcm-closed", "PCM_CMMP_400", ["dram.ranks=16", "controller.page_policy=closed"]),
+]
+
+
+@pytest.mark.parametrize("preset,overrides", [r[1:] for r in CMMP_RUNS], ids=[r[0] for r in CMMP_RUNS])
+@pytest.mark.parametrize("pattern", ["stream", "random"])
+def test_cmmp_parts_zero_violations(preset, overrides, pattern, make_trace, run_logged):
+    overrides = [*overrides, "controller.refresh=none"]
+    trace = make_trace(requests=3000, seed=3, pattern=pattern, write_fraction=0.4, interval=2)
+    stats, spec, log = run_logged(trace, preset, overrides)
+    spec_, config = _resolved(preset, overrides)
+    assert spec_ == spec and spec["precharge_per_dirty_block"] == preset.startswith("PCM")
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    with open(log) as f:
+        assert sum(1 for _ in f) - 1 == sum(stats["commands"].values())
+    assert stats["writes"] > 0
+
+
+@pytest.fixture
+def pcm():
+    import bulksim
+
+    return bulksim.spec("PCM_CMMP_400", overrides=["controller.refresh=none"])
+
+
+def test_pcm_precharge_waits_trp_per_dirty_block(tmp_path, pcm):
+    """ACT, three WRs to two blocks (block 0 twice), PRE: the next ACT waits 2 x tRP (150 ns
+    = 60 cycles each) after the PRE; one cycle earlier is a tRP violation. A row only read
+    closes at once: its ACT may follow the PRE in the next cycle."""
+    t = pcm["timing"]
+    assert pcm["precharge_per_dirty_block"] and t["nRP"] == 60
+    rcd, ccd, recovery = t["nRCD"], max(t["nCCD_S"], t["nBL"]), t["nCWL"] + t["nBL"] + t["nWR"]
+    writes = [rcd, rcd + ccd, rcd + 2 * ccd]
+    pre = writes[-1] + recovery
+    rows = [(0, "ACT", 0, 0, 0, 5, -1)]
+    rows += [(c, "WR", 0, 0, 0, 5, col) for c, col in zip(writes, [0, 8, 0], strict=True)]
+    rows.append((pre, "PRE", 0, 0, 0, -1, -1))
+    gate = pre + 2 * 60
+    assert _violations(tmp_path, pcm, rows + [(gate, "ACT", 0, 0, 0, 6, -1)]) == []
+    early = _violations(tmp_path, pcm, rows + [(gate - 1, "ACT", 0, 0, 0, 6, -1)])
+    assert early == [f"tRP: precharge started at {pre}, 2 dirty blocks"], early
+    # The same on DRAM_CMMP_1000 waits one tRP whatever was written.
+    import bulksim
+
+    dram = bulksim.spec("DRAM_CMMP_1000", overrides=["controller.refresh=none"])
+    assert not dram["precharge_per_dirty_block"]
+    # Clean: ACT, RD, PRE (after tRTP), ACT in the next cycle (tRC = tRAS long past).
+    read_pre = max(t["nRAS"], rcd + t["nRTP"])
+    clean = [
+        (0, "ACT", 0, 0, 0, 5, -1),
+        (rcd, "RD", 0, 0, 0, 5, 0),
+        (read_pre, "PRE", 0, 0, 0, -1, -1),
+        (read_pre + 1, "ACT", 0, 0, 0, 6, -1),
+    ]
+    assert _violations(tmp_path, pcm, clean) == []
+    # A WRA's own block is dirty: its bank's next ACT waits one tRP after the auto-precharge.
+    wra = [(0, "ACT", 0, 0, 1, 5, -1), (rcd, "WRA", 0, 0, 1, 5, 16)]
+    start = rcd + recovery
+    assert _violations(tmp_path, pcm, wra + [(start + 60, "ACT", 0, 0, 1, 7, -1)]) == []
+    assert _violations(tmp_path, pcm, wra + [(start + 59, "ACT", 0, 0, 1, 7, -1)]) == [
+        f"tRP: precharge started at {start}, 1 dirty blocks"
+    ]
+
+
+def test_closed_page_logs_may_not_leave_rows_open(tmp_path, pcm):
+    """Under a closed page policy every access auto-precharges: a RD is a violation."""
+    rows = [(0, "ACT", 0, 0, 0, 5, -1), (pcm["timing"]["nRCD"], "RD", 0, 0, 0, 5, 0)]
+    path = tmp_path / "closed.csv"
+    _write_log(path, rows)
+    closed = {"controller": {"page_policy": "closed", "refresh": "none"}}
+    assert [v.rule for v in check_log(pcm, str(path), closed)] == [
+        "closed page: RD leaves the row open (expected RDA)"
+    ]
+    assert check_log(pcm, str(path), {"controller": {"refresh": "none"}}) == []
+    # A device's own policy wins over the controller's.
+    per_device = {
+        "controller": {"page_policy": "open", "refresh": "none"},
+        "memory": {"device": [{"name": "dram"}, {"name": "pcm", "page_policy": "closed"}]},
+    }
+    assert len(check_log(pcm, str(path), per_device, device="pcm")) == 1
+    assert check_log(pcm, str(path), per_device, device="dram") == []

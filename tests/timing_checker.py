@@ -26,7 +26,17 @@ The refresh settings come from the run's resolved config (``bulksim config show`
 given: under ``controller.refresh = "none"`` no REF is owed and none may issue; a part
 without a refresh command (PCM, ``has_refresh: false`` in the spec) owes none and takes none.
 
-Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv [RESOLVED_CONFIG.toml]
+PCM as CMMP's Table I models it (Bock et al., ICCD 2016, after HMMSim's ``pcm_long_latency``;
+``precharge_per_dirty_block: true`` in the spec): reads do not disturb the cells, so closing a
+row writes back only the 64-B blocks (bursts) written into its row buffer since its ACT, each
+taking tRP. The next ACT of the bank (and a REF) waits tRP x the blocks the precharge wrote
+back, counted here from the log's WR/WRA column addresses (a block written twice is written
+back once; a row only read closes at once). A PREA writes back each bank's own blocks. Under a
+closed page policy (``page_policy = "closed"`` in the resolved config, or the device's own in
+``[[memory.device]]``), every access closes its row: a RD or WR without auto-precharge is a
+violation.
+
+Usage: python tests/timing_checker.py SPEC.json COMMAND_LOG.csv [RESOLVED_CONFIG.toml [DEVICE]]
 """
 
 from __future__ import annotations
@@ -104,10 +114,29 @@ class RefreshSettings:
         )
 
 
+def page_policy(config: dict[str, Any] | None, device: str | None = None) -> str:
+    """The page policy of the run (``controller.page_policy``), or of the named device of
+    ``[[memory.device]]`` where it sets its own; "open" without a config."""
+    if config is None:
+        return "open"
+    policy = config.get("controller", {}).get("page_policy", "open")
+    for i, d in enumerate(config.get("memory", {}).get("device", [])):
+        if device in (d.get("name") or f"device{i}",) and d.get("page_policy"):
+            policy = d["page_policy"]
+    return policy
+
+
 class Checker:
-    def __init__(self, spec: dict):
+    def __init__(self, spec: dict, closed_page: bool = False):
         t = spec["timing"]
         self.t = t
+        # PCM: tRP per dirty block written back at precharge (module docstring).
+        self.per_dirty_block = bool(spec.get("precharge_per_dirty_block", False))
+        self.burst_length = spec["organisation"]["burst_length"]
+        self.closed_page = closed_page
+        self.dirty: dict[tuple, set[int]] = {}
+        # Blocks the bank's last precharge wrote back.
+        self.written_back: dict[tuple, int] = {}
         self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
         self.rows_per_subarray = spec["organisation"]["rows_per_subarray"]
         # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
@@ -134,6 +163,19 @@ class Checker:
 
     def _fail(self, line: int, c: Cmd, rule: str) -> None:
         self.violations.append(Violation(line, c.cycle, c.name, rule))
+
+    def trp(self, k: tuple) -> int:
+        """The time from the start of bank k's last precharge to its next ACT: tRP, or on a part
+        whose precharge writes back dirty blocks, tRP per block it wrote back."""
+        if self.per_dirty_block:
+            return self.t["nRP"] * self.written_back.get(k, 0)
+        return self.t["nRP"]
+
+    def _close(self, k: tuple, start: int) -> None:
+        """Bank k's precharge starts at `start`: it writes back the row's dirty blocks."""
+        self.open_row[k] = None
+        self.precharge_start[k] = start
+        self.written_back[k] = len(self.dirty.pop(k, ()))
 
     @staticmethod
     def bank_key(c: Cmd) -> tuple:
@@ -205,11 +247,17 @@ class Checker:
         ):
             self._fail(line, c, f"tRFC: REF at {last_ref} (nRFC = {t['nRFC']} cycles)")
 
-        # Precharge (explicit or implicit) to ACT / REF: tRP.
+        # Closed page: every access closes its row.
+        if self.closed_page and c.name in ("RD", "WR"):
+            self._fail(line, c, f"closed page: {c.name} leaves the row open (expected {c.name}A)")
+
+        # Precharge (explicit or implicit) to ACT / REF: tRP (per block written back on PCM).
         if c.name in ACTIVATES:
-            start = self.precharge_start.get(self.bank_key(c)) if c.name == "ACT" else None
-            if start is not None and c.cycle < start + t["nRP"]:
-                self._fail(line, c, f"tRP: precharge started at {start}")
+            k = self.bank_key(c)
+            start = self.precharge_start.get(k) if c.name == "ACT" else None
+            if start is not None and c.cycle < start + self.trp(k):
+                blocks = f", {self.written_back.get(k, 0)} dirty blocks" if self.per_dirty_block else ""
+                self._fail(line, c, f"tRP: precharge started at {start}{blocks}")
             last = self.last_act.get(self.bank_key(c))
             if c.name == "ACT" and last is not None and c.cycle < last + t["nRC"]:
                 self._fail(line, c, f"tRC: ACT at {last}")
@@ -221,7 +269,7 @@ class Checker:
         if c.name == "REF":
             for k in self._banks_of_rank(c.channel, c.rank):
                 start = self.precharge_start.get(k)
-                if start is not None and c.cycle < start + t["nRP"]:
+                if start is not None and c.cycle < start + self.trp(k):
                     self._fail(line, c, f"tRP before REF: bank {k[2:]} precharge started at {start}")
                 last = self.last_act.get(k)
                 if last is not None and c.cycle < last + t["nRC"]:
@@ -238,24 +286,25 @@ class Checker:
         hist.append((line, c))
 
         # Apply state.
+        if c.name in INTERNAL_WRITES:
+            # The burst's block of the open row now differs from the array (PCM writes it back).
+            self.dirty.setdefault(self.bank_key(c), set()).add(c.column // self.burst_length)
         if c.name in ACTIVATES:
             self.open_row[self.bank_key(c)] = c.row
             self.last_act[self.bank_key(c)] = c.cycle
             self.acts_by_rank[rank_key].append(c.cycle)
+            self.dirty.pop(self.bank_key(c), None)
         elif c.name == "PRE":
-            self.open_row[self.bank_key(c)] = None
-            self.precharge_start[self.bank_key(c)] = c.cycle
+            self._close(self.bank_key(c), c.cycle)
         elif c.name == "PREA":
             for k in self._banks_of_rank(c.channel, c.rank):
                 if self.open_row[k] is not None:
-                    self.open_row[k] = None
-                    self.precharge_start[k] = c.cycle
+                    self._close(k, c.cycle)
         elif c.name in {"RDA", "WRA"}:
             # Auto-precharge starts once both tRAS (from ACT) and the read/write recovery are met.
             recovery = t["nRTP"] if c.name == "RDA" else CWL + BL + t["nWR"]
             k = self.bank_key(c)
-            self.precharge_start[k] = max(self.last_act[k] + t["nRAS"], c.cycle + recovery)
-            self.open_row[k] = None
+            self._close(k, max(self.last_act[k] + t["nRAS"], c.cycle + recovery))
         elif c.name == "REF":
             self.last_ref[rank_key] = c.cycle
 
@@ -338,15 +387,18 @@ def read_log(path: str) -> list[tuple[int, Cmd]]:
     return out
 
 
-def check_log(spec: dict, log_path: str, config: dict[str, Any] | None = None) -> list[Violation]:
+def check_log(
+    spec: dict, log_path: str, config: dict[str, Any] | None = None, device: str | None = None
+) -> list[Violation]:
     """All violations in a command log (empty list: the log is legal). `spec` is the run's
     resolved part (``bulksim.spec``), `config` its resolved config (parsed TOML of
-    ``bulksim.api.resolve_config``) for the refresh settings; without it, refresh is taken
-    to be on at 1x."""
+    ``bulksim.api.resolve_config``) for the refresh settings and the page policy; without it,
+    refresh is taken to be on at 1x and pages open. `device` names the ``[[memory.device]]``
+    whose log this is (its own page policy)."""
     refresh = RefreshSettings.from_config(config)
     if refresh.scheme == "adaptive" and spec["timing"].get("nRFC4"):
         spec = {**spec, "timing": {**spec["timing"], "nRFC": spec["timing"]["nRFC4"]}}
-    checker = Checker(spec)
+    checker = Checker(spec, closed_page=page_policy(config, device) == "closed")
     o = spec["organisation"]
     for ch in range(o["channels"]):
         for r in range(o["ranks"]):
@@ -473,16 +525,16 @@ def refresh_rate_violations(
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) not in (3, 4):
+    if len(argv) not in (3, 4, 5):
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         spec = json.load(f)
     config = None
-    if len(argv) == 4:
+    if len(argv) >= 4:
         with open(argv[3], "rb") as f:
             config = tomllib.load(f)
-    violations = check_log(spec, argv[2], config)
+    violations = check_log(spec, argv[2], config, argv[4] if len(argv) == 5 else None)
     for v in violations[:50]:
         print(v)
     print(f"{len(violations)} violations")

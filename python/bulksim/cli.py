@@ -630,6 +630,16 @@ def spec_show(preset, overrides, as_json) -> None:
     descriptions = dict(_core.timing_params())
     for key, value in s["timing"].items():
         click.echo(f"  {key:8} {value:6} cycles  {descriptions.get(key, '')}")
+    if s.get("precharge_per_dirty_block"):
+        click.echo(
+            "  precharge: nRP per dirty 64-B block written since the ACT (a row only read closes at once)"
+        )
+    energy = s.get("bit_energy")
+    if energy:
+        click.echo(
+            f"  energy (pJ/bit): array read {energy['array_read_pj']} write {energy['array_write_pj']}, "
+            f"buffer read {energy['buffer_read_pj']} write {energy['buffer_write_pj']} ({energy['source']})"
+        )
 
 
 @main.group()

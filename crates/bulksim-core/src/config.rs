@@ -50,6 +50,8 @@ pub struct DramConfig {
     pub temperature: Temperature,
     /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
     pub rank_capacity_mb: u64,
+    /// Bits one ACT senses in the pJ/bit energy model; 0: the part's (the whole row).
+    pub activation_bits: u64,
 }
 
 /// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
@@ -73,6 +75,7 @@ impl Default for DramConfig {
             timing: BTreeMap::new(),
             temperature: Temperature::Normal,
             rank_capacity_mb: 0,
+            activation_bits: 0,
         }
     }
 }
@@ -531,8 +534,10 @@ pub struct MemoryConfig {
     pub fixed_latency_cycles: u32,
 }
 
-/// One memory device (`[[memory.device]]`): its own part and organisation; the controller
-/// and bulk settings are the top-level ones.
+/// One memory device (`[[memory.device]]`): its own part and organisation, and the controller
+/// settings a hybrid memory's two parts need apart (CMMP's Table I: open-page DRAM, closed-page
+/// PCM, each with its own mapping and queues); the rest of the controller and the bulk
+/// settings are the top-level ones. Unset (empty, 0, absent): the top level's value.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DeviceConfig {
@@ -541,6 +546,12 @@ pub struct DeviceConfig {
     pub channels: u32,
     pub ranks: u32,
     pub rows: u32,
+    pub activation_bits: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub page_policy: Option<PagePolicy>,
+    pub address_mapping: String,
+    pub read_queue_size: u32,
+    pub write_queue_size: u32,
 }
 
 /// Copy engines beside the cache levels (`[copy_engine]`, `copy_engine` module).
@@ -865,6 +876,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "extended (above 85 C): the preset's nREFI, nREFI2 and nREFI4 are halved (rounded down) before dram.timing overrides apply",
     ),
     doc(
+        "dram.activation_bits",
+        "bits per ACT",
+        "parts with pJ/bit energies (CMMP's, `memory.energy.per_bit`): bits one ACT senses, charged the array-read energy; 0: the part's (the whole row, 32,768 bits of a 4 KB row); at most the row's bits",
+    ),
+    doc(
         "dram.rank_capacity_mb",
         "MiB per rank",
         "frames the OS may use in each rank (the capacity study of docs/rank_assignment.md, \"Page allocation\"): each rank's lowest-numbered usable frames up to this size; 0 = the whole rank. With clock or rank_clock a full memory evicts pages; otherwise it is out of memory",
@@ -1080,6 +1096,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("memory.device[].channels", "channels", "channels of this device (0: dram.channels)"),
     doc("memory.device[].ranks", "ranks per channel", "ranks of this device (0: dram.ranks)"),
     doc("memory.device[].rows", "rows per bank", "rows of this device's banks (0: dram.rows), e.g. a small DRAM beside a large PCM"),
+    doc("memory.device[].activation_bits", "bits per ACT", "this device's dram.activation_bits (0: dram.activation_bits)"),
+    doc("memory.device[].page_policy", "open | closed", "page policy of this device's controllers (absent: controller.page_policy); CMMP's Table I: open for DRAM, closed for PCM"),
+    doc("memory.device[].address_mapping", "field order or mapping name", "address mapping of this device (empty: controller.address_mapping); CMMP's Table I: RoRaBaCoCh for DRAM, RoCoRaBaCh for PCM"),
+    doc("memory.device[].read_queue_size", "requests", "read queue entries per channel of this device (0: controller.read_queue_size); bulksim's queues are channel-wide, so Table I's per-bank queues are banks x entries per bank (docs/hybrid.md)"),
+    doc("memory.device[].write_queue_size", "requests", "write queue entries per channel of this device (0: controller.write_queue_size)"),
     doc(
         "os.allocator",
         "scatter | subarray_aware | inter_bank",
@@ -1769,6 +1790,21 @@ impl Config {
             if d.rows != 0 {
                 c.dram.rows = d.rows;
             }
+            if d.activation_bits != 0 {
+                c.dram.activation_bits = d.activation_bits;
+            }
+            if let Some(policy) = d.page_policy {
+                c.controller.page_policy = policy;
+            }
+            if !d.address_mapping.is_empty() {
+                c.controller.address_mapping = d.address_mapping.clone();
+            }
+            if d.read_queue_size != 0 {
+                c.controller.read_queue_size = d.read_queue_size;
+            }
+            if d.write_queue_size != 0 {
+                c.controller.write_queue_size = d.write_queue_size;
+            }
             let name = if d.name.is_empty() {
                 format!("device{i}")
             } else {
@@ -1786,14 +1822,21 @@ impl Config {
             let spec = spec.filter(|_| own.is_empty());
             // A value the device sets is named by the device's own key.
             let own_key = |p: String| {
-                for (set, key) in [
-                    (!d.preset.is_empty(), "preset"),
-                    (d.channels != 0, "channels"),
-                    (d.ranks != 0, "ranks"),
-                    (d.rows != 0, "rows"),
+                for (set, section, key) in [
+                    (!d.preset.is_empty(), "dram", "preset"),
+                    (d.channels != 0, "dram", "channels"),
+                    (d.ranks != 0, "dram", "ranks"),
+                    (d.rows != 0, "dram", "rows"),
+                    (d.activation_bits != 0, "dram", "activation_bits"),
+                    (
+                        !d.address_mapping.is_empty(),
+                        "controller",
+                        "address_mapping",
+                    ),
                 ] {
-                    if let Some(rest) = p.strip_prefix(&format!("dram.{key}:")) {
-                        if set {
+                    if let Some(rest) = p.strip_prefix(&format!("{section}.{key}")) {
+                        if set && (rest.starts_with(':') || rest.starts_with(' ')) {
+                            let rest = rest.strip_prefix(':').unwrap_or(rest);
                             return format!("memory.device.{i}.{key} ({name}):{rest}");
                         }
                     }
@@ -1801,6 +1844,17 @@ impl Config {
                 format!("memory.device.{i} ({name}): {p}")
             };
             problems.extend(own.into_iter().map(own_key));
+            // Queue entries are allocated up front and scanned (`controller::queue`).
+            for (key, v) in [
+                ("read_queue_size", d.read_queue_size),
+                ("write_queue_size", d.write_queue_size),
+            ] {
+                if v > 4096 {
+                    problems.push(format!(
+                        "memory.device.{i}.{key} ({name}): {v} is out of range; expected 1..=4096 entries (0: the controller's)"
+                    ));
+                }
+            }
             if let Some(p) = spec.as_ref().and_then(|s| c.refresh_problem(s)) {
                 problems.push(format!("memory.device.{i} ({name}): {p}"));
             }
@@ -1872,6 +1926,20 @@ impl Config {
                 ));
             } else {
                 o.columns = d.columns;
+            }
+        }
+        if d.activation_bits != 0 {
+            let row_bits = o.row_bytes() * 8;
+            match spec.bit_energy.as_mut() {
+                None => problems.push(format!(
+                    "dram.activation_bits: {} declares no pJ/bit energies to charge them (0 keeps the default)",
+                    d.preset
+                )),
+                Some(_) if d.activation_bits > row_bits => problems.push(format!(
+                    "dram.activation_bits: {} is out of range; expected 1..={row_bits} (the bits of a row; 0 keeps the whole row)",
+                    d.activation_bits
+                )),
+                Some(e) => e.activation_bits = d.activation_bits,
             }
         }
         if d.temperature == Temperature::Extended {
@@ -2599,6 +2667,8 @@ mod tests {
         keys.push("include".into());
         // A table that also takes a shorthand value (`controller.refresh = "none"`).
         keys.push("controller.refresh".into());
+        // An optional key, absent by default (the controller's policy).
+        keys.push("memory.device[].page_policy".into());
         keys.sort();
         keys.dedup();
         keys
@@ -2866,6 +2936,79 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("now 'channel'") && !e.contains('\n'), "{e}");
+    }
+
+    /// `[[memory.device]]`'s controller keys: each device's value, else the top level's; a
+    /// bad value is named by the device's key.
+    #[test]
+    fn devices_take_their_own_page_policy_mapping_and_queues() {
+        let two = [
+            "memory.device.0.preset=DRAM_CMMP_1000",
+            "memory.device.1.preset=PCM_CMMP_400",
+            "controller.refresh=none",
+        ];
+        let c = Config::default()
+            .apply_sets(&two)
+            .unwrap()
+            .apply_sets(&[
+                "memory.device.1.page_policy=closed",
+                "memory.device.1.address_mapping=RoCoRaBaCh",
+                "memory.device.1.read_queue_size=1024",
+                "memory.device.1.write_queue_size=512",
+            ])
+            .unwrap();
+        let devices = c.device_configs().unwrap();
+        let (dram, pcm) = (&devices[0].1.controller, &devices[1].1.controller);
+        assert_eq!(dram.page_policy, PagePolicy::Open);
+        assert_eq!(dram.address_mapping, "RoBaRaCoCh");
+        assert_eq!((dram.read_queue_size, dram.write_queue_size), (32, 32));
+        assert_eq!(pcm.page_policy, PagePolicy::Closed);
+        assert_eq!(pcm.address_mapping, "RoCoRaBaCh");
+        assert_eq!((pcm.read_queue_size, pcm.write_queue_size), (1024, 512));
+        let bad = |set: &str, key: &str| {
+            let c = Config::default().apply_sets(&two).unwrap();
+            let m = match c.apply_sets(&[set]) {
+                Ok(c) => c.validate().unwrap_err().to_string(),
+                Err(e) => e.to_string(),
+            };
+            assert!(m.contains(key) && !m.contains('\n'), "{set}: {m}");
+        };
+        bad(
+            "memory.device.1.address_mapping=RoRaXX",
+            "memory.device.1.address_mapping (device1): unknown field 'XX'",
+        );
+        bad(
+            "memory.device.0.read_queue_size=5000",
+            "memory.device.0.read_queue_size (device0): 5000",
+        );
+        bad("memory.device.1.page_policy=half", "page_policy");
+        // Bits sensed per ACT: a part with pJ/bit energies, at most its row.
+        let c = Config::default()
+            .apply_sets(&two)
+            .unwrap()
+            .apply_sets(&["memory.device.1.activation_bits=4096"])
+            .unwrap();
+        let specs: Vec<_> = c
+            .device_configs()
+            .unwrap()
+            .iter()
+            .map(|(_, c)| c.spec().unwrap().bit_energy.unwrap().activation_bits)
+            .collect();
+        assert_eq!(specs, [0, 4096]);
+        bad(
+            "memory.device.1.activation_bits=40000",
+            "memory.device.1.activation_bits (device1): 40000 is out of range; expected 1..=32768",
+        );
+        let e = Config::default()
+            .apply_sets(&["dram.activation_bits=512"])
+            .unwrap()
+            .validate()
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dram.activation_bits: DDR4_8Gb_x8_2400 declares no pJ/bit"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -13,10 +13,64 @@
 //! each times the chips of a rank; and, as a separate component, the channel's I/O and
 //! termination: per burst, (driver + termination) power per DQ times the bus width times the
 //! burst time. mA x V x ns = pJ.
+//!
+//! Beside it, for parts that declare pJ/bit energies (`Spec::bit_energy`: CMMP's Table I, after
+//! Lee et al., ISCA 2009), a dynamic model counted from the same activity (`per_bit_energy`):
+//! array read per bit sensed at each ACT (`activation_bits`, default the whole row), array
+//! write per bit written to the array at precharge (a DRAM restores the whole row at each
+//! precharge of an open row: PRE, each open bank of a PREA, RDA/WRA; a part whose precharge
+//! writes back only dirty blocks, PCM, writes 512 bits per dirty 64-B block), and buffer
+//! read/write per bit of each RD/WR burst (512 bits). No background or refresh energy: the
+//! paper's model is dynamic only (bulksim's choice, issue 17 item 2).
 
 use crate::device::RankActivity;
 use crate::spec::Spec;
 use crate::stat_struct::stat_struct;
+
+stat_struct! {
+    /// The dynamic pJ/bit model of parts that declare it (`Spec::bit_energy`), in nJ; all 0
+    /// for parts that do not (`per_bit_source` is then empty).
+    pub struct BitEnergyStats {
+        pub array_read_nj: f64 = sum("nJ", "array reads: the part's array-read pJ/bit x the bits each ACT senses (activation_bits; default the whole row: 32,768 bits of a 4 KB row)"),
+        pub array_write_nj: f64 = sum("nJ", "array writes: the part's array-write pJ/bit x the bits written to the array at precharge: the whole row at each precharge of an open row (DRAM: PRE, each open bank of a PREA, RDA/WRA), 512 bits per dirty 64-B block on parts whose precharge writes back only dirty blocks (PCM)"),
+        pub buffer_read_nj: f64 = sum("nJ", "row-buffer reads: the part's buffer-read pJ/bit x 512 bits per RD/RDA burst"),
+        pub buffer_write_nj: f64 = sum("nJ", "row-buffer writes: the part's buffer-write pJ/bit x 512 bits per WR/WRA burst"),
+        pub total_nj: f64 = sum("nJ", "array_read_nj + array_write_nj + buffer_read_nj + buffer_write_nj"),
+    }
+}
+
+/// The pJ/bit model's energy of one rank's (or several ranks') activity; zero for a part that
+/// declares no pJ/bit energies. RowClone's ACT2 counts as an ACT (it senses a row) and
+/// TRANSFER halves are not charged (no CMMP part runs RowClone).
+pub fn per_bit_energy(spec: &Spec, a: &RankActivity) -> BitEnergyStats {
+    let Some(e) = &spec.bit_energy else {
+        return BitEnergyStats::default();
+    };
+    let o = &spec.organisation;
+    let row_bits = o.row_bytes() * 8;
+    let burst_bits = o.line_bytes() * 8;
+    let sensed = if e.activation_bits == 0 {
+        row_bits
+    } else {
+        e.activation_bits
+    };
+    let written_bits = if spec.precharge_per_dirty_block {
+        a.dirty_blocks_written * burst_bits
+    } else {
+        a.precharges * row_bits
+    };
+    // pJ / 1000 = nJ.
+    let nj = |pj_per_bit: f64, bits: u64| pj_per_bit * bits as f64 / 1000.0;
+    let mut s = BitEnergyStats {
+        array_read_nj: nj(e.array_read_pj, a.acts * sensed),
+        array_write_nj: nj(e.array_write_pj, written_bits),
+        buffer_read_nj: nj(e.buffer_read_pj, a.reads * burst_bits),
+        buffer_write_nj: nj(e.buffer_write_pj, a.writes * burst_bits),
+        total_nj: 0.0,
+    };
+    s.total_nj = s.array_read_nj + s.array_write_nj + s.buffer_read_nj + s.buffer_write_nj;
+    s
+}
 
 stat_struct! {
     /// Energy of one rank (or a sum of ranks) by component, in nJ.

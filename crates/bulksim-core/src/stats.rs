@@ -144,6 +144,9 @@ stat_struct! {
         /// Total per rank, channel by channel.
         pub by_rank_nj: Vec<f64> = merge(extend, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
         pub power_source: String = keep("text", "where the preset's currents and I/O powers come from"),
+        /// CMMP's dynamic model, beside the current-based one above (`energy::per_bit_energy`).
+        pub per_bit: crate::energy::BitEnergyStats = nested(),
+        pub per_bit_source: String = keep("text", "where the part's pJ/bit energies come from; empty: it declares none and per_bit is all 0"),
     }
 }
 

@@ -70,6 +70,17 @@ impl Probe {
     }
 }
 
+/// PRE-to-ACT time of a precharge writing back `dirty` 64-B blocks: nRP, or nRP per dirty
+/// block on a part whose precharge writes back only those (PCM_CMMP_400, 0 for a clean row).
+fn rp(spec: &Spec, dirty: u64) -> u64 {
+    let n_rp = spec.timing.n_rp as u64;
+    if spec.precharge_per_dirty_block {
+        n_rp * dirty
+    } else {
+        n_rp
+    }
+}
+
 fn each_preset(f: impl Fn(&str)) {
     for name in PRESET_NAMES {
         f(name);
@@ -99,8 +110,9 @@ fn t_ras_and_t_rp() {
         p.tight("tRAS", Pre, a, 100 + t.n_ras as u64);
         p.tight("tRAS (PREA)", PreA, a, 100 + t.n_ras as u64);
         p.issue(Pre, a, 100 + t.n_ras as u64);
-        // tRC = tRAS + tRP in every preset, so tRP binds here.
-        p.tight("tRP", Act, a, 100 + (t.n_ras + t.n_rp) as u64);
+        // tRC = tRAS + tRP in every preset (tRC = tRAS where tRP is per dirty block), so tRP
+        // binds here; the row was only read.
+        p.tight("tRP", Act, a, 100 + t.n_ras as u64 + rp(&p.spec, 0));
     });
 }
 
@@ -158,6 +170,11 @@ fn t_faw() {
         } else {
             p.addr(0, 4 % o.bankgroups, 4 / o.bankgroups, 1)
         };
+        if n == "PCM_CMMP_400" {
+            // tFAW 30 ns (12 cycles) is shorter than four tRRD of 4 nCK: it never binds.
+            assert!(t.n_faw as u64 <= 4 * t.n_rrd_s as u64);
+            return;
+        }
         assert!(
             t.n_faw as u64 > 3 * t.n_rrd_s as u64 + t.n_rrd_l as u64,
             "tFAW binds in {n}"
@@ -250,13 +267,18 @@ fn auto_precharge_reaches_the_next_activate() {
         p.issue(Act, a, 0);
         p.issue(Act, b, 20);
         p.issue(RdA, a, 100);
-        p.tight("RDA: tRTP + tRP", Act, a, 100 + (t.n_rtp + t.n_rp) as u64);
+        p.tight(
+            "RDA: tRTP + tRP",
+            Act,
+            a,
+            100 + t.n_rtp as u64 + rp(&p.spec, 0),
+        );
         p.issue(WrA, b, 200);
         p.tight(
             "WRA: write recovery + tRP",
             Act,
             b,
-            200 + (t.n_cwl + t.n_bl + t.n_wr + t.n_rp) as u64,
+            200 + (t.n_cwl + t.n_bl + t.n_wr) as u64 + rp(&p.spec, 1),
         );
     });
 }
@@ -368,6 +390,12 @@ fn fpm_act2_is_tight_and_copies_in_two_tras_plus_trp() {
         p.tight("ACT2 to RD (tRAS)", Rd, dst, 100 + 2 * t.n_ras as u64);
         p.issue(Pre, dst, 100 + 2 * t.n_ras as u64);
         let done = (2 * t.n_ras + t.n_rp) as u64;
+        if p.spec.precharge_per_dirty_block {
+            // ACT2 wrote nothing through the buffer: the clean row closes at once, and only
+            // the activation limits (tRRD after the ACT2) remain, long past.
+            assert!(p.dev.earliest(Act, &src) <= 100 + 2 * t.n_ras as u64, "{n}");
+            return;
+        }
         p.tight("bank free after FPM", Act, src, 100 + done);
         if n == "DDR3_2Gb_x8_1066" {
             assert_eq!(done as f64 * p.spec.tck_ns, 90.0);
@@ -487,7 +515,8 @@ fn psm_transfer_pipelines_a_4kb_copy() {
         p.tight("TRW to PRE (write recovery)", Pre, dst_row(&p, 0), pre_dst);
         p.issue(Pre, src_row(&p, 0), pre_src);
         p.issue(Pre, dst_row(&p, 0), pre_dst);
-        let done = pre_dst.max(pre_src) + t.n_rp as u64;
+        // The destination row took 64 blocks through TRW; the source was only read.
+        let done = (pre_dst + rp(&p.spec, 64)).max(pre_src + rp(&p.spec, 0));
         p.tight("destination bank free", Act, dst_row(&p, 0), done);
         if n == "DDR3_2Gb_x8_1066" {
             // tRCD 8, tRRD 4, tCCD 4, CWL 6, BL/2 4, WR 8, tRP 8: the first TRR at 11, the last
@@ -527,4 +556,111 @@ fn transfer_leaves_the_channel_data_bus_free() {
             101 + (t.n_cwl + t.n_bl + t.n_wtr_s) as u64,
         );
     });
+}
+
+/// PCM_CMMP_400 (CMMP's Table I, HMMSim's `pcm_long_latency`): a precharge writes back the
+/// 64-B blocks written since the row's ACT, nRP (150 ns = 60 cycles of 2.5 ns) each, so the
+/// next ACT of the bank waits tRP x dirty blocks after the PRE: 0, 1 x 60 and 3 x 60 cycles.
+/// A block written twice is written back once; the count starts again at the next ACT.
+#[test]
+fn pcm_precharge_takes_trp_per_dirty_block() {
+    let mut p = Probe::new("PCM_CMMP_400", |_| {});
+    let t = p.spec.timing.clone();
+    assert_eq!(t.n_rp, 60);
+    let block = |p: &Probe, b: u32| DramAddr {
+        column: b * 8,
+        ..p.addr(0, 0, 0, 3)
+    };
+    let wr_end = (t.n_cwl + t.n_bl + t.n_wr) as u64;
+    for (dirty, writes) in [(0u64, &[][..]), (1, &[5u32, 5][..]), (3, &[0, 63, 7][..])] {
+        let start = p.dev.earliest(Act, &block(&p, 0)).max(1_000 * (dirty + 1));
+        p.issue(Act, block(&p, 0), start);
+        let mut at = start + t.n_rcd as u64;
+        for &b in writes {
+            at = at.max(p.dev.earliest(Wr, &block(&p, b)));
+            p.issue(Wr, block(&p, b), at);
+        }
+        let pre = p
+            .dev
+            .earliest(Pre, &block(&p, 0))
+            .max(start + t.n_ras as u64);
+        if let Some(&last) = writes.last() {
+            assert_eq!(pre, at + wr_end, "write recovery binds the PRE ({last})");
+        }
+        p.issue(Pre, block(&p, 0), pre);
+        let expected = (pre + 60 * dirty).max(start + t.n_rc as u64);
+        p.tight(
+            &format!("{dirty} dirty blocks"),
+            Act,
+            block(&p, 0),
+            expected,
+        );
+        if dirty > 0 {
+            assert_eq!(expected, pre + 60 * dirty);
+        }
+    }
+    // WRA: the written block is the row's one dirty block; RDA of a clean row: no tRP.
+    let a = p.addr(0, 0, 1, 9);
+    p.issue(Act, a, 10_000);
+    p.issue(WrA, a, 10_000 + t.n_rcd as u64);
+    p.tight("WRA", Act, a, 10_000 + t.n_rcd as u64 + wr_end + 60);
+    let b = p.addr(0, 0, 2, 9);
+    p.issue(Act, b, 20_000);
+    p.issue(RdA, b, 20_000 + t.n_rcd as u64);
+    let after_rda = 20_000 + (t.n_rcd + t.n_rtp) as u64;
+    assert!(
+        p.dev.earliest(Act, &b) <= after_rda,
+        "a clean RDA adds no tRP"
+    );
+    // The write-backs are counted for energy: 1 + 3 + 1 blocks.
+    let activity = p.dev.activity(30_000);
+    assert_eq!(activity[0].dirty_blocks_written, 5);
+}
+
+/// The same commands on a DRAM part: tRP once per precharge, whatever was written.
+#[test]
+fn dram_precharge_takes_one_trp_however_many_blocks_were_written() {
+    let mut p = Probe::new("DRAM_CMMP_1000", |_| {});
+    let t = p.spec.timing.clone();
+    let a = p.addr(0, 0, 0, 3);
+    p.issue(Act, a, 100);
+    for b in 0..3u32 {
+        let w = DramAddr { column: b * 8, ..a };
+        let at = p.dev.earliest(Wr, &w).max(100 + t.n_rcd as u64);
+        p.issue(Wr, w, at);
+    }
+    let pre = p.dev.earliest(Pre, &a);
+    p.issue(Pre, a, pre);
+    p.tight("tRP", Act, a, pre + t.n_rp as u64);
+    assert_eq!(p.dev.activity(1_000)[0].dirty_blocks_written, 0);
+}
+
+/// A PREA on PCM_CMMP_400 writes back every open bank's dirty blocks; the rank's next ACT
+/// waits for the most dirty bank (bulksim's choice): banks with 2 and 1 dirty blocks, so any
+/// bank's ACT waits 2 x tRP = 120 cycles after the PREA.
+#[test]
+fn pcm_precharge_all_waits_for_the_most_dirty_bank() {
+    let mut p = Probe::new("PCM_CMMP_400", |_| {});
+    let t = p.spec.timing.clone();
+    let (a, b) = (p.addr(0, 0, 0, 1), p.addr(0, 0, 1, 1));
+    p.issue(Act, a, 0);
+    p.issue(Act, b, 10);
+    let mut at = 100;
+    for (bank, block) in [(a, 0u32), (a, 1), (b, 2)] {
+        p.issue(
+            Wr,
+            DramAddr {
+                column: block * 8,
+                ..bank
+            },
+            at,
+        );
+        at += 10;
+    }
+    let prea = p.dev.earliest(PreA, &a);
+    assert_eq!(prea, at - 10 + (t.n_cwl + t.n_bl + t.n_wr) as u64);
+    p.issue(PreA, a, prea);
+    p.tight("PREA, 2 dirty blocks", Act, b, prea + 120);
+    p.tight("PREA, 2 dirty blocks", Act, a, prea + 120);
+    assert_eq!(p.dev.activity(10_000)[0].dirty_blocks_written, 3);
 }

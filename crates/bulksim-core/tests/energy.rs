@@ -136,3 +136,100 @@ fn energy_by_rank() {
     );
     assert!(e.by_rank_nj[1] > idle);
 }
+
+/// CMMP's pJ/bit model (Table I) for a known command sequence on one bank, by hand. 4 KB rows
+/// are 32,768 bits, a burst 512 bits.
+///
+/// DRAM_CMMP_1000 (array 1.17 / 0.39, buffer 0.93 / 1.02 pJ/bit): ACT, RD, WR, WR, PRE, ACT,
+/// RDA: 2 ACTs sense 2 x 32,768 x 1.17 = 76.67712 nJ; 2 precharges (PRE and the RDA's) restore
+/// 2 x 32,768 x 0.39 = 25.55904 nJ; 2 RD bursts 2 x 512 x 0.93 = 0.95232 nJ; 2 WR bursts
+/// 2 x 512 x 1.02 = 1.04448 nJ.
+///
+/// PCM_CMMP_400 (array 2.47 / 16.82): the same commands write back only the dirty blocks: the
+/// two WRs to blocks 1 and 2 dirty 2 blocks at the PRE, the RDA none: 2 x 512 x 16.82 =
+/// 17.22368 nJ; 2 ACTs 2 x 32,768 x 2.47 = 161.87392 nJ; buffers as DRAM's.
+#[test]
+fn per_bit_energy_of_a_known_command_sequence() {
+    use bulksim_core::device::Device;
+    use bulksim_core::energy::per_bit_energy;
+    use bulksim_core::mapping::{AddressMapper, DramAddr};
+    use bulksim_core::spec::presets::preset;
+    use bulksim_core::spec::Command::*;
+    for (name, act, written, rd, wr) in [
+        ("DRAM_CMMP_1000", 76.67712, 25.55904, 0.95232, 1.04448),
+        ("PCM_CMMP_400", 161.87392, 17.22368, 0.95232, 1.04448),
+    ] {
+        let spec = preset(name).unwrap();
+        let mut dev = Device::new(&spec, 0);
+        let m = AddressMapper::new(&spec.organisation, "RoBaRaCoCh", false).unwrap();
+        let row = m.locate(0, 0, 0, 0, 7, 0);
+        let block = |b: u32| DramAddr {
+            column: b * 8,
+            ..row
+        };
+        let mut at = 0;
+        for (cmd, a) in [
+            (Act, row),
+            (Rd, block(0)),
+            (Wr, block(1)),
+            (Wr, block(2)),
+            (Pre, row),
+            (Act, row),
+            (RdA, block(3)),
+        ] {
+            at = dev.earliest(cmd, &a).max(at + 1);
+            dev.issue(cmd, &a, at);
+        }
+        let activity = &dev.activity(at + 1_000)[0];
+        let e = per_bit_energy(&spec, activity);
+        for (what, got, want) in [
+            ("array read", e.array_read_nj, act),
+            ("array write", e.array_write_nj, written),
+            ("buffer read", e.buffer_read_nj, rd),
+            ("buffer write", e.buffer_write_nj, wr),
+            ("total", e.total_nj, act + written + rd + wr),
+        ] {
+            assert!(close(got, want), "{name} {what}: {got} vs {want}");
+        }
+    }
+    // A part that declares no pJ/bit energies reports none.
+    let spec = preset("DDR3_4Gb_x8_1600").unwrap();
+    let mut a = bulksim_core::device::RankActivity::default();
+    (a.acts, a.reads) = (3, 2);
+    assert_eq!(per_bit_energy(&spec, &a).total_nj, 0.0);
+}
+
+/// One write to a closed-page PCM_CMMP_400 through the controller: ACT, WRA; the WRA's
+/// precharge writes back its one dirty block. per_bit: 32,768 x 2.47 + 512 x 16.82 + 512 x
+/// 1.02 pJ = 80.93696 + 8.61184 + 0.52224 nJ, reported with its source.
+#[test]
+fn a_pcm_write_reports_its_per_bit_energy() {
+    let c = config(&[
+        "dram.preset=\"PCM_CMMP_400\"",
+        "controller.refresh=none",
+        "controller.page_policy=closed",
+    ]);
+    let s = run_records(&c, vec![write(100, 0)]);
+    assert_eq!((s.commands["ACT"], s.commands["WRA"]), (1, 1));
+    let e = &s.energy.per_bit;
+    assert!(close(e.array_read_nj, 80.93696), "{e:?}");
+    assert!(close(e.array_write_nj, 8.61184), "{e:?}");
+    assert!(close(e.buffer_write_nj, 0.52224), "{e:?}");
+    assert_eq!(e.buffer_read_nj, 0.0);
+    assert!(close(e.total_nj, 80.93696 + 8.61184 + 0.52224));
+    assert!(s.energy.per_bit_source.contains("Table I"));
+}
+
+/// `dram.activation_bits` replaces the row's 32,768 bits sensed per ACT: 4,096 x 2.47 pJ =
+/// 10.11712 nJ for the one ACT of a PCM_CMMP_400 write.
+#[test]
+fn activation_bits_set_the_bits_an_act_senses() {
+    let c = config(&[
+        "dram.preset=\"PCM_CMMP_400\"",
+        "controller.refresh=none",
+        "controller.page_policy=closed",
+        "dram.activation_bits=4096",
+    ]);
+    let s = run_records(&c, vec![write(100, 0)]);
+    assert!(close(s.energy.per_bit.array_read_nj, 10.11712));
+}

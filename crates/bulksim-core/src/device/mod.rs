@@ -15,6 +15,13 @@
 //! `now`, which constrains nothing), rules of a level with one node per parent move to the
 //! parent's row (a channel of one rank, a rank of one bank group), and sibling rules among
 //! single children vanish. The open-row change count lets callers cache ready times.
+//!
+//! A part whose precharge writes back only the row's dirty blocks (PCM,
+//! `Spec::precharge_per_dirty_block`) compiles its rule table twice: once with nRP = 0, whose
+//! latencies go into the ordinary effects, and once as given; each rule whose latency differs
+//! keeps its nRP multiple apart (`DirtyPrecharge`), applied at a precharge (PRE, RDA, WRA,
+//! PREA) times the dirty blocks of the row it closes. Every other part has no such state and
+//! pays one untaken branch per command.
 
 pub mod command_log;
 
@@ -48,6 +55,9 @@ pub struct RankActivity {
     pub refreshes: u64,
     /// Of `refreshes`, those at the fine (4x) granularity of an adaptive refresh run.
     pub fine_refreshes: u64,
+    /// Bursts (64-B blocks) written back to the array by precharges, on parts whose
+    /// precharge writes back only the dirty blocks (PCM); 0 on others.
+    pub dirty_blocks_written: u64,
     pub active_cycles: u64,
     pub precharged_cycles: u64,
     pub(crate) interval_start: u64,
@@ -64,6 +74,7 @@ impl RankActivity {
         self.transfer_writes += o.transfer_writes;
         self.refreshes += o.refreshes;
         self.fine_refreshes += o.fine_refreshes;
+        self.dirty_blocks_written += o.dirty_blocks_written;
         self.active_cycles += o.active_cycles;
         self.precharged_cycles += o.precharged_cycles;
     }
@@ -114,6 +125,52 @@ struct Window {
     filled: Vec<u32>,
 }
 
+/// One rule's nRP part on a part whose precharge takes nRP per dirty block: after the
+/// preceding command, `following` on the node waits `fixed + multiple x nRP x dirty blocks`
+/// (`fixed`, the latency with nRP = 0, is also in the ordinary effects).
+#[derive(Clone, Copy, Debug)]
+struct RpTarget {
+    level: usize,
+    sibling: bool,
+    following: usize,
+    fixed: u64,
+    multiple: u64,
+}
+
+/// The dirty blocks of every bank's open row and the rules they lengthen
+/// (`Spec::precharge_per_dirty_block`).
+struct DirtyPrecharge {
+    /// `words` 64-bit words per bank: bit b is set when burst b of the open row was written
+    /// (WR, WRA, or a TRANSFER's TRW) since the row's ACT.
+    blocks: Vec<u64>,
+    words: usize,
+    /// log2 of the burst length: a column address to its burst (block) in the row.
+    block_shift: u32,
+    /// Cycles per dirty block (the part's nRP).
+    per_block: u64,
+    /// Per preceding command, the rules whose latency holds nRP.
+    targets: [Vec<RpTarget>; NUM_COMMANDS],
+}
+
+impl DirtyPrecharge {
+    /// Marks the block of the burst at `column` of `bank`'s open row written.
+    #[inline]
+    fn mark(&mut self, bank: usize, column: u32) {
+        let block = (column >> self.block_shift) as usize;
+        self.blocks[bank * self.words + block / 64] |= 1 << (block % 64);
+    }
+
+    /// The dirty blocks of `bank`'s open row, which a precharge writes back: counts and
+    /// clears them.
+    #[inline]
+    fn take(&mut self, bank: usize) -> u64 {
+        let words = &mut self.blocks[bank * self.words..(bank + 1) * self.words];
+        let n = words.iter().map(|w| w.count_ones() as u64).sum();
+        words.fill(0);
+        n
+    }
+}
+
 /// The ready-at rows: one per rank (channel and rank rules), one per bank (bank-group and bank
 /// rules, with the bank's open row).
 struct ReadyTables {
@@ -162,6 +219,8 @@ pub struct Device {
     activity: Vec<RankActivity>,
     command_counts: [u64; NUM_COMMANDS],
     open_row_changes: u64,
+    /// PCM's precharge per dirty block; `None` for every other part.
+    dirty: Option<Box<DirtyPrecharge>>,
     /// Commands issued since the last drain, when logging is on.
     log: Option<Vec<IssuedCommand>>,
 }
@@ -196,12 +255,58 @@ impl Device {
             2 if bankgroups == 1 => 1,
             l => l,
         };
-        for rule in rules {
+        // A dirty-precharge part: each rule's latency without nRP, and its nRP multiple.
+        let (zero_rp, mut dirty) = if spec.precharge_per_dirty_block {
+            let t = &spec.timing;
+            let zero = spec.standard.rules(&crate::spec::Timing {
+                n_rp: 0,
+                ..t.clone()
+            });
+            assert_eq!(
+                zero.len(),
+                rules.len(),
+                "{}: a dirty-precharge part needs its standard's rule table",
+                spec.name
+            );
+            let blocks_per_row = (o.columns / o.burst_length).max(1) as usize;
+            let words = blocks_per_row.div_ceil(64);
+            let dirty = DirtyPrecharge {
+                blocks: vec![0; nodes[Level::Bank as usize] * words],
+                words,
+                block_shift: o.burst_length.trailing_zeros(),
+                per_block: t.n_rp as u64,
+                targets: Default::default(),
+            };
+            (Some(zero), Some(Box::new(dirty)))
+        } else {
+            (None, None)
+        };
+        for (i, rule) in rules.iter().enumerate() {
             let level = rule.level as usize;
             if rule.sibling && level > 0 && children[level - 1] == 1 {
                 continue;
             }
             let level = if rule.sibling { level } else { fold(level) };
+            let mut rule = rule.clone();
+            if let (Some(zero), Some(d)) = (&zero_rp, dirty.as_mut()) {
+                let fixed = zero[i].latency;
+                let rp = (rule.latency - fixed) as u64;
+                if rp > 0 && d.per_block > 0 {
+                    assert!(rule.window == 0, "{}: nRP in a window rule", spec.name);
+                    for &p in rule.preceding {
+                        for &f in rule.following {
+                            d.targets[p as usize].push(RpTarget {
+                                level,
+                                sibling: rule.sibling,
+                                following: f as usize,
+                                fixed: fixed as u64,
+                                multiple: rp / d.per_block,
+                            });
+                        }
+                    }
+                }
+                rule.latency = fixed;
+            }
             if rule.window > 0 {
                 let size = rule.window as usize;
                 for &p in rule.preceding {
@@ -279,6 +384,7 @@ impl Device {
             activity: vec![RankActivity::default(); ranks],
             command_counts: [0; NUM_COMMANDS],
             open_row_changes: 0,
+            dirty,
             log: None,
         }
     }
@@ -403,6 +509,9 @@ impl Device {
                 self.ready.raise(win.level, node, &win.targets, oldest);
             }
         }
+        if self.dirty.is_some() {
+            self.dirty_precharge(cmd, addr, now);
+        }
         self.apply_state(cmd, addr, now);
         self.command_counts[c] += 1;
         if let Some(log) = &mut self.log {
@@ -411,6 +520,63 @@ impl Device {
                 command: cmd,
                 addr: *addr,
             });
+        }
+    }
+
+    /// A dirty-precharge part: marks written blocks, and at a precharge applies the nRP part
+    /// of its rules times the blocks it writes back (a PREA: the most of any of its banks,
+    /// bulksim's choice, so an ACT after it waits for the slowest bank's write-back). Out of
+    /// line and cold: DRAM parts never call it, and the hot `issue` stays small.
+    #[cold]
+    #[inline(never)]
+    fn dirty_precharge(&mut self, cmd: Command, addr: &DramAddr, now: u64) {
+        let bank = addr.bank_index as usize;
+        let rank = addr.rank as usize;
+        let per_rank = self.bankgroups * self.banks_per_group;
+        let Some(d) = self.dirty.as_mut() else {
+            return;
+        };
+        let (written, slowest) = match cmd {
+            // A TRANSFER's write half fills the row buffer as a WR does.
+            Command::Wr | Command::Trw => {
+                d.mark(bank, addr.column);
+                return;
+            }
+            Command::WrA => {
+                d.mark(bank, addr.column);
+                let n = d.take(bank);
+                (n, n)
+            }
+            Command::Pre | Command::RdA => {
+                let n = d.take(bank);
+                (n, n)
+            }
+            Command::PreA => (rank * per_rank..(rank + 1) * per_rank)
+                .map(|b| d.take(b))
+                .fold((0, 0), |(sum, most), n| (sum + n, most.max(n))),
+            Command::Act | Command::Act2 => {
+                d.take(bank);
+                return;
+            }
+            _ => return,
+        };
+        self.activity[rank].dirty_blocks_written += written;
+        if slowest == 0 {
+            return; // the fixed parts are in the ordinary effects
+        }
+        let d = self.dirty.as_ref().expect("checked above");
+        for t in &d.targets[cmd as usize] {
+            let lat = t.fixed + t.multiple * d.per_block * slowest;
+            let target = [(t.following, lat)];
+            let node = Self::node(addr, t.level);
+            if t.sibling {
+                let (first, count) = self.siblings(t.level, node);
+                for n in (first..first + count).filter(|&n| n != node) {
+                    self.ready.raise(t.level, n, &target, now);
+                }
+            } else {
+                self.ready.raise(t.level, node, &target, now);
+            }
         }
     }
 

@@ -12,6 +12,7 @@
 
 pub mod art;
 pub mod config;
+pub mod energy;
 pub mod engine;
 pub mod pact;
 pub mod policy;

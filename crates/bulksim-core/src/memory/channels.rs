@@ -16,7 +16,7 @@ use crate::controller::unavailability::Unavailability;
 use crate::controller::{Controller, ControllerStats, RequestKind, CLIENT_TAG, NO_TAG};
 use crate::device::CommandLog;
 use crate::device::RankActivity;
-use crate::energy::{rank_energy, EnergyBreakdown};
+use crate::energy::{per_bit_energy, rank_energy, BitEnergyStats, EnergyBreakdown};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapper;
 use crate::memory::refresh_overlap::RefreshOverlap;
@@ -427,12 +427,14 @@ impl MemorySystem {
         let bytes = bursts * self.mapper.line_bytes();
         let accesses = total.row_hits + total.row_misses + total.row_conflicts;
         let mut energy = EnergyBreakdown::default();
+        let mut per_bit = BitEnergyStats::default();
         let mut by_rank_nj = Vec::new();
         for c in &self.controllers {
             for activity in c.device.activity(cycles) {
                 let e = rank_energy(&self.spec, &activity);
                 by_rank_nj.push(e.total_nj());
                 energy.add(&e);
+                per_bit.add(&per_bit_energy(&self.spec, &activity));
             }
         }
         let mut bulk_commands = RankActivity::default();
@@ -532,6 +534,12 @@ impl MemorySystem {
                 components: energy,
                 by_rank_nj,
                 power_source: self.spec.power.source.clone(),
+                per_bit,
+                per_bit_source: self
+                    .spec
+                    .bit_energy
+                    .as_ref()
+                    .map_or(String::new(), |e| e.source.clone()),
             },
             host: Default::default(),
         }

@@ -6,6 +6,7 @@
 
 #[macro_use]
 mod rule_macro;
+pub mod cmmp;
 pub mod ddr3;
 pub mod ddr4;
 pub mod presets;
@@ -335,8 +336,37 @@ pub struct Spec {
     /// Whether the part has a refresh command (REF). False for non-volatile parts (PCM): the
     /// config must then disable refresh, and the refresh timings are unused (0).
     pub has_refresh: bool,
+    /// PCM's precharge as HMMSim's `pcm_long_latency` models it: a bank remembers which
+    /// bursts (64-B blocks) of its open row were written since the row was activated, and a
+    /// precharge writes those back to the array, taking nRP per dirty block (0 for a clean
+    /// row, whose cells a read did not disturb). Every rule whose latency contains nRP
+    /// (PRE/RDA/WRA/PREA to ACT) then scales with the dirty count; the rule table is the
+    /// standard's, unchanged (`device` compiles the nRP part apart).
+    pub precharge_per_dirty_block: bool,
     pub power: PowerSpec,
+    /// Dynamic energy per bit (array and row-buffer accesses) for parts that declare it
+    /// (CMMP's Table I); reported beside the current-based model, not instead of it.
+    pub bit_energy: Option<BitEnergy>,
     /// The datasheet or JEDEC bin the numbers come from.
+    pub source: String,
+}
+
+/// A dynamic pJ/bit energy model (Lee et al., ISCA 2009, as CMMP's Table I uses it): array
+/// read per bit sensed at ACT, array write per bit restored or written back at precharge,
+/// buffer read/write per bit of every RD/WR burst.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BitEnergy {
+    /// pJ per bit sensed by an ACT.
+    pub array_read_pj: f64,
+    /// pJ per bit written to the array at precharge (a DRAM row's restore, a PCM dirty block).
+    pub array_write_pj: f64,
+    /// pJ per bit read out of the row buffer by a RD burst.
+    pub buffer_read_pj: f64,
+    /// pJ per bit written into the row buffer by a WR burst.
+    pub buffer_write_pj: f64,
+    /// Bits one ACT senses; 0: the whole row (`Organisation::row_bytes` x 8).
+    pub activation_bits: u64,
+    /// Where the numbers come from.
     pub source: String,
 }
 

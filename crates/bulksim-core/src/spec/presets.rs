@@ -13,6 +13,8 @@ pub const PRESET_NAMES: &[&str] = &[
     "DDR4_16Gb_x8_1600",
     "DDR4_32Gb_x8_1600",
     "PCM_x8_1600",
+    "DRAM_CMMP_1000",
+    "PCM_CMMP_400",
 ];
 
 pub fn preset(name: &str) -> Option<Spec> {
@@ -23,6 +25,7 @@ pub fn preset(name: &str) -> Option<Spec> {
         "DDR4_8Gb_x8_1600" | "DDR4_16Gb_x8_1600" | "DDR4_32Gb_x8_1600" | "PCM_x8_1600" => {
             Some(super::rank_assignment::preset(name))
         }
+        "DRAM_CMMP_1000" | "PCM_CMMP_400" => Some(super::cmmp::preset(name)),
         _ => None,
     }
 }
@@ -112,7 +115,9 @@ fn ddr3_2gb_x8_1066() -> Spec {
             ..no_fine_granularity()
         },
         has_refresh: true,
+        precharge_per_dirty_block: false,
         power: ddr3_2gb_x8_power(),
+        bit_energy: None,
         source: "JEDEC JESD79-3F DDR3-1066G; Micron MT41J256M8 (2Gb x8) -187".into(),
     }
 }
@@ -120,7 +125,7 @@ fn ddr3_2gb_x8_1066() -> Spec {
 /// Micron 2Gb x8 DDR3 (MT41J256M8, die rev. D) at DDR3-1066: IDD values of the component
 /// data sheet (as DRAMPower's MICRON_2Gb_DDR3-1066_8bit_D memspec also records them), and the
 /// per-DQ I/O and termination powers of Micron TN-41-01 (DDR3 system power calculation).
-fn ddr3_2gb_x8_power() -> PowerSpec {
+pub(crate) fn ddr3_2gb_x8_power() -> PowerSpec {
     PowerSpec {
         vdd: 1.5,
         idd0: 75.0,
@@ -175,6 +180,7 @@ fn ddr3_4gb_x8_1600() -> Spec {
             ..no_fine_granularity()
         },
         has_refresh: true,
+        precharge_per_dirty_block: false,
         // Same die family as the 2Gb part; its DDR3-1066 currents stand in until the 4Gb
         // DDR3-1600 values are entered (documented in docs/energy.md).
         power: PowerSpec {
@@ -183,6 +189,7 @@ fn ddr3_4gb_x8_1600() -> Spec {
                     .into(),
             ..ddr3_2gb_x8_power()
         },
+        bit_energy: None,
         source: "JEDEC JESD79-3F DDR3-1600K; Micron MT41J512M8 (4Gb x8) -125".into(),
     }
 }
@@ -222,7 +229,9 @@ fn ddr4_8gb_x8_2400() -> Spec {
             ..no_fine_granularity()
         },
         has_refresh: true,
+        precharge_per_dirty_block: false,
         power: ddr4_8gb_x8_power(),
+        bit_energy: None,
         source: "JEDEC JESD79-4B DDR4-2400R; Micron MT40A1G8 (8Gb x8) -083E".into(),
     }
 }

@@ -77,7 +77,9 @@ fn ddr4(name: &str, density_gbit: u32, rows: u32, rfc_ns: [u32; 3]) -> Spec {
         organisation: org(density_gbit * 1024, 4, 4, rows),
         timing: with_refresh(table_ii(), rfc_ns),
         has_refresh: true,
+        precharge_per_dirty_block: false,
         power: stand_in_power(name),
+        bit_energy: None,
         source: SOURCE.into(),
     }
 }
@@ -99,7 +101,9 @@ fn pcm() -> Spec {
             ..table_ii()
         },
         has_refresh: false,
+        precharge_per_dirty_block: false,
         power: stand_in_power("PCM"),
+        bit_energy: None,
         source: SOURCE.into(),
     }
 }

@@ -2240,6 +2240,21 @@ impl System {
             energy_nj += d.stats.energy.total_nj;
         }
         let memory = devices[0].stats.clone();
+        let hybrid = self.mem.router.hybrid.as_ref().map(|h| h.stats());
+        let hybrid_energy = self
+            .mem
+            .router
+            .hybrid
+            .as_ref()
+            .zip(hybrid.as_ref())
+            .map(|(h, s)| {
+                crate::hybrid::energy::hybrid_energy(
+                    &devices[h.dram].stats,
+                    &devices[h.pcm].stats,
+                    &s.pact,
+                    &s.art,
+                )
+            });
         if devices.len() == 1 {
             devices.clear();
         }
@@ -2317,7 +2332,8 @@ impl System {
             memory,
             memory_devices: devices,
             copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
-            hybrid: self.mem.router.hybrid.as_ref().map(|h| h.stats()),
+            hybrid,
+            hybrid_energy,
             unavailable,
             interruptions,
         }

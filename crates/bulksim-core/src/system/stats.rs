@@ -114,6 +114,9 @@ pub struct SystemStats {
     /// With `[hybrid]`: the hybrid memory's migrations, accesses and tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<crate::hybrid::engine::HybridStats>,
+    /// With `[hybrid]`: its energy by DRAM, PCM, PACT and ART.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hybrid_energy: Option<crate::hybrid::energy::HybridEnergy>,
 }
 
 /// One memory device's place in the physical address space and its stats.
@@ -166,6 +169,9 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         "copy_engine",
     ));
     docs.extend(crate::hybrid::engine::HybridStats::stat_docs_at("hybrid"));
+    docs.extend(crate::hybrid::energy::HybridEnergy::stat_docs_at(
+        "hybrid_energy",
+    ));
     docs
 });
 
@@ -243,6 +249,7 @@ mod tests {
         });
         stats.copy_engine = Some(Default::default());
         stats.hybrid = Some(Default::default());
+        stats.hybrid_energy = Some(Default::default());
         crate::stats::assert_documented(
             &stats,
             "memory",
