@@ -5,7 +5,7 @@
 //! holds wall-clock figures.
 
 use crate::energy::EnergyBreakdown;
-use crate::stat_struct::{extend, stat_struct, FieldDoc};
+use crate::stat_struct::{extend, stat_struct, sub_each, FieldDoc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -142,7 +142,7 @@ stat_struct! {
         pub core_nj: f64 = sum("nJ", "DRAM energy without channel I/O: the six components above"),
         pub total_nj: f64 = sum("nJ", "core_nj + io_nj"),
         /// Total per rank, channel by channel.
-        pub by_rank_nj: Vec<f64> = merge(extend, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
+        pub by_rank_nj: Vec<f64> = merge(extend, sub = sub_each, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
         pub power_source: String = keep("text", "where the preset's currents and I/O powers come from"),
     }
 }
