@@ -23,7 +23,7 @@ stat_struct! {
         pub warmup_end_cycle: u64 = max("core cycles", "sim.measure_instructions: the core cycle in which the core's retired instructions reached sim.warmup_instructions (0 without a warm-up; 0 for a core not measured)"),
         pub measure_end_cycle: u64 = max("core cycles", "sim.measure_instructions: the core cycle in which they reached sim.warmup_instructions + sim.measure_instructions (0 for a core not measured)"),
         pub measured_cycles: u64 = sum("core cycles", "measure_end_cycle - warmup_end_cycle: the core's measured window"),
-        pub measured_instructions: u64 = sum("instructions", "instructions retired in the measured window: sim.measure_instructions, or up to core.width - 1 more or fewer (a core cycle retires several)"),
+        pub measured_instructions: u64 = sum("instructions", "instructions retired in the measured window: sim.measure_instructions give or take core.width - 1 (a core cycle retires several, so either milestone may overshoot its count)"),
     }
 }
 
@@ -157,7 +157,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("simulated_ns", "ns", "`core_cycles` in nanoseconds"),
         ("instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)"),
         ("ipc", "instructions per cycle", "instructions / core_cycles"),
-        ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix); with sim.measure_instructions also its warm-up and measured milestones and window (measured_cycles, measured_instructions)"),
+        ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix); with sim.measure_instructions also warmup_end_cycle and measure_end_cycle (core cycles: its milestones), measured_cycles (their difference) and measured_instructions (docs/hybrid.md, Measurement)"),
         ("threads", "list", "per thread: trace file, instructions (its own, also when threads share a core), start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns"),
         ("traffic_bytes", "bytes", "sum of the traffic split: requests at the memory controllers x 64 (`memory.reads` + `memory.writes`, forwarded and merged ones included), plus RowClone seed-row writes"),
         ("fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)"),
