@@ -1162,7 +1162,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "sim.measure_instructions",
         "instructions per core",
-        "full system: each core's measured window lasts from the core cycle in which it retired sim.warmup_instructions to the one in which it retired this many more (stats cores[].measured_cycles, measurement); the run ends when every core has finished its window, cores that finished keep running meanwhile (with system.loop_workloads their traces wrap); a core whose workload ends first is an error; 0: off",
+        "full system: each core's measured window lasts from the core cycle in which it retired sim.warmup_instructions to the one in which it retired this many more (stats cores[].measured_cycles, measurement); the run ends when every core has finished its window, cores that finished keep running meanwhile (with system.loop_workloads their traces wrap); a core whose workload ends first is an error, and so is sim.stop_after_dram_accesses beside it; 0: off",
     ),
     doc(
         "hybrid.mechanism",
@@ -2250,6 +2250,12 @@ impl Config {
             problems.push(format!(
                 "sim.warmup_instructions: {} needs sim.measure_instructions above 0 (the window the warm-up precedes)",
                 self.sim.warmup_instructions
+            ));
+        }
+        if self.sim.measure_instructions > 0 && self.sim.stop_after_dram_accesses > 0 {
+            problems.push(format!(
+                "sim.measure_instructions: {} with sim.stop_after_dram_accesses {}; expected one of them (the run ends when every core's measured window has, a stop before would leave windows unfinished)",
+                self.sim.measure_instructions, self.sim.stop_after_dram_accesses
             ));
         }
         if self.sim.measure_instructions > 0 && self.sim.mode == SimMode::Functional {

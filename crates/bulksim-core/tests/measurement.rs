@@ -129,6 +129,10 @@ fn memory_stats_cover_only_the_measured_interval() {
     let rd = |s: &bulksim_core::Stats| s.commands["RD"] + s.commands["RDA"];
     assert_eq!(rd(m), n2);
     assert_eq!(rd(&whole.memory), n1 + n2);
+    // Capacities are not counted over time.
+    assert_eq!(m.peak_bandwidth_gbps, whole.memory.peak_bandwidth_gbps);
+    assert_eq!(m.bulk.usable_bytes, whole.memory.bulk.usable_bytes);
+    assert!(m.bulk.usable_bytes > 0);
     // Energy of the interval only: less than the whole run's, its READ part in proportion.
     assert!(m.energy.total_nj < whole.memory.energy.total_nj);
     let per_read = whole.memory.energy.components.read_nj / (n1 + n2) as f64;
@@ -229,6 +233,14 @@ fn measurement_keys_are_checked() {
     let e = config_error(&["sim.measure_instructions=10", "sim.mode=\"functional\""]);
     assert!(
         e.contains("sim.measure_instructions: needs sim.mode"),
+        "{e}"
+    );
+    let e = config_error(&[
+        "sim.measure_instructions=10",
+        "sim.stop_after_dram_accesses=100",
+    ]);
+    assert!(
+        e.contains("sim.measure_instructions: 10 with sim.stop_after_dram_accesses 100"),
         "{e}"
     );
     // Looping ends at the measured windows' end.

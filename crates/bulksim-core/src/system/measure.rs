@@ -128,7 +128,18 @@ impl Measure {
         let bytes = |s: &Stats| s.bandwidth_gbps * s.simulated_ns;
         let moved = bytes(end) - bytes(start);
         let ns = end.simulated_ns - start.simulated_ns;
+        // Capacities, summed over devices but not counted over time: kept.
+        let kept = (
+            end.peak_bandwidth_gbps,
+            end.bulk.reserved_bytes,
+            end.bulk.usable_bytes,
+        );
         end.sub(start);
+        (
+            end.peak_bandwidth_gbps,
+            end.bulk.reserved_bytes,
+            end.bulk.usable_bytes,
+        ) = kept;
         end.bandwidth_gbps = if ns > 0.0 { moved / ns } else { 0.0 };
         let accesses = end.row_hits + end.row_misses + end.row_conflicts;
         end.row_hit_rate = if accesses == 0 {
