@@ -64,7 +64,7 @@ stat_struct! {
         pub dram_fraction: f64 = derived("fraction", "dram_accesses / (dram_accesses + pcm_accesses)"),
         pub dram_read_fraction: f64 = derived("fraction", "dram_reads / (dram_reads + pcm_reads)"),
         pub pages_flushed_lines: u64 = sum("lines", "cached lines of completed migrations' old frames invalidated (remap_lines = flush)"),
-        pub partial_demotions: u64 = sum("pages", "cm_obm_pd: partly promoted pages demoted by flipping their ART entry (also counted in demotions_started)"),
+        pub partial_demotions: u64 = sum("pages", "cm_obm_pd: partly promoted pages demoted by flipping their ART entry (art.flips; also counted in demotions_started)"),
         pub pcm_served: u64 = sum("requests", "program LLC misses and write-backs the PCM's controllers served (a forwarded read or an absorbed write on arrival; a write merged into a queued one is served with it, counted once)"),
         pub pcm_service_ns: f64 = sum("ns", "their latencies from arrival at the PCM's controller to served (the last data beat), summed"),
         pub pcm_avg_ns: f64 = derived("ns", "pcm_service_ns / pcm_served: mean PCM service time of program requests (issue 17 item 11)"),
