@@ -80,6 +80,10 @@ fn two_cores_at_different_speeds_each_measure_their_own_window() {
     assert!(fast.instructions > warmup + measure + 1000, "{fast:?}");
     assert_eq!(m.slowest_core, 1);
     assert_eq!(m.cycles_max, slow.measured_cycles);
+    assert!(s.summary().contains(&format!(
+        "measured            2 cores x 6000 instructions after 3000 of warm-up: mean {:.0} cycles, slowest core 1 {} cycles",
+        m.cycles_mean, m.cycles_max
+    )));
     let mean = (fast.measured_cycles + slow.measured_cycles) as f64 / 2.0;
     assert!((m.cycles_mean - mean).abs() < 1e-9);
     // Memory-side stats from the last warm-up on: the slow core's, which came later.

@@ -210,6 +210,18 @@ impl SystemStats {
             self.simulated_ns / 1000.0,
             self.ipc
         );
+        if let Some(m) = &self.measurement {
+            s += &format!(
+                "measured            {} cores x {} instructions after {} of warm-up: mean {:.0} cycles, slowest core {} {} cycles; memory stats from cycle {}\n",
+                m.cores,
+                m.measure_instructions,
+                m.warmup_instructions,
+                m.cycles_mean,
+                m.slowest_core,
+                m.cycles_max,
+                m.stats_from_cycle
+            );
+        }
         s += &format!(
             "memory traffic      {:.2} MiB: read {:.2}, write {:.2}, copy {:.2}, init {:.2}; FMTC {:.3}\n",
             mb(self.traffic_bytes),
