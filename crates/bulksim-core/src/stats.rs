@@ -67,6 +67,26 @@ impl LatencyHistogram {
         self.max = self.max.max(other.max);
     }
 
+    /// Takes away an earlier snapshot of this histogram: the latencies recorded since, the
+    /// largest among them recomputed from the counts.
+    pub fn sub(&mut self, earlier: &LatencyHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(&earlier.counts) {
+            *a -= b;
+        }
+        for (v, c) in &earlier.sparse {
+            if let Some(mine) = self.sparse.get_mut(v) {
+                *mine -= c;
+            }
+        }
+        self.sparse.retain(|_, c| *c > 0);
+        self.n -= earlier.n;
+        self.sum -= earlier.sum;
+        self.max = match self.sparse.last_key_value() {
+            Some((&v, _)) => v,
+            None => self.counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u64,
+        };
+    }
+
     pub fn count(&self) -> u64 {
         self.n
     }
@@ -414,6 +434,19 @@ mod tests {
         g.record(1000);
         h.merge(&g);
         assert_eq!((h.count(), h.max(), h.percentile(100.0)), (101, 1000, 1000));
+        // Since a snapshot: only what came after, its largest value recomputed.
+        let snap = h.clone();
+        for v in [7, 7, 9, 1 << 20] {
+            h.record(v);
+        }
+        let mut since = h.clone();
+        since.sub(&snap);
+        assert_eq!((since.count(), since.max()), (4, 1 << 20));
+        assert_eq!((since.percentile(50.0), since.percentile(75.0)), (7, 9));
+        assert!((since.mean() - (23.0 + (1 << 20) as f64) / 4.0).abs() < 1e-9);
+        let mut none = h.clone();
+        none.sub(&h);
+        assert_eq!((none.count(), none.max(), none.mean()), (0, 0, 0.0));
     }
 
     #[test]

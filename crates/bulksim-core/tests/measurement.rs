@@ -143,6 +143,43 @@ fn memory_stats_cover_only_the_measured_interval() {
     assert!((m.energy.components.read_nj - per_read * n2 as f64).abs() < 1e-6 * per_read);
 }
 
+/// The read latency distribution covers the measured interval too: a warm-up of reads sent
+/// back to back (they queue), then lone reads to closed banks (closed page), each taking
+/// tRCD + tCL + tBL: the window's distribution is that value alone, the whole run's reaches
+/// above it.
+#[test]
+fn read_latencies_cover_only_the_measured_interval() {
+    let d = dir("measure", "latency");
+    let mut body = loads(0, 64, 0);
+    body.push(Event::Compute(20_000));
+    body.extend(loads(64, 20, 5_000));
+    body.push(Event::Compute(20_000));
+    thread(&d, 0, 4, &body);
+    let base = ["controller.refresh=none", "controller.page_policy=closed"];
+    let c = config(&base);
+    let t = c.spec().unwrap().timing;
+    let closed = (t.n_rcd + t.n_cl + t.n_bl) as u64;
+    let (whole, _) = run_workload(&c, &d).unwrap();
+    assert!(whole.memory.read_latency.max_mem_cycles > closed);
+    let warmup = format!("sim.warmup_instructions={}", 64 + 10_000);
+    let measure = format!("sim.measure_instructions={}", 20 * 5_001 + 10_000);
+    let sets: Vec<&str> = base
+        .iter()
+        .copied()
+        .chain([warmup.as_str(), measure.as_str()])
+        .collect();
+    let (s, _) = run_workload(&config(&sets), &d).unwrap();
+    let l = &s.memory.read_latency;
+    assert_eq!(s.memory.reads, 20);
+    assert_eq!(
+        (l.p50_mem_cycles, l.max_mem_cycles),
+        (closed, closed),
+        "{l:?}"
+    );
+    assert!((l.mean_mem_cycles - closed as f64).abs() < 1e-9, "{l:?}");
+    assert!((l.max_ns - closed as f64 * s.memory.tck_ns).abs() < 1e-9);
+}
+
 const HYBRID: [&str; 9] = [
     "memory.device.0.name=dram",
     "memory.device.0.preset=DDR4_8Gb_x8_1600",

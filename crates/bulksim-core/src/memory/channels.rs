@@ -212,6 +212,15 @@ impl MemorySystem {
         true
     }
 
+    /// The read latencies of every channel, in one histogram (memory cycles).
+    pub fn read_latencies(&self) -> crate::stats::LatencyHistogram {
+        let mut h = crate::stats::LatencyHistogram::default();
+        for c in &self.controllers {
+            h.merge(&c.stats.read_latency);
+        }
+        h
+    }
+
     /// Requests the controllers received, reads and writes, all channels.
     pub fn requests_received(&self) -> u64 {
         self.controllers

@@ -13,11 +13,13 @@
 use super::stats::{CoreStats, MeasurementStats};
 use crate::hybrid::engine::HybridStats;
 use crate::memory::MemoryRouter;
-use crate::stats::Stats;
+use crate::stats::{LatencyHistogram, LatencyStats, Stats};
 
 /// The memory-side stats at the instant the last core finished its warm-up.
 struct Snapshot {
     devices: Vec<Stats>,
+    /// Each device's read latencies.
+    reads: Vec<LatencyHistogram>,
     hybrid: Option<HybridStats>,
 }
 
@@ -114,12 +116,18 @@ impl Measure {
     pub fn take_snapshot(&mut self, router: &MemoryRouter) {
         self.snapshot = Some(Snapshot {
             devices: router.devices.iter().map(|d| d.channels.stats(0)).collect(),
+            reads: router
+                .devices
+                .iter()
+                .map(|d| d.channels.read_latencies())
+                .collect(),
             hybrid: router.hybrid_stats(),
         });
     }
 
-    /// The memory-side stats of device `i` over the measured interval (`end`: the run's).
-    pub fn device_interval(&self, i: usize, end: &mut Stats) {
+    /// The memory-side stats of device `i` over the measured interval (`end`: the run's,
+    /// `reads`: its read latencies over the run).
+    pub fn device_interval(&self, i: usize, end: &mut Stats, mut reads: LatencyHistogram) {
         let Some(snap) = &self.snapshot else {
             return;
         };
@@ -141,6 +149,8 @@ impl Measure {
             end.bulk.usable_bytes,
         ) = kept;
         end.bandwidth_gbps = if ns > 0.0 { moved / ns } else { 0.0 };
+        reads.sub(&snap.reads[i]);
+        end.read_latency = LatencyStats::from_histogram(&reads, end.tck_ns);
         let accesses = end.row_hits + end.row_misses + end.row_conflicts;
         end.row_hit_rate = if accesses == 0 {
             0.0

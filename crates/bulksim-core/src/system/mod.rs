@@ -2284,7 +2284,8 @@ impl System {
         }
         if let Some(m) = &self.measure {
             for (i, d) in devices.iter_mut().enumerate() {
-                m.device_interval(i, &mut d.stats);
+                let reads = self.mem.router.devices[i].channels.read_latencies();
+                m.device_interval(i, &mut d.stats, reads);
             }
         }
         let memory = devices[0].stats.clone();

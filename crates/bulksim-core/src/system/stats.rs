@@ -165,7 +165,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions"),
         ("memcpy_ops", "operations", "memcpy and copy-on-write copies executed"),
         ("meminit_ops", "operations", "meminit and first-touch zeroing executed"),
-        ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's; with sim.warmup_instructions both cover from measurement.stats_from_cycle on (counters and energy; their peaks, ends of time and latency distributions cover the whole run)"),
+        ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's; with sim.warmup_instructions both cover from measurement.stats_from_cycle on (counters, energy and read_latency; their peaks, ends of time and bulk latencies cover the whole run)"),
         ("unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)"),
     ];
     let mut docs: Vec<FieldDoc> = top
