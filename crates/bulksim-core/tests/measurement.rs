@@ -101,6 +101,13 @@ fn two_cores_at_different_speeds_each_measure_their_own_window() {
     let (t, _) = run_workload(&config(&sets), &d).unwrap();
     assert_eq!(t.cores, s.cores);
     assert_eq!(t.measurement, s.measurement);
+    // And the same memory-side stats over the interval (refreshes included).
+    let memory = |s: &bulksim_core::system::stats::SystemStats| bulksim_core::Stats {
+        host: Default::default(),
+        ..s.memory.clone()
+    };
+    assert!(s.memory.refreshes > 0);
+    assert_eq!(memory(&t), memory(&s));
 }
 
 /// Memory-side stats count only the measured interval: a warm-up of `N1` loads to distinct
