@@ -409,7 +409,8 @@ pub struct SystemConfig {
     pub time_slice_instructions: u64,
     pub bulk_offload_min_bytes: u64,
     /// Each thread's event stream restarts from its beginning when it ends
-    /// (`workload::looping`); needs `sim.stop_after_dram_accesses`.
+    /// (`workload::looping`); needs `sim.stop_after_dram_accesses` or
+    /// `sim.measure_instructions`.
     pub loop_workloads: bool,
     /// Cores in the full system; 0: one per starting thread.
     pub cores: u32,
@@ -771,6 +772,11 @@ pub struct SimConfig {
     /// A full-system run ends when the memory devices have accepted this many requests
     /// (reads and writes); 0: off.
     pub stop_after_dram_accesses: u64,
+    /// Instructions each core retires before its measured window (full system); 0: none.
+    pub warmup_instructions: u64,
+    /// Instructions each core's measured window lasts (full system); the run ends when
+    /// every core has finished its window; 0: off.
+    pub measure_instructions: u64,
     pub mode: SimMode,
 }
 
@@ -787,6 +793,8 @@ impl Default for SimConfig {
             memory_limit_mb: 0,
             max_cycles: DEFAULT_MAX_CYCLES,
             stop_after_dram_accesses: 0,
+            warmup_instructions: 0,
+            measure_instructions: 0,
             mode: SimMode::Timing,
         }
     }
@@ -1039,7 +1047,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("system.bulk_offload_min_bytes", "bytes", "the smallest piece of a memcpy/meminit (the part within one page) that goes to system.bulk_mechanism; smaller pieces run as the core's copy loop through the cache. The default, one 4 KB page, is the RowClone paper's minimum copy granularity (section 4.3.2: software uses the instructions for regions at least this large; its evaluation's copies and initializations are whole pages); 1 sends every piece"),
     doc("system.time_slice_instructions", "instructions", "a thread that has retired this many instructions since it got its core gives the core to the next runnable thread there (a forked child or spawned thread; it drains its window first); 0: a thread keeps its core until it waits or exits. bulksim's choice: about 1 ms at 3.2 GHz and IPC 1, the order of Linux's scheduling granularity"),
     doc("system.cores", "cores", "full system: cores; 0: one per thread that starts the workload. More (at most 1024) add spare cores that start idle: a forked or spawned thread starts on an idle spare core when there is one, else it waits for its parent's core (so an 8-thread process runs its threads side by side with 8 cores); fewer than the starting threads is an error"),
-    doc("system.loop_workloads", "bool", "full system: each thread's event stream starts again from its beginning when it ends (its end or an exit), so short traces run until sim.stop_after_dram_accesses, which it needs; waits (`W`) are skipped (looped children never exit) and later passes skip the first's maps and thread starts (their effect stays); a later pass that unmaps or execs is an error (docs/workloads.md, Looping)"),
+    doc("system.loop_workloads", "bool", "full system: each thread's event stream starts again from its beginning when it ends (its end or an exit), so short traces run until sim.stop_after_dram_accesses or the end of every core's measured window (sim.measure_instructions), one of which it needs; waits (`W`) are skipped (looped children never exit) and later passes skip the first's maps and thread starts (their effect stays); a later pass that unmaps or execs is an error (docs/workloads.md, Looping)"),
     doc(
         "system.cpu_full_line_stores",
         "fetch | allocate",
@@ -1166,6 +1174,16 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "sim.stop_after_dram_accesses",
         "requests",
         "full system: the run ends in the core cycle in which the memory devices have accepted this many requests from the caches (reads and writes, every channel and device; the Rank Assignment paper ends each run at 2 million); the stats are those of that moment, every running thread's end time being it; a workload that ends sooner just ends; 0: off",
+    ),
+    doc(
+        "sim.warmup_instructions",
+        "instructions per core",
+        "full system, with sim.measure_instructions: each core (one per starting thread) first retires this many instructions; memory-side stats (memory, memory_devices, hybrid) count only from the core cycle in which the last core finished its warm-up (docs/hybrid.md, Measurement); 0: no warm-up",
+    ),
+    doc(
+        "sim.measure_instructions",
+        "instructions per core",
+        "full system: each core's measured window lasts from the core cycle in which it retired sim.warmup_instructions to the one in which it retired this many more (stats cores[].measured_cycles, measurement); the run ends when every core has finished its window, cores that finished keep running meanwhile (with system.loop_workloads their traces wrap); a core whose workload ends first is an error, and so is sim.stop_after_dram_accesses beside it; 0: off",
     ),
     doc(
         "hybrid.mechanism",
@@ -2284,8 +2302,34 @@ impl Config {
                 self.system.cores
             ));
         }
-        if self.system.loop_workloads && self.sim.stop_after_dram_accesses == 0 {
-            problems.push("system.loop_workloads: true needs sim.stop_after_dram_accesses above 0; a looped workload never ends by itself".into());
+        if self.system.loop_workloads
+            && self.sim.stop_after_dram_accesses == 0
+            && self.sim.measure_instructions == 0
+        {
+            problems.push("system.loop_workloads: true needs sim.stop_after_dram_accesses above 0 or sim.measure_instructions above 0; a looped workload never ends by itself".into());
+        }
+        if self.sim.warmup_instructions > 0 && self.sim.measure_instructions == 0 {
+            problems.push(format!(
+                "sim.warmup_instructions: {} needs sim.measure_instructions above 0 (the window the warm-up precedes)",
+                self.sim.warmup_instructions
+            ));
+        }
+        if self.sim.measure_instructions > 0 && self.sim.stop_after_dram_accesses > 0 {
+            problems.push(format!(
+                "sim.measure_instructions: {} with sim.stop_after_dram_accesses {}; expected one of them (the run ends when every core's measured window has, a stop before would leave windows unfinished)",
+                self.sim.measure_instructions, self.sim.stop_after_dram_accesses
+            ));
+        }
+        if self.sim.measure_instructions > 0 && self.sim.mode == SimMode::Functional {
+            problems.push("sim.measure_instructions: needs sim.mode = \"timing\" (a functional run has no cycles to measure)".into());
+        }
+        if self
+            .sim
+            .warmup_instructions
+            .checked_add(self.sim.measure_instructions)
+            .is_none()
+        {
+            problems.push("sim.measure_instructions: sim.warmup_instructions + sim.measure_instructions overflows; expected a sum below 2^64".into());
         }
         if self.sim.max_cycles == 0 {
             problems.push("sim.max_cycles: 0 is out of range; expected at least 1 cycle".into());

@@ -37,6 +37,11 @@
 //!
 //! The macro generates the struct (deriving Clone, Debug, Default, PartialEq and Serialize,
 //! with the field's unit and description in its Rust docs), `add(&mut self, &Self)`,
+//! `sub(&mut self, &Self)` (what changed since an earlier snapshot of the same counters:
+//! `sum` fields and nested structs subtracted, a `merge` field by its optional
+//! `sub = function`, written `merge(extend, sub = sub_each, unit, description)`; `max`, `keep`
+//! and `derived` fields, and `merge` fields without one, stay as they are, for the owner to
+//! recompute or to document as covering the whole run),
 //! `stat_docs()` / `stat_docs_at(prefix)` (one [`FieldDoc`] per leaf, dotted paths as in the
 //! JSON) and the [`StatStruct`] and [`StatSum`] impls through which stats structs nest.
 
@@ -80,6 +85,46 @@ impl<K: Ord + Clone, V: StatSum + Default> StatSum for BTreeMap<K, V> {
         for (k, v) in other {
             self.entry(k.clone()).or_default().sum_from(v);
         }
+    }
+}
+
+/// A value from which an earlier snapshot of it is taken away (the `sum` fields' `sub`).
+pub trait StatSub {
+    fn sub_from(&mut self, earlier: &Self);
+}
+
+macro_rules! sub_int {
+    ($($t:ty),*) => {
+        $(impl StatSub for $t {
+            fn sub_from(&mut self, earlier: &Self) {
+                *self = self.saturating_sub(*earlier);
+            }
+        })*
+    };
+}
+sub_int!(u64, u32, usize);
+
+impl StatSub for f64 {
+    fn sub_from(&mut self, earlier: &Self) {
+        *self -= *earlier;
+    }
+}
+
+/// Key by key (a key the snapshot lacks is kept whole).
+impl<K: Ord, V: StatSub> StatSub for BTreeMap<K, V> {
+    fn sub_from(&mut self, earlier: &Self) {
+        for (k, v) in self.iter_mut() {
+            if let Some(e) = earlier.get(k) {
+                v.sub_from(e);
+            }
+        }
+    }
+}
+
+/// `sub` of a `merge` field holding one value per part (per rank): entry by entry.
+pub fn sub_each<T: StatSub>(mine: &mut [T], earlier: &[T]) {
+    for (m, e) in mine.iter_mut().zip(earlier) {
+        m.sub_from(e);
     }
 }
 
@@ -159,6 +204,14 @@ macro_rules! stat_struct {
                 );)*
             }
 
+            /// Takes away an earlier snapshot of the same counters (see the module docs: `sum`
+            /// fields and nested structs subtracted, the rest left for the owner).
+            pub fn sub(&mut self, earlier: &Self) {
+                $($crate::stat_struct::stat_struct!(
+                    @sub $how (&mut self.$field, &earlier.$field) $($args)*
+                );)*
+            }
+
             /// Unit and description of every stat, from the declaration, in field order.
             pub fn stat_docs() -> Vec<$crate::stat_struct::FieldDoc> {
                 Self::stat_docs_at("")
@@ -190,7 +243,30 @@ macro_rules! stat_struct {
                 self.add(other);
             }
         }
+
+        impl $crate::stat_struct::StatSub for $name {
+            fn sub_from(&mut self, earlier: &Self) {
+                self.sub(earlier);
+            }
+        }
     };
+
+    // How `sub` takes an earlier snapshot away from one field.
+    (@sub sum ($a:expr, $b:expr) $($rest:tt)*) => {
+        $crate::stat_struct::StatSub::sub_from($a, $b)
+    };
+    (@sub nested ($a:expr, $b:expr) $($rest:tt)*) => {
+        $crate::stat_struct::StatSub::sub_from($a, $b)
+    };
+    (@sub flatten ($a:expr, $b:expr) $($rest:tt)*) => {
+        $crate::stat_struct::StatSub::sub_from($a, $b)
+    };
+    (@sub merge ($a:expr, $b:expr) $f:path, sub = $g:path, $($rest:tt)*) => {
+        $g($a, $b)
+    };
+    (@sub $how:ident ($a:expr, $b:expr) $($rest:tt)*) => {{
+        let _ = ($a, $b);
+    }};
 
     // How `add` combines one field.
     (@add sum ($a:expr, $b:expr) $($rest:tt)*) => {
@@ -233,7 +309,7 @@ macro_rules! stat_struct {
         )
     };
     (@doc merge $ty:ty, $out:ident, $prefix:ident, $args:ident, $name:expr,
-        $f:path, $unit:literal, $desc:literal $(,)?) => {
+        $f:path, $(sub = $g:path,)? $unit:literal, $desc:literal $(,)?) => {
         $crate::stat_struct::leaf($out, $prefix, $args, $name, $unit, $desc)
     };
     (@doc $how:ident $ty:ty, $out:ident, $prefix:ident, $args:ident, $name:expr,
@@ -248,7 +324,7 @@ macro_rules! stat_struct {
     (@rustdoc flatten $($rest:tt)*) => {
         "Stats declared with `stat_struct!`, flattened into this struct."
     };
-    (@rustdoc merge $f:path, $unit:literal, $desc:literal $(,)?) => {
+    (@rustdoc merge $f:path, $(sub = $g:path,)? $unit:literal, $desc:literal $(,)?) => {
         concat!("Unit: ", $unit, ". ", $desc, " (merged by `", stringify!($f), "`).")
     };
     (@rustdoc $how:ident $unit:literal, $desc:literal $(,)?) => {
@@ -280,6 +356,7 @@ mod tests {
             pub hit_rate: f64 = derived("fraction", "hits / (hits + misses)"),
             pub by_origin: BTreeMap<String, u64> = sum("bytes", "bytes by origin"),
             pub per_core_ns: Vec<f64> = merge(extend, "ns per core", "time of each core"),
+            pub per_rank_nj: Vec<f64> = merge(extend, sub = sub_each, "nJ per rank", "energy of each rank"),
             pub below: Port = nested(dir = "downstream"),
             #[serde(flatten)]
             pub above: Port = flatten(dir = "upstream"),
@@ -305,6 +382,7 @@ mod tests {
                 "l1.hit_rate",
                 "l1.by_origin",
                 "l1.per_core_ns",
+                "l1.per_rank_nj",
                 "l1.below.read_bytes",
                 "l1.below.write_bytes",
                 "l1.read_bytes",
@@ -330,6 +408,53 @@ mod tests {
     }
 
     #[test]
+    fn sub_takes_away_a_snapshot_as_each_declaration_says() {
+        let snap = Level {
+            name: "l1".into(),
+            hits: 3,
+            misses: 1,
+            last_fill_mem_cycles: 400,
+            hit_rate: 0.75,
+            by_origin: [("copy".to_string(), 10)].into(),
+            per_core_ns: vec![1.5],
+            per_rank_nj: vec![1.0, 2.0],
+            below: Port {
+                read_bytes: 64,
+                write_bytes: 0,
+            },
+            above: Port {
+                read_bytes: 0,
+                write_bytes: 128,
+            },
+        };
+        let mut end = snap.clone();
+        end.hits = 10;
+        end.misses = 4;
+        end.last_fill_mem_cycles = 900;
+        end.hit_rate = 10.0 / 14.0;
+        end.by_origin.insert("copy".into(), 25);
+        end.by_origin.insert("init".into(), 7);
+        end.per_core_ns = vec![4.0];
+        end.per_rank_nj = vec![3.5, 2.0];
+        end.below.read_bytes = 640;
+        end.above.write_bytes = 256;
+        let mut d = Outer { l1: end.clone() };
+        d.sub(&Outer { l1: snap });
+        let l = &d.l1;
+        // Sums, maps key by key, nested and flattened structs: what happened in between.
+        assert_eq!((l.hits, l.misses), (7, 3));
+        assert_eq!(l.by_origin["copy"], 15);
+        assert_eq!(l.by_origin["init"], 7);
+        assert_eq!((l.below.read_bytes, l.above.write_bytes), (576, 128));
+        assert_eq!(l.per_rank_nj, vec![2.5, 0.0]);
+        // Ends, settings, derived values and merges without `sub`: as they were.
+        assert_eq!(l.last_fill_mem_cycles, 900);
+        assert_eq!(l.name, "l1");
+        assert_eq!(l.hit_rate, end.hit_rate);
+        assert_eq!(l.per_core_ns, vec![4.0]);
+    }
+
+    #[test]
     fn add_follows_each_declaration() {
         let part = |name: &str, hits, last, rate, origin: &str, ns| Level {
             name: name.into(),
@@ -339,6 +464,7 @@ mod tests {
             hit_rate: rate,
             by_origin: [(origin.to_string(), 10)].into(),
             per_core_ns: vec![ns],
+            per_rank_nj: vec![],
             below: Port {
                 read_bytes: 64,
                 write_bytes: 0,

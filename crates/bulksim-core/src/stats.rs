@@ -5,7 +5,7 @@
 //! holds wall-clock figures.
 
 use crate::energy::EnergyBreakdown;
-use crate::stat_struct::{extend, stat_struct, FieldDoc};
+use crate::stat_struct::{extend, stat_struct, sub_each, FieldDoc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -65,6 +65,26 @@ impl LatencyHistogram {
         self.n += other.n;
         self.sum += other.sum;
         self.max = self.max.max(other.max);
+    }
+
+    /// Takes away an earlier snapshot of this histogram: the latencies recorded since, the
+    /// largest among them recomputed from the counts.
+    pub fn sub(&mut self, earlier: &LatencyHistogram) {
+        for (a, b) in self.counts.iter_mut().zip(&earlier.counts) {
+            *a -= b;
+        }
+        for (v, c) in &earlier.sparse {
+            if let Some(mine) = self.sparse.get_mut(v) {
+                *mine -= c;
+            }
+        }
+        self.sparse.retain(|_, c| *c > 0);
+        self.n -= earlier.n;
+        self.sum -= earlier.sum;
+        self.max = match self.sparse.last_key_value() {
+            Some((&v, _)) => v,
+            None => self.counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u64,
+        };
     }
 
     pub fn count(&self) -> u64 {
@@ -142,7 +162,7 @@ stat_struct! {
         pub core_nj: f64 = sum("nJ", "DRAM energy without channel I/O: the six components above"),
         pub total_nj: f64 = sum("nJ", "core_nj + io_nj"),
         /// Total per rank, channel by channel.
-        pub by_rank_nj: Vec<f64> = merge(extend, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
+        pub by_rank_nj: Vec<f64> = merge(extend, sub = sub_each, "nJ per rank", "total energy of each rank, channel 0's ranks first"),
         pub power_source: String = keep("text", "where the preset's currents and I/O powers come from"),
         /// CMMP's dynamic model, beside the current-based one above (`energy::per_bit_energy`).
         pub per_bit: crate::energy::BitEnergyStats = nested(),
@@ -417,6 +437,19 @@ mod tests {
         g.record(1000);
         h.merge(&g);
         assert_eq!((h.count(), h.max(), h.percentile(100.0)), (101, 1000, 1000));
+        // Since a snapshot: only what came after, its largest value recomputed.
+        let snap = h.clone();
+        for v in [7, 7, 9, 1 << 20] {
+            h.record(v);
+        }
+        let mut since = h.clone();
+        since.sub(&snap);
+        assert_eq!((since.count(), since.max()), (4, 1 << 20));
+        assert_eq!((since.percentile(50.0), since.percentile(75.0)), (7, 9));
+        assert!((since.mean() - (23.0 + (1 << 20) as f64) / 4.0).abs() < 1e-9);
+        let mut none = h.clone();
+        none.sub(&h);
+        assert_eq!((none.count(), none.max(), none.mean()), (0, 0, 0.0));
     }
 
     #[test]

@@ -304,6 +304,7 @@ fn cm_obm_pd_flips_a_partly_promoted_page_back_to_pcm() {
     let h = s.hybrid.as_ref().unwrap();
     assert_eq!(h.mechanism, "cm_obm_pd");
     assert!(h.art.flips > 0, "{h:?}");
+    assert_eq!(h.partial_demotions, h.art.flips, "{h:?}");
     assert_eq!(h.partial_completions, 0, "{h:?}");
     assert!(h.demotions_completed >= h.art.flips, "{h:?}");
     same(&image(&sys), &image(&plain_sys));

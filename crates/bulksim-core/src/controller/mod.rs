@@ -51,6 +51,8 @@ stat_struct! {
         pub read_latency: LatencyHistogram = merge(LatencyHistogram::merge, "memory cycles", "read latencies of reads served by DRAM, from arrival to the last data beat"),
         pub last_done: u64 = max("memory cycles", "cycle of the last data beat of any served request"),
         pub read_queue_peak: u64 = max("requests", "most reads waiting in one channel's read queue at once"),
+        pub program_served: u64 = sum("requests", "program LLC misses and write-backs served (a forwarded read or an absorbed write on arrival; a write merged into a queued one is served with it, counted once)"),
+        pub program_latency: u64 = sum("memory cycles", "their latencies from arrival at the controller to served (the last data beat), summed"),
         /// For their energy.
         #[serde(skip)]
         pub bulk_commands: RankActivity = merge(RankActivity::add_counts, "commands", "commands issued for bulk operations (engine and tagged requests)"),
@@ -327,7 +329,16 @@ impl Controller {
 
     /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
     /// is answered from that write; a write to such a line replaces it (and takes its tag).
-    pub fn enqueue(&mut self, kind: RequestKind, line: u64, addr: DramAddr, now: u64, tag: u32) {
+    /// `program`: a program's LLC miss or write-back, whose latency is summed in the stats.
+    pub fn enqueue(
+        &mut self,
+        kind: RequestKind,
+        line: u64,
+        addr: DramAddr,
+        now: u64,
+        tag: u32,
+        program: bool,
+    ) {
         let pending_write = self.writes.entries().iter().position(|w| w.line == line);
         let column = match (kind, self.page_policy) {
             (RequestKind::Read, PagePolicy::Open) => Command::Rd,
@@ -340,6 +351,7 @@ impl Controller {
                 self.stats.reads += 1;
                 if pending_write.is_some() {
                     self.stats.reads_forwarded += 1;
+                    self.stats.program_served += program as u64;
                     self.stats.last_done = self.stats.last_done.max(now);
                     if tag != NO_TAG {
                         self.served.push((tag, kind, now));
@@ -353,6 +365,7 @@ impl Controller {
                 if self.drain.policy == DrainPolicy::Ideal {
                     // Absorbed: the write costs nothing and is done on arrival.
                     self.stats.writes_absorbed += 1;
+                    self.stats.program_served += program as u64;
                     self.stats.last_done = self.stats.last_done.max(now);
                     if tag != NO_TAG {
                         self.served.push((tag, kind, now));
@@ -361,6 +374,8 @@ impl Controller {
                 }
                 if let Some(i) = pending_write {
                     self.stats.writes_merged += 1;
+                    // Served with the queued write, and counted then.
+                    self.writes.get_mut(i).program |= program;
                     if tag != NO_TAG {
                         // The queued write now carries this job's data; its own job's data
                         // was superseded, so that job is done.
@@ -387,6 +402,7 @@ impl Controller {
             activated: false,
             precharged: false,
             tag,
+            program,
         });
         if kind == RequestKind::Read {
             let queued = self.reads.len() as u64;
@@ -788,6 +804,10 @@ impl Controller {
                     RequestKind::Write => now + self.write_data_delay,
                 };
                 s.last_done = s.last_done.max(done);
+                if req.program {
+                    s.program_served += 1;
+                    s.program_latency += done - req.arrival;
+                }
                 if req.tag != NO_TAG {
                     self.served.push((req.tag, req.kind, done));
                 }

@@ -162,6 +162,7 @@ mod tests {
             activated: false,
             precharged: false,
             tag: NO_TAG,
+            program: false,
         }
     }
 

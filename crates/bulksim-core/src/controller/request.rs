@@ -23,6 +23,9 @@ pub struct Request {
     pub precharged: bool,
     /// The channel copier's slot for a bulk line job, else `NO_TAG`.
     pub tag: u32,
+    /// A program's LLC miss or write-back (`Origin::Program`): its latency, arrival to
+    /// served, is summed in `ControllerStats::program_latency`.
+    pub program: bool,
 }
 
 /// Tag of a request that is not part of a bulk operation.

@@ -66,8 +66,34 @@ stat_struct! {
         pub dram_fraction: f64 = derived("fraction", "dram_accesses / (dram_accesses + pcm_accesses)"),
         pub dram_read_fraction: f64 = derived("fraction", "dram_reads / (dram_reads + pcm_reads)"),
         pub pages_flushed_lines: u64 = sum("lines", "cached lines of completed migrations' old frames invalidated (remap_lines = flush)"),
+        pub partial_demotions: u64 = sum("pages", "cm_obm_pd: partly promoted pages demoted by flipping their ART entry (art.flips; also counted in demotions_started)"),
+        pub pcm_served: u64 = sum("requests", "program LLC misses and write-backs the PCM's controllers served (a forwarded read or an absorbed write on arrival; a write merged into a queued one is served with it, counted once)"),
+        pub pcm_service_ns: f64 = sum("ns", "their latencies from arrival at the PCM's controller to served (the last data beat), summed"),
+        pub pcm_avg_ns: f64 = derived("ns", "pcm_service_ns / pcm_served: mean PCM service time of program requests (issue 17 item 11)"),
+        pub dram_served: u64 = sum("requests", "program LLC misses and write-backs the DRAM's controllers served (as pcm_served)"),
+        pub dram_service_ns: f64 = sum("ns", "their latencies from arrival at the DRAM's controller to served, summed"),
+        pub dram_avg_ns: f64 = derived("ns", "dram_service_ns / dram_served: mean DRAM service time of program requests"),
+        pub pcm_accesses_all: u64 = sum("requests", "every request the PCM's controllers received: program LLC misses and write-backs, migration copy reads and writes, lines flushed by completing migrations (the paper's PCM accesses)"),
         pub pact: PactStats = nested(),
         pub art: ArtStats = nested(),
+    }
+}
+
+impl HybridStats {
+    /// Computes the derived fields (fractions, mean service times) from the counters.
+    pub fn derive(&mut self) {
+        let frac = |a: u64, b: u64| {
+            if a + b == 0 {
+                0.0
+            } else {
+                a as f64 / (a + b) as f64
+            }
+        };
+        let mean = |ns: f64, n: u64| if n == 0 { 0.0 } else { ns / n as f64 };
+        self.dram_fraction = frac(self.dram_accesses, self.pcm_accesses);
+        self.dram_read_fraction = frac(self.dram_reads, self.pcm_reads);
+        self.pcm_avg_ns = mean(self.pcm_service_ns, self.pcm_served);
+        self.dram_avg_ns = mean(self.dram_service_ns, self.dram_served);
     }
 }
 
@@ -498,7 +524,7 @@ impl HybridMemory {
             let tag = HYBRID_TAG | self.next_tag;
             if !d
                 .channels
-                .try_enqueue_client(kind, addr - d.base, cycle, tag)
+                .try_enqueue_client(kind, addr - d.base, cycle, tag, false)
             {
                 break;
             }
@@ -694,6 +720,7 @@ impl HybridMemory {
                     }
                     self.copy_rest(key);
                     self.stats.demotions_started += 1;
+                    self.stats.partial_demotions += 1;
                     woken.push(self.dram);
                     continue;
                 }
@@ -919,15 +946,7 @@ impl HybridMemory {
     /// The stats with the fractions computed and the tables' counters.
     pub fn stats(&self) -> HybridStats {
         let mut s = self.stats.clone();
-        let frac = |a: u64, b: u64| {
-            if a + b == 0 {
-                0.0
-            } else {
-                a as f64 / (a + b) as f64
-            }
-        };
-        s.dram_fraction = frac(s.dram_accesses, s.pcm_accesses);
-        s.dram_read_fraction = frac(s.dram_reads, s.pcm_reads);
+        s.derive();
         s.pact = self.pact.stats.clone();
         // CPM keeps its one migration's copied blocks in the same table, but has no ART on
         // the access path: its counters are not reported.

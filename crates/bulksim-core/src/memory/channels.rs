@@ -179,9 +179,17 @@ impl MemorySystem {
     }
 
     /// Offers a request for a client above the memory system (a cache fill or write-back);
-    /// when `tag` is not `NO_TAG` its completion appears in `completions`. False if the
-    /// channel's queue is full.
-    pub fn try_enqueue_client(&mut self, kind: RequestKind, addr: u64, now: u64, tag: u32) -> bool {
+    /// when `tag` is not `NO_TAG` its completion appears in `completions`; `program`: a
+    /// program's (its latency summed, `program_service`). False if the channel's queue is
+    /// full.
+    pub fn try_enqueue_client(
+        &mut self,
+        kind: RequestKind,
+        addr: u64,
+        now: u64,
+        tag: u32,
+        program: bool,
+    ) -> bool {
         if !self.can_accept_client(kind, addr) {
             return false;
         }
@@ -193,8 +201,43 @@ impl MemorySystem {
             self.client_outstanding += 1;
             tag | CLIENT_TAG
         };
-        ctrl.enqueue(kind, addr / self.mapper.line_bytes(), dram, now, tag);
+        ctrl.enqueue(
+            kind,
+            addr / self.mapper.line_bytes(),
+            dram,
+            now,
+            tag,
+            program,
+        );
         true
+    }
+
+    /// The read latencies of every channel, in one histogram (memory cycles).
+    pub fn read_latencies(&self) -> crate::stats::LatencyHistogram {
+        let mut h = crate::stats::LatencyHistogram::default();
+        for c in &self.controllers {
+            h.merge(&c.stats.read_latency);
+        }
+        h
+    }
+
+    /// Requests the controllers received, reads and writes, all channels.
+    pub fn requests_received(&self) -> u64 {
+        self.controllers
+            .iter()
+            .map(|c| c.stats.reads + c.stats.writes)
+            .sum()
+    }
+
+    /// Program LLC misses and write-backs served, all channels, and their latencies from
+    /// arrival at the controller to served, summed (memory cycles).
+    pub fn program_service(&self) -> (u64, u64) {
+        self.controllers.iter().fold((0, 0), |(n, c), ctrl| {
+            (
+                n + ctrl.stats.program_served,
+                c + ctrl.stats.program_latency,
+            )
+        })
     }
 
     /// Whether a client request of `kind` to `addr` would find room in its channel's queue.
@@ -276,7 +319,7 @@ impl MemorySystem {
             self.out_of_range += 1;
         }
         let line = addr / self.mapper.line_bytes();
-        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG);
+        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG, false);
     }
 
     /// The channel holding `addr`.
@@ -342,7 +385,7 @@ impl MemorySystem {
             if !room {
                 return false;
             }
-            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag);
+            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag, false);
             true
         })
     }

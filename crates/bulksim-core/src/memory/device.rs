@@ -105,6 +105,7 @@ impl Port for MemoryDevice {
             req.addr - self.base,
             fs / self.period_fs,
             req.id.unwrap_or(NO_TAG),
+            req.origin == crate::port::Origin::Program,
         );
         debug_assert!(taken, "send after can_accept");
         if let (Some(l), Some(id)) = (&mut self.rank_latency, req.id) {

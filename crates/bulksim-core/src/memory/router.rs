@@ -297,6 +297,23 @@ impl MemoryRouter {
         .apply(&mut d.channels);
     }
 
+    /// `[hybrid]`: the hybrid memory's stats with the devices' part (program requests'
+    /// service times, every PCM access), derived fields computed.
+    pub fn hybrid_stats(&self) -> Option<crate::hybrid::engine::HybridStats> {
+        let h = self.hybrid.as_ref()?;
+        let mut s = h.stats();
+        let service = |d: usize| {
+            let dev = &self.devices[d];
+            let (n, cycles) = dev.channels.program_service();
+            (n, cycles as f64 * dev.channels.spec().tck_ns())
+        };
+        (s.pcm_served, s.pcm_service_ns) = service(h.pcm);
+        (s.dram_served, s.dram_service_ns) = service(h.dram);
+        s.pcm_accesses_all = self.devices[h.pcm].channels.requests_received();
+        s.derive();
+        Some(s)
+    }
+
     pub fn is_idle(&self) -> bool {
         self.devices.iter().all(|d| d.channels.is_idle())
             && self

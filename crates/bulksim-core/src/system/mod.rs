@@ -32,6 +32,7 @@ mod dram_chunks;
 mod functional;
 mod hybrid;
 pub mod interruptions;
+mod measure;
 pub mod stats;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
@@ -216,6 +217,8 @@ pub struct System {
     chunk_always: bool,
     /// Chunks handed to the memory controller, until they complete.
     handed: Vec<dram_chunks::Handed>,
+    /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
+    measure: Option<measure::Measure>,
 }
 
 /// The address space of an access: a thread's virtual addresses, or physical ones (the
@@ -544,6 +547,11 @@ impl System {
             chunk_probe_fs: config.copy_engine.probe_cycles as u64 * core_fs,
             chunk_always: config.copy_engine.dram_rule == crate::config::DramRule::Always,
             handed: Vec::new(),
+            measure: measure::Measure::new(
+                config.sim.warmup_instructions,
+                config.sim.measure_instructions,
+                spare_cores_from,
+            ),
         })
     }
 
@@ -607,6 +615,14 @@ impl System {
             }
             for c in 0..self.cores.len() {
                 active |= self.step_core(c)?;
+            }
+            if self
+                .measure
+                .as_ref()
+                .is_some_and(measure::Measure::finished)
+            {
+                self.stop_all_threads();
+                break;
             }
             if self.mem.pump(self.now) {
                 active = true;
@@ -711,9 +727,13 @@ impl System {
             return;
         }
         let mut cycles = (last - self.now) / self.core_fs + 1;
-        for core in &self.cores {
+        for (c, core) in self.cores.iter().enumerate() {
             if let Some(Event::Compute(left)) = core.pending {
                 cycles = cycles.min((left - 1) / width as u64);
+            }
+            // A measured core's next milestone is passed by stepping, in its own cycle.
+            if let Some(target) = self.measure.as_ref().and_then(|m| m.next_milestone(c)) {
+                cycles = cycles.min(target.saturating_sub(core.retired + 1) / width as u64);
             }
         }
         if cycles < horizon {
@@ -923,6 +943,13 @@ impl System {
             // A thread leaves its core only with an empty window, so every slot retired
             // here is the running thread's own.
             self.threads[t].instructions += retired as u64;
+        }
+        if retired > 0 {
+            if let Some(m) = &mut self.measure {
+                if m.retired(c, self.cores[c].retired, self.now) {
+                    m.take_snapshot(&self.mem.router);
+                }
+            }
         }
         if self.cores[c].thread.is_none() {
             match self.cores[c].run_queue.pop_front() {
@@ -1596,11 +1623,34 @@ impl System {
                 }
                 if ev == Event::Exit {
                     self.cores[c].last_exit_fs = self.now;
+                    self.check_measured_core_has_work(c, t)?;
                 }
                 self.cores[c].thread = None;
                 Ok(Step::Stop)
             }
         }
+    }
+
+    /// Thread `t` exited on core `c`: an error when `c` is measured, before the end of its
+    /// window, and has no other thread to run (its workload ended too soon).
+    fn check_measured_core_has_work(&self, c: usize, t: usize) -> Result<()> {
+        let Some(m) = &self.measure else {
+            return Ok(());
+        };
+        if !m.pending(c) || !self.cores[c].run_queue.is_empty() {
+            return Ok(());
+        }
+        Err(Error::Config(format!(
+            "sim.measure_instructions: core {c}'s workload ended ({}) after {} instructions, before the end of its measured window at sim.warmup_instructions + sim.measure_instructions = {}; set system.loop_workloads = true to wrap its traces, or measure fewer instructions",
+            self.threads[t].reader.location(),
+            self.cores[c].retired,
+            self.measure_end()
+        )))
+    }
+
+    /// sim.warmup_instructions + sim.measure_instructions.
+    fn measure_end(&self) -> u64 {
+        self.measure.as_ref().map_or(0, measure::Measure::end)
     }
 
     /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
@@ -2239,8 +2289,19 @@ impl System {
             traffic.init_bytes += d.stats.bulk.init_channel_bytes;
             energy_nj += d.stats.energy.total_nj;
         }
+        if let Some(m) = &self.measure {
+            for (i, d) in devices.iter_mut().enumerate() {
+                let reads = self.mem.router.devices[i].channels.read_latencies();
+                m.device_interval(i, &mut d.stats, reads);
+            }
+        }
         let memory = devices[0].stats.clone();
-        let hybrid = self.mem.router.hybrid.as_ref().map(|h| h.stats());
+        // Over the measured interval when there is one: the devices' stats are, and the
+        // hybrid memory's are made so below before its energy is summed.
+        let mut hybrid = self.mem.router.hybrid_stats();
+        if let (Some(m), Some(h)) = (&self.measure, &mut hybrid) {
+            m.hybrid_interval(h);
+        }
         let hybrid_energy = self
             .mem
             .router
@@ -2265,6 +2326,27 @@ impl System {
             .iter()
             .map(|l| (l.name.clone(), l.stats()))
             .collect();
+        let mut cores: Vec<CoreStats> = self
+            .cores
+            .iter()
+            .map(|c| {
+                let own = c.last_exit_fs / self.core_fs;
+                CoreStats {
+                    instructions: c.retired,
+                    core_cycles: own,
+                    ipc: ratio(c.retired, own),
+                    preemptions: c.preemptions,
+                    yields: c.yields,
+                    ..Default::default()
+                }
+            })
+            .collect();
+        let measurement = self.measure.as_ref().map(|m| {
+            for (c, s) in cores.iter_mut().enumerate().take(self.spare_cores_from) {
+                m.core(c, s, self.core_fs);
+            }
+            m.stats(&cores, self.core_fs)
+        });
         SystemStats {
             mechanism: match self.mechanism {
                 SystemMechanism::Cpu => "cpu",
@@ -2278,20 +2360,7 @@ impl System {
             simulated_ns: end as f64 / 1e6,
             instructions,
             ipc: ratio(instructions, cycles),
-            cores: self
-                .cores
-                .iter()
-                .map(|c| {
-                    let own = c.last_exit_fs / self.core_fs;
-                    CoreStats {
-                        instructions: c.retired,
-                        core_cycles: own,
-                        ipc: ratio(c.retired, own),
-                        preemptions: c.preemptions,
-                        yields: c.yields,
-                    }
-                })
-                .collect(),
+            cores,
             threads: self
                 .threads
                 .iter()
@@ -2334,6 +2403,7 @@ impl System {
             copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
             hybrid,
             hybrid_energy,
+            measurement,
             unavailable,
             interruptions,
         }

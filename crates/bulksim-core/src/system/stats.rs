@@ -20,6 +20,25 @@ stat_struct! {
         pub ipc: f64 = derived("instructions per cycle", "instructions / core_cycles (a program's IPC in a multi-programmed mix)"),
         pub yields: u64 = sum("switches", "times the recorded schedule (`Y` events of a capture) passed the core to another thread waiting there"),
         pub preemptions: u64 = sum("time slices", "times a thread gave the core to another runnable thread at the end of its time slice (system.time_slice_instructions)"),
+        pub warmup_end_cycle: u64 = max("core cycles", "sim.measure_instructions: the core cycle in which the core's retired instructions reached sim.warmup_instructions (0 without a warm-up; 0 for a core not measured)"),
+        pub measure_end_cycle: u64 = max("core cycles", "sim.measure_instructions: the core cycle in which they reached sim.warmup_instructions + sim.measure_instructions (0 for a core not measured)"),
+        pub measured_cycles: u64 = sum("core cycles", "measure_end_cycle - warmup_end_cycle: the core's measured window"),
+        pub measured_instructions: u64 = sum("instructions", "instructions retired in the measured window: sim.measure_instructions give or take core.width - 1 (a core cycle retires several, so either milestone may overshoot its count)"),
+    }
+}
+
+stat_struct! {
+    /// Warm-up and measured windows (`sim.measure_instructions`) over the measured cores:
+    /// those that start a thread.
+    pub struct MeasurementStats {
+        pub warmup_instructions: u64 = keep("instructions per core", "sim.warmup_instructions"),
+        pub measure_instructions: u64 = keep("instructions per core", "sim.measure_instructions"),
+        pub cores: u64 = keep("cores", "cores measured: those that start a thread (cores[0..cores])"),
+        pub stats_from_cycle: u64 = keep("core cycles", "the core cycle in which the last core finished its warm-up: memory-side stats (memory, memory_devices, hybrid) cover from here to the end of the run, core_cycles"),
+        pub slowest_core: u64 = keep("core", "the measured core with the most measured cycles (the lowest of ties)"),
+        pub cycles_max: u64 = max("core cycles", "its measured_cycles: the slowest core's window (speedup_last's time)"),
+        pub cycles_mean: f64 = derived("core cycles", "mean of the measured cores' measured_cycles (speedup's time)"),
+        pub instructions_mean: f64 = derived("instructions", "mean of the measured cores' measured_instructions"),
     }
 }
 
@@ -117,6 +136,9 @@ pub struct SystemStats {
     /// With `[hybrid]`: its energy by DRAM, PCM, PACT and ART.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid_energy: Option<crate::hybrid::energy::HybridEnergy>,
+    /// With `sim.measure_instructions`: the measured windows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub measurement: Option<MeasurementStats>,
 }
 
 /// One memory device's place in the physical address space and its stats.
@@ -138,7 +160,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("simulated_ns", "ns", "`core_cycles` in nanoseconds"),
         ("instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)"),
         ("ipc", "instructions per cycle", "instructions / core_cycles"),
-        ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix)"),
+        ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix); with sim.measure_instructions also warmup_end_cycle and measure_end_cycle (core cycles: its milestones), measured_cycles (their difference) and measured_instructions (docs/hybrid.md, Measurement)"),
         ("threads", "list", "per thread: trace file, instructions (its own, also when threads share a core), start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns"),
         ("traffic_bytes", "bytes", "sum of the traffic split: requests at the memory controllers x 64 (`memory.reads` + `memory.writes`, forwarded and merged ones included), plus RowClone seed-row writes"),
         ("fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)"),
@@ -146,7 +168,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions"),
         ("memcpy_ops", "operations", "memcpy and copy-on-write copies executed"),
         ("meminit_ops", "operations", "meminit and first-touch zeroing executed"),
-        ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's"),
+        ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's; with sim.warmup_instructions both cover from measurement.stats_from_cycle on (counters, energy and read_latency; their peaks, ends of time and bulk latencies cover the whole run)"),
         ("unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)"),
     ];
     let mut docs: Vec<FieldDoc> = top
@@ -172,6 +194,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     docs.extend(crate::hybrid::energy::HybridEnergy::stat_docs_at(
         "hybrid_energy",
     ));
+    docs.extend(MeasurementStats::stat_docs_at("measurement"));
     docs
 });
 
@@ -193,6 +216,18 @@ impl SystemStats {
             self.simulated_ns / 1000.0,
             self.ipc
         );
+        if let Some(m) = &self.measurement {
+            s += &format!(
+                "measured            {} cores x {} instructions after {} of warm-up: mean {:.0} cycles, slowest core {} {} cycles; memory stats from cycle {}\n",
+                m.cores,
+                m.measure_instructions,
+                m.warmup_instructions,
+                m.cycles_mean,
+                m.slowest_core,
+                m.cycles_max,
+                m.stats_from_cycle
+            );
+        }
         s += &format!(
             "memory traffic      {:.2} MiB: read {:.2}, write {:.2}, copy {:.2}, init {:.2}; FMTC {:.3}\n",
             mb(self.traffic_bytes),
@@ -250,6 +285,7 @@ mod tests {
         stats.copy_engine = Some(Default::default());
         stats.hybrid = Some(Default::default());
         stats.hybrid_energy = Some(Default::default());
+        stats.measurement = Some(Default::default());
         crate::stats::assert_documented(
             &stats,
             "memory",
