@@ -839,6 +839,8 @@ TABLES = {
     "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
     "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset);"
     " DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench",
+    "cmmp": "CMMP Sec. IV: CPM, CM, CM+OBM, CM+OBM+PD on a hybrid DRAM+PCM memory, 4 copies per workload"
+    " (shared traces on cmmp_scaled, stand-ins on cmmp_table1)",
 }
 #: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
 RANK_FIGURES = {
@@ -862,7 +864,8 @@ RANK_FIGURES = {
     "rowclone-apps: the committed small forkbench capture and the forkset trace's first part; "
     "rank-assignment, refresh-policies, address-mapping, pcm-writes: 2 workloads, 200 k DRAM accesses; "
     "page-allocation: 50 M instructions per program; copy-engines: 5,000 packets per network run, "
-    "DDR3 bulkcopy of 4 and 64 KB only, forkbench N = 1k.",
+    "DDR3 bulkcopy of 4 and 64 KB only, forkbench N = 1k; cmmp: 403.gcc, 458.sjeng, fp_stream and "
+    "pointer_chase (16 MB a copy) on cmmp_scaled, 10 M + 10 M instructions per core.",
 )
 @click.option(
     "--mean",
@@ -921,6 +924,20 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
         click.echo(copy_engines.render(rows))
         if json_out:
             copy_engines.write_json(rows, json_out)
+        return
+    if name == "cmmp":
+        from bulksim import cmmp
+
+        def report_cmmp(done: int, total: int) -> None:
+            if sys.stderr.isatty():
+                click.echo(f"\rcmmp: {done}/{total} runs", err=True, nl=False)
+
+        rows, missing = _guard(cmmp.run, quick=quick, workers=workers, progress=report_cmmp)
+        if sys.stderr.isatty():
+            click.echo("", err=True)
+        click.echo(cmmp.render(rows, missing))
+        if json_out:
+            cmmp.write_json(rows, missing, json_out)
         return
     if name == "rowclone-multicore":
         from bulksim import multicore
