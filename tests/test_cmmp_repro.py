@@ -1,0 +1,144 @@
+"""`bulksim reproduce cmmp` (python/bulksim/cmmp.py) on a reduced experiment: 403.gcc (when the
+shared traces are there) and the fp_stream stand-in at 2 MB a copy, 20 k + 50 k instructions
+per core, under the four mechanisms: the rows' schema and the relations between them, the
+``cmmp_scaled`` preset derived from a footprint, a trace's footprint, missing traces named,
+``--json`` and the CLI's list. The full and --quick runs are the reproduction's, not the
+tests'."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from click.testing import CliRunner
+
+from bulksim import cli, cmmp
+from bulksim.paths import shared_traces_dir
+
+INSTRUCTIONS = (20_000, 50_000)
+STANDIN_BYTES = 2 << 20
+ROW_TYPES = {
+    "workload": str,
+    "mechanism": str,
+    "cycles": int,
+    "energy_nj": float,
+    "dram_fraction": float,
+    "source": str,
+    "preset": str,
+    "scale": float,
+    "speedup": float,
+    "speedup_last": float,
+    "dram_read_fraction": float,
+    "pcm_avg_ns": float,
+    "dram_avg_ns": float,
+    "pcm_accesses": int,
+    "migrations_started": int,
+    "migrations_completed": int,
+    "migrations_partial": int,
+    "blocks_copied": int,
+    "pcm_writes_elided": int,
+    "periods": int,
+}
+
+
+def test_cmmp_scaled_follows_a_copys_footprint():
+    # 5.1 MB (403.gcc's): DRAM 4 MB, s = 1/32: 16 rows a bank, PACT 256, ART one set of 32
+    # ways (512 / 32 = 16 is less than a set), L2 8 MB / 32 = 256 KB.
+    s, sets = cmmp.scaled(int(5.1 * 2**20))
+    assert s == 1 / 32
+    assert sets == [
+        "memory.device.0.rows=16",
+        "dram.rows_per_subarray=16",
+        "hybrid.pact_entries=256",
+        "hybrid.art_entries=32",
+        "cache.level.1.size_kb=256",
+    ]
+    # A footprint of 128 MB or more keeps Table I.
+    s, sets = cmmp.scaled(103 << 20)
+    assert s == 64 / 128 and "memory.device.0.rows=256" in sets
+    assert cmmp.scaled(1 << 30)[0] == 1.0
+    with pytest.raises(ValueError):
+        cmmp.scaled(100)
+
+
+def test_a_traces_footprint_is_its_distinct_pages(tmp_path):
+    t = tmp_path / "t"
+    # Pages 0, 1 (read twice), 2 (a write-back) and 0x10 (hexadecimal).
+    t.write_text("3 0\n1 4100 8192\n0 4096\n5 0x10000\n")
+    assert cmmp.footprint_bytes(t, "ramulator-cpu") == 4 * 4096
+    m = tmp_path / "m"
+    m.write_text("2 R 0x1000 0x30\n5 W 0x1040\n0 R 0x3000 0x30\n")
+    assert cmmp.footprint_bytes(m, "msc") == 2 * 4096
+
+
+def test_missing_traces_are_named_and_skipped(tmp_path, monkeypatch):
+    monkeypatch.setenv("BULKSIM_SHARED_TRACES", str(tmp_path / "none"))
+    cases = cmmp.cases(True, tmp_path, (1000, 1000), traces=("403.gcc",), standins=())
+    assert cases == [{"workload": "403.gcc", "missing": str(tmp_path / "none" / "ramulator-cpu/403.gcc.gz")}]
+
+
+@pytest.fixture(scope="module")
+def reduced():
+    traces = ("403.gcc",) if (shared_traces_dir() / cmmp.TRACES["403.gcc"][0]).exists() else ()
+    rows, missing = cmmp.run(
+        instructions=INSTRUCTIONS,
+        traces=traces,
+        standins=("fp_stream",),
+        standin_bytes=STANDIN_BYTES,
+        workers=2,
+    )
+    return rows, missing, traces
+
+
+def test_reduced_experiment_rows(reduced):
+    rows, missing, traces = reduced
+    assert missing == []
+    workloads = [*traces, "fp_stream"]
+    assert [(r["workload"], r["mechanism"]) for r in rows] == [
+        (w, m) for w in workloads for m in cmmp.MECHANISMS
+    ]
+    for r in rows:
+        for key, kind in ROW_TYPES.items():
+            assert isinstance(r[key], kind), (key, r[key])
+        assert r["preset"] == "cmmp_scaled"
+        assert 0 <= r["dram_fraction"] <= 1 and 0 <= r["dram_read_fraction"] <= 1
+        assert r["cycles"] > 0 and r["energy_nj"] > 0
+        # Item 2's model: the total is the sum of its parts; the ART costs only off cpm.
+        assert r["energy_nj"] == pytest.approx(sum(r["energy_nj_by_component"].values()))
+        assert (r["energy_nj_by_component"]["art"] == 0) == (r["mechanism"] == "cpm")
+        # The slowest core's window is at least the mean's.
+        assert r["cycles"] >= r["mean_core_cycles"]
+    by = {(r["workload"], r["mechanism"]): r for r in rows}
+    for w in workloads:
+        cpm = by[(w, "cpm")]
+        assert cpm["speedup"] == 1.0 and cpm["speedup_last"] == 1.0
+        for m in cmmp.MECHANISMS:
+            r = by[(w, m)]
+            assert r["speedup"] == pytest.approx(cpm["mean_core_cycles"] / r["mean_core_cycles"])
+            assert r["speedup_last"] == pytest.approx(cpm["cycles"] / r["cycles"])
+    fp = by[("fp_stream", "cm")]
+    assert fp["scale"] == STANDIN_BYTES / cmmp.TABLE1_DRAM_BYTES
+    assert fp["stands_for"] == cmmp.STANDINS["fp_stream"]
+
+
+def test_reduced_experiment_summary_render_and_json(reduced, tmp_path):
+    rows, missing, _ = reduced
+    s = cmmp.summary(rows)
+    assert s["speedup"]["cpm"] == {"arith": 1.0, "geo": 1.0, "n": len(rows) // 4}
+    for m in cmmp.MECHANISMS[1:]:
+        assert math.isfinite(s["energy_nj_change_pct"][m])
+    text = cmmp.render(rows, ["/x/missing.gz"])
+    assert "CM+OBM+PD speedup (mean): +14%" in text
+    assert "missing trace, skipped: /x/missing.gz" in text
+    out = tmp_path / "cmmp.json"
+    cmmp.write_json(rows, missing, out)
+    data = json.loads(out.read_text())
+    assert data["rows"] == json.loads(json.dumps(rows))
+    assert data["missing"] == [] and set(data["summary"]) == set(s)
+
+
+def test_the_cli_lists_the_reproduction():
+    result = CliRunner().invoke(cli.main, ["reproduce", "--list"])
+    assert result.exit_code == 0, result.output
+    assert "cmmp" in result.output
