@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import bulksim
-from bulksim import api, multicore
+from bulksim import api, cmmp, multicore
 from bulksim.forkbench import MECHANISMS as FORKBENCH_MECHANISMS
 from bulksim.forkbench import SYSTEM
 from timing_checker import check_log
@@ -235,14 +235,16 @@ CMMP_SMALL = [
     "hybrid.placement=pcm_only",
 ]
 CMMP_MECHANISMS = ["cpm", "cm", "cm_obm", "cm_obm_pd"]
-_cmmp_runs: dict[str, tuple[dict, Path, dict]] = {}
+#: The presets: Table I, and cmmp_scaled for a 1 MB copy (a 1 MB DRAM: 4 rows a bank).
+CMMP_PRESETS = {"cmmp_table1": [], "cmmp_scaled": cmmp.scaled(1 << 20)[1]}
+_cmmp_runs: dict[tuple[str, str], tuple[dict, Path, dict]] = {}
 
 
-def _cmmp_run(tmp_path_factory, mechanism: str) -> tuple[dict, Path, dict]:
-    """One run per mechanism (the stats, the log path the two device logs are named after,
-    the resolved config), shared by the tests of this module."""
-    if mechanism not in _cmmp_runs:
-        d = tmp_path_factory.mktemp(f"cmmp-{mechanism}")
+def _cmmp_run(tmp_path_factory, mechanism: str, preset: str = "cmmp_table1") -> tuple[dict, Path, dict]:
+    """One run per mechanism and preset (the stats, the log path the two device logs are
+    named after, the resolved config), shared by the tests of this module."""
+    if (mechanism, preset) not in _cmmp_runs:
+        d = tmp_path_factory.mktemp(f"cmmp-{mechanism}-{preset}")
         workload = d / "rand"
         for thread in range(4):
             api.generate_random_access(
@@ -254,29 +256,40 @@ def _cmmp_run(tmp_path_factory, mechanism: str) -> tuple[dict, Path, dict]:
                 thread=thread,
             )
         log = d / "cmds.csv"
-        overrides = [*CMMP_SMALL, f"hybrid.mechanism={mechanism}"]
+        overrides = [*CMMP_PRESETS[preset], *CMMP_SMALL, f"hybrid.mechanism={mechanism}"]
         stats = dict(api.run_workload(CMMP_TABLE1, workload=workload, overrides=overrides, command_log=log))
         config = tomllib.loads(api.resolve_config(CMMP_TABLE1, overrides=overrides))
-        _cmmp_runs[mechanism] = (stats, log, config)
-    return _cmmp_runs[mechanism]
+        _cmmp_runs[(mechanism, preset)] = (stats, log, config)
+    return _cmmp_runs[(mechanism, preset)]
 
 
-@pytest.fixture(scope="module", params=CMMP_MECHANISMS)
+@pytest.fixture(
+    scope="module",
+    params=[(m, p) for p in CMMP_PRESETS for m in CMMP_MECHANISMS],
+    ids=lambda mp: "-".join(mp),
+)
 def cmmp_logs(tmp_path_factory, request) -> tuple[dict, Path, dict]:
-    return _cmmp_run(tmp_path_factory, request.param)
+    return _cmmp_run(tmp_path_factory, *request.param)
 
 
-def _device_spec(preset: str, ranks: int) -> dict:
-    return bulksim.spec(preset, overrides=[f"dram.ranks={ranks}", "controller.refresh=none"])
+def _device_spec(preset: str, ranks: int, rows: int | None = None) -> dict:
+    sets = [f"dram.ranks={ranks}", "controller.refresh=none"]
+    if rows:
+        sets += [f"dram.rows={rows}", f"dram.rows_per_subarray={rows}"]
+    return bulksim.spec(preset, overrides=sets)
 
 
 def test_cmmp_hybrid_logs_zero_violations(cmmp_logs):
     stats, log, config = cmmp_logs
     assert stats["hybrid"]["promotions_started"] > 0
     devices = {d["name"]: d["stats"] for d in stats["memory_devices"]}
-    for name, preset, ranks in [("dram", "DRAM_CMMP_1000", 8), ("pcm", "PCM_CMMP_400", 16)]:
+    dram_rows = config["memory"]["device"][0].get("rows") or None
+    for name, preset, ranks, rows in [
+        ("dram", "DRAM_CMMP_1000", 8, dram_rows),
+        ("pcm", "PCM_CMMP_400", 16, None),
+    ]:
         path = log.with_suffix(f".{name}.csv")
-        violations = check_log(_device_spec(preset, ranks), str(path), config, device=name)
+        violations = check_log(_device_spec(preset, ranks, rows), str(path), config, device=name)
         assert violations == [], (name, "\n".join(map(str, violations[:10])))
         with open(path, newline="") as f:
             logged = Counter(row["command"] for row in csv.DictReader(f))

@@ -1238,7 +1238,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "hybrid.copy_priority",
         "low | equal",
-        "migration copies in the memory queues: low (program requests first) or equal (arrival order)",
+        "migration copies in the memory controllers' queues: low (a copy gets a command only in a cycle in which no program request of its queue can; once it has opened its row it competes as any request) or equal (the scheduler treats copies and program requests alike); both offer copies after the caches' requests each device cycle",
     ),
     doc(
         "hybrid.obm_complete_after",
@@ -1501,7 +1501,7 @@ impl Config {
     /// nothing that moves bytes below the caches behind the router's back. Values whose
     /// code is not built yet are refused, naming the key (docs/hybrid.md, "Status").
     fn check_hybrid(&self, problems: &mut Vec<String>) {
-        use crate::hybrid::config::{CopyPriority, RemapLines};
+        use crate::hybrid::config::RemapLines;
         let Some(h) = &self.hybrid else {
             return;
         };
@@ -1542,9 +1542,6 @@ impl Config {
         let not_built = |key: &str, value: &str, built: &str| {
             format!("{key}: {value} is not built yet (docs/hybrid.md, \"Status\"); built: {built}")
         };
-        if h.copy_priority != CopyPriority::Low {
-            problems.push(not_built("hybrid.copy_priority", "equal", "low"));
-        }
         if h.remap_lines != RemapLines::Flush {
             problems.push(not_built("hybrid.remap_lines", "retag", "flush"));
         }

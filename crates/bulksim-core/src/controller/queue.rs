@@ -163,6 +163,7 @@ mod tests {
             precharged: false,
             tag: NO_TAG,
             program: false,
+            low: false,
         }
     }
 

@@ -26,6 +26,9 @@ pub struct Request {
     /// A program's LLC miss or write-back (`Origin::Program`): its latency, arrival to
     /// served, is summed in `ControllerStats::program_latency`.
     pub program: bool,
+    /// Low priority (a hybrid memory's migration copy under `hybrid.copy_priority = "low"`):
+    /// it gets a command only in a cycle in which no other request of its queue can.
+    pub low: bool,
 }
 
 /// Tag of a request that is not part of a bulk operation.

@@ -7,7 +7,10 @@
 //! closes it first, and the cap never holds the owner back (only refresh may close the row;
 //! `Controller` serves an owner waiting in the other queue). Without this, rows opened before a
 //! switch between reads and writes were closed unused (issue #15 item 4, docs/validation.md).
-//! Requests to banks the bulk engine has locked wait. The same scan yields
+//! Requests to banks the bulk engine has locked wait. Low-priority requests (`Request::low`:
+//! migration copies) are chosen the same way among themselves, and only when no other request
+//! can issue; once one has activated its row it competes as any other (so the row it owns is
+//! not held open by a starving owner). The same scan yields
 //! the earliest cycle any waiting request could become ready (a lower bound), which the
 //! idle-skipping loop jumps to. Only requests whose cached ready hint has come due are looked
 //! up in the timing tables (see `queue.rs`).
@@ -93,6 +96,9 @@ fn scan<const BLOCKING: bool>(
 ) -> Pick {
     let mut next_ready = u64::MAX;
     let mut oldest_ready: Option<(usize, Command)> = None;
+    // The low-priority class's own row hit and oldest ready request.
+    let mut low_hit: Option<(usize, Command)> = None;
+    let mut low_oldest: Option<(usize, Command)> = None;
     let mut start = 0;
     while let Some(i) = queue.next_due(start, now, &mut next_ready) {
         start = i + 1;
@@ -113,6 +119,17 @@ fn scan<const BLOCKING: bool>(
         let r = &entries[i];
         if owned.closes_for_another(r, cmd) {
             // Held until the owner's column command; that command's readiness wakes us.
+            continue;
+        }
+        if r.low && !r.activated {
+            let capped = cap.reached(r.addr.bank_index);
+            if cmd.is_column() && !capped && policy == Scheduler::Frfcfs {
+                low_hit = low_hit.or(Some((i, cmd)));
+            } else if low_oldest.is_none()
+                && !(cmd == Command::Pre && !capped && row_still_hit(entries, device, r))
+            {
+                low_oldest = Some((i, cmd));
+            }
             continue;
         }
         match policy {
@@ -142,7 +159,7 @@ fn scan<const BLOCKING: bool>(
         }
     }
     Pick {
-        choice: oldest_ready,
+        choice: oldest_ready.or(low_hit).or(low_oldest),
         next_ready,
     }
 }

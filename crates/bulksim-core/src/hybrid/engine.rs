@@ -40,8 +40,9 @@ pub const HYBRID_TAG: u32 = 1 << 30;
 
 /// Copy requests (reads and writes) the copier keeps in one device's queues at most
 /// (bulksim's choice): a bound, so that a period starting many migrations does not fill the
-/// queues program requests need; with `copy_priority = "low"` copies are also offered only
-/// after the caches' requests each device cycle.
+/// queues program requests need. They are offered after the caches' requests each device
+/// cycle; with `copy_priority = "low"` the controllers also serve them only when no program
+/// request can be (`controller::Request::low`).
 pub const COPIES_IN_FLIGHT: usize = 8;
 
 stat_struct! {

@@ -178,6 +178,14 @@ impl MemorySystem {
         Ok(Some(id))
     }
 
+    /// Requests whose tag has `bit` set are low priority in every channel's queues
+    /// (`Controller::set_low_priority_tag`).
+    pub fn set_low_priority_tag(&mut self, bit: u32) {
+        for c in &mut self.controllers {
+            c.set_low_priority_tag(bit);
+        }
+    }
+
     /// Offers a request for a client above the memory system (a cache fill or write-back);
     /// when `tag` is not `NO_TAG` its completion appears in `completions`; `program`: a
     /// program's (its latency summed, `program_service`). False if the channel's queue is

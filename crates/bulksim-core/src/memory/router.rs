@@ -48,6 +48,15 @@ impl MemoryRouter {
             Some(h) => Some(HybridMemory::new(h, &devices)?),
             None => None,
         };
+        if let Some(h) = &hybrid {
+            if h.cfg.copy_priority == crate::hybrid::config::CopyPriority::Low {
+                // Program requests before migration copies in every queue (Table I's
+                // HIGH and LOW queues of HMMSim, as one queue with two classes).
+                for d in &mut devices {
+                    d.channels.set_low_priority_tag(HYBRID_TAG);
+                }
+            }
+        }
         Ok(MemoryRouter {
             devices,
             image: MemoryImage::new(IMAGE_SEED),
