@@ -64,19 +64,23 @@ fn an_exit_while_another_process_allocates_is_deterministic() {
             .remove("host")
             .expect("a host field to drop");
         runs.push(serde_json::to_string(&json).unwrap());
-        // Thread 0's page table stays after its exit; its frames now hold thread 1's stores.
-        // Thread 1's n-th store (1-based) went to the n-th frame it got: the most recently
-        // freed first, i.e. thread 0's pages from the highest down.
-        let p0 = sys.pid_of(0).unwrap();
+        // Thread 0's frames now hold thread 1's stores: its n-th store (1-based) went to
+        // the n-th frame it got, the most recently freed first, i.e. thread 0's pages from
+        // the highest down (its stale page table still names them), and core 1 sees its
+        // own store there, not a line core 0 left. Thread 0's image is refused now.
+        let (p0, p1) = (sys.pid_of(0).unwrap(), sys.pid_of(1).unwrap());
         for j in 0..100u64 {
-            let got = sys.read_virtual(p0, A + (99 - j) * PAGE, 8).unwrap();
-            let want = ((1u64 + 1) << 48 | (j + 1)).to_le_bytes().to_vec();
+            let old = A + (99 - j) * PAGE;
             assert_eq!(
-                got,
-                want,
+                sys.os().lookup(p1, B + j * PAGE),
+                sys.os().lookup(p0, old),
                 "thread 0's page {} reused by thread 1's page {j}",
                 99 - j
             );
+            assert_eq!(sys.read_virtual(p0, old, 8), None, "another's frame now");
+            let got = sys.read_virtual(p1, B + j * PAGE, 8).unwrap();
+            let want = ((1u64 + 1) << 48 | (j + 1)).to_le_bytes().to_vec();
+            assert_eq!(got, want, "thread 1's page {j}");
         }
     }
     assert_eq!(runs[0], runs[1]);

@@ -582,6 +582,7 @@ impl Controller {
             &cap,
             &Owned(&self.owned),
             now,
+            self.low_priority_tag != 0,
         )
     }
 

@@ -55,7 +55,8 @@ impl HitCap<'_> {
     }
 }
 
-/// Chooses the request (and command) to serve at `now`.
+/// Chooses the request (and command) to serve at `now`; `low_priority`: the queue may hold
+/// low-priority requests (`Request::low`).
 #[allow(clippy::too_many_arguments)]
 pub fn pick(
     policy: Scheduler,
@@ -66,25 +67,58 @@ pub fn pick(
     cap: &HitCap,
     owned: &Owned,
     now: u64,
+    low_priority: bool,
 ) -> Pick {
     queue.sync(device);
+    if low_priority {
+        let (ranks, locked) = (blocked_ranks.unwrap_or(&[]), locked.unwrap_or(&[]));
+        return scan_two_classes(policy, queue, device, ranks, locked, cap, owned, now);
+    }
     // The common case, nothing blocked, gets a scan without the blocking test.
     let locked = locked.unwrap_or(&[]);
     match blocked_ranks {
-        Some(ranks) => scan::<true>(policy, queue, device, ranks, locked, cap, owned, now),
+        Some(ranks) => scan::<true, false>(policy, queue, device, ranks, locked, cap, owned, now),
         None if !locked.is_empty() => {
-            scan::<true>(policy, queue, device, &[], locked, cap, owned, now)
+            scan::<true, false>(policy, queue, device, &[], locked, cap, owned, now)
         }
-        None => scan::<false>(policy, queue, device, &[], locked, cap, owned, now),
+        None => scan::<false, false>(policy, queue, device, &[], locked, cap, owned, now),
     }
+}
+
+/// A hybrid memory's controllers: the scan with the second class (and the blocking test,
+/// which costs little beside it). Out of line, so that the common scans inline as they did
+/// before the class existed (inlined, it cost the DDR4 bench 2%: docs/performance.md).
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn scan_two_classes(
+    policy: Scheduler,
+    queue: &mut RequestQueue,
+    device: &Device,
+    blocked_ranks: &[bool],
+    locked: &[bool],
+    cap: &HitCap,
+    owned: &Owned,
+    now: u64,
+) -> Pick {
+    scan::<true, true>(
+        policy,
+        queue,
+        device,
+        blocked_ranks,
+        locked,
+        cap,
+        owned,
+        now,
+    )
 }
 
 /// The scan over the requests whose hints have come due, oldest first; with `BLOCKING`,
 /// requests to a blocked rank (due for refresh, or on the other side of a per-rank write
 /// drain) or a bank the bulk engine has locked are skipped (the refresh's, the drain's or the
-/// engine's own timing wakes the controller).
+/// engine's own timing wakes the controller). With `LOW`, low-priority requests form a
+/// second class, chosen only when no other request can issue.
 #[allow(clippy::too_many_arguments)]
-fn scan<const BLOCKING: bool>(
+fn scan<const BLOCKING: bool, const LOW: bool>(
     policy: Scheduler,
     queue: &mut RequestQueue,
     device: &Device,
@@ -121,7 +155,7 @@ fn scan<const BLOCKING: bool>(
             // Held until the owner's column command; that command's readiness wakes us.
             continue;
         }
-        if r.low && !r.activated {
+        if LOW && r.low && !r.activated {
             let capped = cap.reached(r.addr.bank_index);
             if cmd.is_column() && !capped && policy == Scheduler::Frfcfs {
                 low_hit = low_hit.or(Some((i, cmd)));
