@@ -539,3 +539,23 @@ fn elide_clean_skips_demotion_copies_of_blocks_not_written_since_promotion() {
     assert!(h.demotions_completed > 0, "{h:?}");
     assert_eq!(h.pcm_writes_elided, 0);
 }
+
+/// `hybrid.count_copies`: off (the default) the PACT counts the program's LLC misses and
+/// write-backs only; on, also every request the migration copier issues.
+#[test]
+fn count_copies_puts_the_copiers_requests_in_the_pact() {
+    let d = dir("hybrid", "count_copies");
+    program(&d, &[(0, 8, 20)]);
+    let run = |more: &[&str]| run_workload(&system(true, more), &d).unwrap().0;
+    let s = run(&[]);
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.pact.updates, h.dram_accesses + h.pcm_accesses, "{h:?}");
+    let s = run(&["hybrid.count_copies=true"]);
+    let h = s.hybrid.as_ref().unwrap();
+    assert!(h.blocks_copied > 0, "{h:?}");
+    // Each copy write issued, and the reads before the background ones, are counted.
+    assert!(
+        h.pact.updates >= h.dram_accesses + h.pcm_accesses + h.blocks_copied,
+        "{h:?}"
+    );
+}

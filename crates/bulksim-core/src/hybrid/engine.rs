@@ -531,6 +531,10 @@ impl HybridMemory {
             }
             self.next_tag = (self.next_tag + 1) % HYBRID_TAG;
             self.queued[device].pop_front();
+            if self.cfg.count_copies {
+                // The copier's requests reach the devices here, not through `accepted`.
+                self.pact.record(frame);
+            }
             self.in_flight.insert(tag, c);
             self.in_flight_per_device[device] += 1;
             if c.step == Step::Write {
