@@ -281,6 +281,11 @@ impl Os {
         {
             return Ok(f as u32);
         }
+        self.take_allocator_frame(req)
+    }
+
+    /// `take_frame` from the allocator alone (never an external frame).
+    fn take_allocator_frame(&mut self, req: &FrameRequest) -> Result<u32, String> {
         let mut ctx = AllocContext {
             table: &mut self.table,
             tlbs: &self.tlbs,
@@ -646,15 +651,7 @@ impl Os {
             vpn,
             purpose: Purpose::FirstTouch,
         };
-        let mut ctx = AllocContext {
-            table: &mut self.table,
-            tlbs: &self.tlbs,
-            stats: &mut self.stats.placement,
-        };
-        let frame = self
-            .frames
-            .alloc(&req, &mut ctx)
-            .ok_or_else(|| self.out_of_memory())?;
+        let frame = self.take_allocator_frame(&req)?;
         self.table.assign(frame, pid);
         self.table.set_page(frame, vpn);
         self.note_frames_used();
