@@ -473,7 +473,7 @@ impl Hierarchy {
             core,
             line: first_line,
         });
-        if self.held_writebacks.contains(&(addr / bytes)) {
+        if !self.held_writebacks.is_empty() && self.held_writebacks.contains(&(addr / bytes)) {
             // A line CPM holds for its migrating page: a last-level hit.
             let l = &self.levels[self.last()];
             self.fixed_responses.push((id, self.now + l.hit_fs));
