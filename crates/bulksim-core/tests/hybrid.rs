@@ -485,6 +485,113 @@ fn cpm_holds_a_post_llc_trace_write_backs_to_the_migrating_page() {
     assert!(h.copies_dropped > 0, "{h:?}");
 }
 
+/// `hybrid.remap_lines = "retag"` (item 9): a completed migration's cached lines are renamed
+/// to the new frame instead of written there and invalidated, in both levels, so a hot set
+/// that fits in L2 stays there across its promotions (fewer L2 misses than under `flush`),
+/// and every store survives, dirty lines reaching memory later under their new names.
+#[test]
+fn retag_keeps_a_migrated_pages_lines_cached_and_every_store_survives() {
+    let d = dir("hybrid", "retag");
+    // 8 hot pages (32 KB): more than L1 holds, less than L2.
+    program(&d, &[(0, 8, 40), (16, 8, 40)]);
+    let two_levels = [
+        "cache.level.1.size_kb=64",
+        "cache.level.1.ways=8",
+        "cache.level.1.hit_cycles=12",
+    ];
+    let (_, plain_sys) = run_workload(&system(false, &two_levels), &d).unwrap();
+    let run = |remap: &str| {
+        let mut more = two_levels.to_vec();
+        let remap = format!("hybrid.remap_lines={remap}");
+        more.push(&remap);
+        run_workload(&system(true, &more), &d).unwrap()
+    };
+    let (flush, flush_sys) = run("flush");
+    let (retag, retag_sys) = run("retag");
+    let (hf, hr) = (
+        flush.hybrid.as_ref().unwrap(),
+        retag.hybrid.as_ref().unwrap(),
+    );
+    assert_eq!(hr.promotions_completed, 16, "{hr:?}");
+    assert!(
+        hr.pages_retagged_lines > 0 && hr.pages_flushed_lines == 0,
+        "{hr:?}"
+    );
+    assert!(
+        hf.pages_flushed_lines > 0 && hf.pages_retagged_lines == 0,
+        "{hf:?}"
+    );
+    // Under flush each completion empties L2 of the page: its next sweep misses again.
+    let misses = |s: &bulksim_core::system::stats::SystemStats| s.cache["l2"].misses;
+    assert!(
+        misses(&retag) + 8 * 64 < misses(&flush),
+        "retag {} vs flush {} L2 misses",
+        misses(&retag),
+        misses(&flush)
+    );
+    same(&image(&retag_sys), &image(&plain_sys));
+    same(&image(&flush_sys), &image(&plain_sys));
+}
+
+/// `hybrid.os_period_ns`, `hybrid.os_remap_ns` (item 5, bulksim's model): each period and
+/// each remap takes the front end of a core (here core 0, which runs the only process) for
+/// that long. The time is counted exactly, the program is slowed by most of it (a drained
+/// window hides at most a miss or two of each stretch), and skipping idle time leaves every
+/// stat as stepping each cycle does.
+#[test]
+fn os_time_takes_the_core_for_each_period_and_remap() {
+    let d = dir("hybrid", "os_time");
+    program(&d, &[(0, 8, 10)]);
+    let (free, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let os = [
+        "hybrid.os_period_ns=2000",
+        "hybrid.os_remap_ns=5000",
+        "sim.record_intervals=true",
+    ];
+    let (s, _) = run_workload(&system(true, &os), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    let remaps = h.promotions_completed + h.demotions_completed;
+    assert!(remaps >= 8, "{h:?}");
+    assert_eq!(h.os_time_ns, h.periods * 2000 + remaps * 5000, "{h:?}");
+    let slower = s.simulated_ns - free.simulated_ns;
+    assert!(
+        slower > 0.9 * h.os_time_ns as f64 - 200.0 * (h.periods + remaps) as f64,
+        "{slower} ns slower for {} ns of OS time",
+        h.os_time_ns
+    );
+    let mut every = system(true, &os);
+    every.sim.skip_idle = false;
+    let (e, _) = run_workload(&every, &d).unwrap();
+    let json = |s: &bulksim_core::system::stats::SystemStats| {
+        // Host time aside.
+        let mut v = serde_json::to_value(s).unwrap();
+        v["memory"].as_object_mut().unwrap().remove("host");
+        for d in v["memory_devices"].as_array_mut().unwrap() {
+            d["stats"].as_object_mut().unwrap().remove("host");
+        }
+        v
+    };
+    let (a, b) = (json(&s), json(&e));
+    if a != b {
+        let diff: Vec<String> = a
+            .as_object()
+            .unwrap()
+            .iter()
+            .filter(|(k, v)| b[k.as_str()] != **v)
+            .map(|(k, v)| format!("{k}: {v} vs {}", b[k.as_str()]))
+            .collect();
+        panic!("skip_idle changed stats: {diff:?}");
+    }
+    // os_period_ns must leave the core some of each period.
+    let mut c = system(true, &[]);
+    c.hybrid.as_mut().unwrap().os_period_ns = 10_000;
+    let p = c.problems();
+    assert_eq!(
+        p,
+        ["hybrid.os_period_ns: 10000; expected less than hybrid.period_ns (10000)"]
+    );
+}
+
 /// `hybrid.elide_clean`: a promoted page demoted without having been written since copies
 /// nothing back (its PCM home still holds every block), and the image stays right.
 #[test]

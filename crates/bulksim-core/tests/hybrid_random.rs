@@ -78,6 +78,18 @@ const MECHANISMS: &[(&str, &[&str])] = &[
         "cm_equal_priority",
         &["hybrid.mechanism=cm", "hybrid.copy_priority=equal"],
     ),
+    (
+        "cm_obm_pd_retag",
+        &["hybrid.mechanism=cm_obm_pd", "hybrid.remap_lines=retag"],
+    ),
+    (
+        "cpm_retag_dram_first",
+        &[
+            "hybrid.mechanism=cpm",
+            "hybrid.remap_lines=retag",
+            "hybrid.placement=dram_first",
+        ],
+    ),
 ];
 
 /// A 64-frame DRAM beside a PCM, one small cache level; with `hybrid`, a 32-entry ART and

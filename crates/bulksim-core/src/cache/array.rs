@@ -482,6 +482,61 @@ impl Cache {
         dirty
     }
 
+    /// Renames the lines of [start, end) to [to, to + (end - start)), keeping their bytes,
+    /// valid sectors, dirty state and origin (`hybrid.remap_lines = "retag"`: a migrated
+    /// page's lines follow it to its new frame, in whichever set that is). All are taken out
+    /// first, so no line of the range can be pushed out under its old name; each then goes
+    /// into its new set as a fill would, least recently used first (so they keep their order
+    /// and become the most recently used), over a copy of the new line already there (stale:
+    /// dropped) or else an empty way or the set's least recently used line. Counts no
+    /// access, insert or invalidation. Returns the lines moved and the dirty lines pushed
+    /// out, to be written back.
+    pub fn retag(&mut self, start: u64, end: u64, to: u64) -> (u64, Vec<Evicted>) {
+        let mut taken = Vec::new();
+        for line in start..end {
+            if let Some(w) = self.probe(line) {
+                taken.push((self.last_use[w], line, w));
+            }
+        }
+        taken.sort_unstable();
+        let lb = self.line_bytes;
+        let mut moved = Vec::with_capacity(taken.len());
+        for &(_, line, w) in &taken {
+            let data = LineBuf::from_slice(self.data(w));
+            moved.push((line, data, self.valid[w], self.dirty[w], self.origin[w]));
+            self.tags[w] = EMPTY;
+            self.dirty[w] = false;
+        }
+        let mut evicted = Vec::new();
+        for (line, data, valid, dirty, origin) in moved {
+            let new = to + (line - start);
+            let range = self.set_range(new);
+            let way = self.probe(new).unwrap_or_else(|| {
+                range
+                    .clone()
+                    .find(|&i| self.tags[i] == EMPTY)
+                    .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
+            });
+            if self.tags[way] != EMPTY && self.tags[way] != new && self.dirty[way] {
+                self.stats.writebacks += 1;
+                evicted.push(Evicted {
+                    line: self.tags[way],
+                    data: LineBuf::from_slice(self.data(way)),
+                    origin: self.origin[way],
+                    valid: self.sectors(way),
+                });
+            }
+            self.tags[way] = new;
+            self.data[way * lb..(way + 1) * lb].copy_from_slice(data.as_slice());
+            self.valid[way] = valid;
+            self.dirty[way] = dirty;
+            self.origin[way] = origin;
+            self.clock += 1;
+            self.last_use[way] = self.clock;
+        }
+        (taken.len() as u64, evicted)
+    }
+
     /// Drops `line`; returns whether it was present.
     pub fn invalidate(&mut self, line: u64) -> bool {
         match self.probe(line) {
@@ -540,6 +595,44 @@ mod tests {
             None,
             "set 1 is separate"
         );
+    }
+
+    #[test]
+    fn retag_moves_lines_with_their_state_to_their_new_sets() {
+        // 2 sets x 2 ways (set = line & 1).
+        let mut c = Cache::new(4 * 64, 2, 64).unwrap();
+        let (w0, _) = c.insert(0, &[1; 64], false, Origin::Program);
+        c.write(w0, 0, &[9; 8], Origin::Copy);
+        c.insert(2, &[2; 64], false, Origin::Program);
+        c.insert(3, &[3; 64], true, Origin::Program);
+        c.insert(7, &[4; 64], false, Origin::Program);
+        let before = c.stats.clone();
+        // Lines 0 and 2 (set 0) move to 9 and 11 (set 1, full).
+        let (moved, evicted) = c.retag(0, 3, 9);
+        assert_eq!(moved, 2);
+        assert_eq!(
+            (c.stats.inserts, c.stats.invalidations),
+            (before.inserts, before.invalidations),
+            "a rename is no insert or invalidation"
+        );
+        assert!(c.probe(0).is_none() && c.probe(2).is_none());
+        // Line 0, least recently used, goes first, over set 1's least recently used line 3
+        // (dirty: written back); line 2 then pushes out 7 (clean: nothing to write), now
+        // less recently used than the moved line 9.
+        assert_eq!(evicted.iter().map(|e| e.line).collect::<Vec<_>>(), [3]);
+        let w9 = c.probe(9).expect("moved");
+        assert!(c.is_dirty(w9) && c.origin[w9] == Origin::Copy);
+        assert_eq!(&c.data(w9)[..9], &[9, 9, 9, 9, 9, 9, 9, 9, 1]);
+        let w11 = c.probe(11).expect("moved");
+        assert!(!c.is_dirty(w11) && c.data(w11) == [2; 64]);
+        assert!(c.probe(7).is_none());
+        // A stale copy of a new line is replaced, not written back.
+        let mut c = Cache::new(4 * 64, 2, 64).unwrap();
+        c.insert(0, &[1; 64], false, Origin::Program);
+        c.insert(4, &[7; 64], true, Origin::Program);
+        let (moved, evicted) = c.retag(0, 1, 4);
+        assert_eq!((moved, evicted.len()), (1, 0));
+        assert_eq!(c.data(c.probe(4).unwrap()), [1; 64]);
     }
 
     #[test]

@@ -876,32 +876,8 @@ impl Hierarchy {
                 }
             }
         }
-        // Post-LLC write-backs held for the page (CPM) go to the new frame too.
-        let held: Vec<u64> = self
-            .held_writebacks
-            .range(old / last_bytes..(old + bytes).div_ceil(last_bytes))
-            .copied()
-            .collect();
+        dropped += self.release_held_writebacks(old, new, bytes);
         let last = self.last();
-        for line in held {
-            // The program's own write-backs, late: they count as the program's.
-            self.held_writebacks.remove(&line);
-            let at = new + (line * last_bytes - old);
-            dropped += 1;
-            self.traffic.book(Origin::Program, true, last_bytes);
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: Request {
-                    id: None,
-                    addr: at,
-                    bytes: last_bytes as u32,
-                    kind: RequestKind::Writeback,
-                    origin: Origin::Program,
-                    thread: 0,
-                },
-                not_before: 0,
-                buffer: None,
-            });
-        }
         for line in dirty_lines {
             self.traffic.book(Origin::Migration, true, last_bytes);
             self.levels[last].out_writebacks.push_back(Outgoing {
@@ -918,6 +894,63 @@ impl Hierarchy {
             });
         }
         dropped
+    }
+
+    /// A migrated page's cached lines (`hybrid.remap_lines = "retag"`): every line of
+    /// [old, old + bytes) in every array is renamed to the same place in [new, new + bytes),
+    /// keeping its bytes and dirty state (`Cache::retag`); nothing is written now. The last
+    /// level goes first, so that a line an upper level pushes out into it cannot push out a
+    /// line still under its old name. Returns the lines moved.
+    pub fn retag_lines_to(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
+        self.epoch += 1;
+        let mut moved = 0;
+        for level in (0..self.levels.len()).rev() {
+            let lb = self.levels[level].line_bytes;
+            for a in 0..self.levels[level].arrays.len() {
+                let (n, evicted) = self.levels[level].arrays[a].retag(
+                    old / lb,
+                    (old + bytes).div_ceil(lb),
+                    new / lb,
+                );
+                moved += n;
+                for ev in evicted {
+                    // No core's access pushed it out: booked to the array's own core.
+                    self.write_back(level, a, &ev, None, a);
+                }
+            }
+        }
+        moved + self.release_held_writebacks(old, new, bytes)
+    }
+
+    /// Post-LLC write-backs held for a CPM page ([old, old + bytes)) go to the same place
+    /// in [new, new + bytes) at its completion. Returns how many.
+    fn release_held_writebacks(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
+        let last_bytes = self.last_line_bytes();
+        let held: Vec<u64> = self
+            .held_writebacks
+            .range(old / last_bytes..(old + bytes).div_ceil(last_bytes))
+            .copied()
+            .collect();
+        let last = self.last();
+        for &line in &held {
+            // The program's own write-backs, late: they count as the program's.
+            self.held_writebacks.remove(&line);
+            let at = new + (line * last_bytes - old);
+            self.traffic.book(Origin::Program, true, last_bytes);
+            self.levels[last].out_writebacks.push_back(Outgoing {
+                req: Request {
+                    id: None,
+                    addr: at,
+                    bytes: last_bytes as u32,
+                    kind: RequestKind::Writeback,
+                    origin: Origin::Program,
+                    thread: 0,
+                },
+                not_before: 0,
+                buffer: None,
+            });
+        }
+        held.len() as u64
     }
 
     /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).

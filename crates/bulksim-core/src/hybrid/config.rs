@@ -111,9 +111,10 @@ pub struct HybridConfig {
     pub count_copies: bool,
     /// First placement of pages: `dram_first | pcm_only`.
     pub placement: Placement,
-    /// OS time charged per period (PACT read and policy), ns.
+    /// OS time per period (PACT read and policy), ns, taken from core 0's front end.
     pub os_period_ns: u64,
-    /// OS time charged per page remap, ns.
+    /// OS time per page remap, ns, taken from the front end of the core running the page's
+    /// process (else core 0).
     pub os_remap_ns: u64,
 }
 
@@ -203,6 +204,13 @@ impl HybridConfig {
                 "hybrid.obm_complete_after: {}; expected 0 (off) ..={} blocks",
                 self.obm_complete_after,
                 super::BLOCKS_PER_PAGE - 1
+            ));
+        }
+        if self.period_ns > 0 && self.os_period_ns >= self.period_ns {
+            // Core 0 would run the OS for ever.
+            p.push(format!(
+                "hybrid.os_period_ns: {}; expected less than hybrid.period_ns ({})",
+                self.os_period_ns, self.period_ns
             ));
         }
         p

@@ -220,6 +220,9 @@ pub struct Core {
     /// waiting for a line, every older load has its data from then on (a dependent read
     /// waits for it).
     pub load_data_fs: u64,
+    /// Until when the core runs OS work (fs): its front end dispatches nothing, its window
+    /// drains (`hybrid.os_period_ns`, `hybrid.os_remap_ns`).
+    pub os_until_fs: u64,
 }
 
 impl Core {
@@ -242,6 +245,7 @@ impl Core {
             preemptions: 0,
             yields: 0,
             load_data_fs: 0,
+            os_until_fs: 0,
         }
     }
 

@@ -4,14 +4,18 @@
 //! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
 //! their destination completes when its page is quiet (no miss in flight for it, no
 //! write-back of it waiting for memory; its accesses wait meanwhile, `System::blocked`):
-//! the old frame's cached lines are flushed to the new frame and invalidated, the OS maps
+//! the old frame's cached lines are flushed to the new frame and invalidated, or renamed to
+//! it (`hybrid.remap_lines`), the OS maps
 //! the page to the new frame, and the ART entry and the vacated frame are freed. DRAM
 //! frames a process leaves at exit return to the hybrid memory's free list, with the PCM
 //! frame kept for the page; a PCM frame a promotion copies from is held (`Os::hold`) so
-//! that no other process gets it before the promotion ends.
+//! that no other process gets it before the promotion ends. OS time (`hybrid.os_period_ns`,
+//! `os_remap_ns`, bulksim's model) takes a core's front end: core 0's each period, the
+//! page's process's core at each remap.
 
 use super::System;
 use crate::hybrid::art::Direction;
+use crate::hybrid::config::RemapLines;
 use crate::hybrid::PAGE_BYTES;
 
 impl System {
@@ -30,6 +34,8 @@ impl System {
             for d in h.period(&mut self.os, self.now)? {
                 self.mem.router.devices[d].wake(self.now);
             }
+            let os_ns = h.cfg.os_period_ns;
+            self.take_os_time(0, os_ns);
             self.take_started();
             acted = true;
         }
@@ -93,9 +99,13 @@ impl System {
             h.finish(key, true, &mut self.os);
             return;
         }
-        let dropped = self
-            .mem
-            .move_lines_to(m.src * PAGE_BYTES, m.dest * PAGE_BYTES, PAGE_BYTES);
+        let (old_at, new_at) = (m.src * PAGE_BYTES, m.dest * PAGE_BYTES);
+        let retag = h.cfg.remap_lines == RemapLines::Retag;
+        let lines = if retag {
+            self.mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
+        } else {
+            self.mem.move_lines_to(old_at, new_at, PAGE_BYTES)
+        };
         if cpm {
             self.mem.unpin_last_level();
         }
@@ -105,6 +115,16 @@ impl System {
             && self.os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
         if mapped {
             self.os.remap(m.pid, m.vpn, new);
+            let core = self.core_running(m.pid).unwrap_or(0);
+            let os_ns = self
+                .mem
+                .router
+                .hybrid
+                .as_ref()
+                .expect("hybrid")
+                .cfg
+                .os_remap_ns;
+            self.take_os_time(core, os_ns);
         }
         if m.direction == Direction::Promoting {
             self.os.unhold(old);
@@ -118,7 +138,35 @@ impl System {
             }
         }
         let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        h.stats.pages_flushed_lines += dropped;
+        if retag {
+            h.stats.pages_retagged_lines += lines;
+        } else {
+            h.stats.pages_flushed_lines += lines;
+        }
         h.finish(key, mapped, &mut self.os);
+    }
+
+    /// Core `c`'s front end runs OS work for `ns` after any it has already (hybrid OS
+    /// time: `os_period_ns`, `os_remap_ns`), counted in `os_time_ns`.
+    fn take_os_time(&mut self, c: usize, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        let core = &mut self.cores[c];
+        core.os_until_fs = core.os_until_fs.max(self.now) + ns * 1_000_000;
+        self.mem
+            .router
+            .hybrid
+            .as_mut()
+            .expect("hybrid")
+            .stats
+            .os_time_ns += ns;
+    }
+
+    /// The first core running a thread of process `pid`, if any.
+    fn core_running(&self, pid: crate::os::Pid) -> Option<usize> {
+        self.cores
+            .iter()
+            .position(|c| c.thread.is_some_and(|t| self.threads[t].pid == Some(pid)))
     }
 }

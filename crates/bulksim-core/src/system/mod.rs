@@ -656,6 +656,9 @@ impl System {
                     if let Some(h) = c.head_ready() {
                         t = t.min(h);
                     }
+                    if c.os_until_fs > self.now {
+                        t = t.min(c.os_until_fs);
+                    }
                 }
                 t = t.min(self.mem.next_departure());
                 if let Some(h) = &self.mem.router.hybrid {
@@ -694,6 +697,9 @@ impl System {
         let horizon = FAST_FORWARD_MIN_CYCLES + (window / width) as u64 + 1;
         let mut any = false;
         for core in &self.cores {
+            if core.os_until_fs > self.now {
+                return;
+            }
             if core.thread.is_none() {
                 if !core.run_queue.is_empty() || !core.window.is_empty() {
                     return;
@@ -961,6 +967,10 @@ impl System {
                 }
                 None => return Ok(progress),
             }
+        }
+        if self.now < self.cores[c].os_until_fs {
+            // The OS has the core (hybrid OS time): nothing dispatches.
+            return Ok(progress);
         }
         if !self.cores[c].jobs.is_empty() {
             let before = self.cores[c].jobs.len();
