@@ -398,27 +398,8 @@ impl Cache {
     ) -> (usize, Option<Evicted>) {
         self.clock += 1;
         self.stats.inserts += 1;
-        let way = match self.probe(line) {
-            Some(i) => i,
-            None => {
-                let range = self.set_range(line);
-                range
-                    .clone()
-                    .find(|&i| self.tags[i] == EMPTY)
-                    .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
-            }
-        };
-        let evicted = if self.tags[way] != EMPTY && self.tags[way] != line && self.dirty[way] {
-            self.stats.writebacks += 1;
-            Some(Evicted {
-                line: self.tags[way],
-                data: LineBuf::from_slice(self.data(way)),
-                origin: self.origin[way],
-                valid: self.sectors(way),
-            })
-        } else {
-            None
-        };
+        let way = self.way_for(line);
+        let evicted = self.push_out(way, line);
         let present = self.tags[way] == line;
         let keep_dirty = present && self.dirty[way];
         self.tags[way] = line;
@@ -446,6 +427,34 @@ impl Cache {
         self.origin[way] = origin;
         self.last_use[way] = self.clock;
         (way, evicted)
+    }
+
+    /// The way `line` goes into: its own if present, else an empty way of its set, else the
+    /// set's replacement victim.
+    fn way_for(&self, line: u64) -> usize {
+        self.probe(line).unwrap_or_else(|| {
+            let range = self.set_range(line);
+            range
+                .clone()
+                .find(|&i| self.tags[i] == EMPTY)
+                .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
+        })
+    }
+
+    /// The dirty line `way` holds, if it is not `line` (which is about to take the way):
+    /// its contents, to be written back, counted as a write-back.
+    fn push_out(&mut self, way: usize, line: u64) -> Option<Evicted> {
+        let held = self.tags[way];
+        if held == EMPTY || held == line || !self.dirty[way] {
+            return None;
+        }
+        self.stats.writebacks += 1;
+        Some(Evicted {
+            line: held,
+            data: LineBuf::from_slice(self.data(way)),
+            origin: self.origin[way],
+            valid: self.sectors(way),
+        })
     }
 
     /// Cleans `line` if it is dirty, returning its contents to write back.
@@ -510,22 +519,8 @@ impl Cache {
         let mut evicted = Vec::new();
         for (line, data, valid, dirty, origin) in moved {
             let new = to + (line - start);
-            let range = self.set_range(new);
-            let way = self.probe(new).unwrap_or_else(|| {
-                range
-                    .clone()
-                    .find(|&i| self.tags[i] == EMPTY)
-                    .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
-            });
-            if self.tags[way] != EMPTY && self.tags[way] != new && self.dirty[way] {
-                self.stats.writebacks += 1;
-                evicted.push(Evicted {
-                    line: self.tags[way],
-                    data: LineBuf::from_slice(self.data(way)),
-                    origin: self.origin[way],
-                    valid: self.sectors(way),
-                });
-            }
+            let way = self.way_for(new);
+            evicted.extend(self.push_out(way, new));
             self.tags[way] = new;
             self.data[way * lb..(way + 1) * lb].copy_from_slice(data.as_slice());
             self.valid[way] = valid;
