@@ -89,7 +89,7 @@ impl System {
     /// Completes the ready, quiet migration keyed `key` (its home page).
     fn complete_migration(&mut self, key: u64) {
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
-        let cpm = h.cpm;
+        let (cpm, remap_ns) = (h.cpm, h.cfg.os_remap_ns);
         let m = *h.migration(key).expect("a ready migration");
         if m.flipped {
             // A partial demotion: the page never left its PCM home, whose lines the caches
@@ -116,15 +116,7 @@ impl System {
         if mapped {
             self.os.remap(m.pid, m.vpn, new);
             let core = self.core_running(m.pid).unwrap_or(0);
-            let os_ns = self
-                .mem
-                .router
-                .hybrid
-                .as_ref()
-                .expect("hybrid")
-                .cfg
-                .os_remap_ns;
-            self.take_os_time(core, os_ns);
+            self.take_os_time(core, remap_ns);
         }
         if m.direction == Direction::Promoting {
             self.os.unhold(old);
