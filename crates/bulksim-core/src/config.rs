@@ -1256,9 +1256,14 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "on completion the old frame's cached lines are written to the new frame and invalidated (flush), or renamed to the new frame, moving to its sets, dirty ones staying dirty (retag)",
     ),
     doc(
+        "hybrid.pact_origins",
+        "program | all",
+        "which LLC misses and write-backs update the PACT: the program's own loads' and stores' (program, bulksim's choice: a run's first-touch zeroing, long over in the paper's 5 B-instruction warm-up, would make every page touched look hot) or also those of copies, first-touch zeroing and bulk coherence (all: what a counter beside the controller sees)",
+    ),
+    doc(
         "hybrid.count_copies",
         "bool",
-        "migration copies update the PACT as program LLC misses and write-backs do",
+        "the migration copier's reads and writes update the PACT too (its requests, not a program's)",
     ),
     doc(
         "hybrid.placement",
@@ -1268,12 +1273,12 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "hybrid.os_period_ns",
         "ns",
-        "OS time per period for reading the PACT and running the policy: core 0 dispatches nothing for this long (its window drains)",
+        "OS time per period for reading the PACT and running the policy: core 0 dispatches nothing for this long (its window drains), counted in os_time_ns even when core 0 is idle; less than hybrid.period_ns",
     ),
     doc(
         "hybrid.os_remap_ns",
         "ns",
-        "OS time per page remap at a migration's completion: the core running the page's process (else core 0) dispatches nothing for this long",
+        "OS time per page remap at a migration's completion: the core running the page's process (else core 0) dispatches nothing for this long; at most 1,000,000,000 (1 s)",
     ),
 ];
 
@@ -1309,6 +1314,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "hybrid.mechanism" => Some(&["cpm", "cm", "cm_obm", "cm_obm_pd"]),
         "hybrid.copy_priority" => Some(&["low", "equal"]),
         "hybrid.remap_lines" => Some(&["flush", "retag"]),
+        "hybrid.pact_origins" => Some(&["program", "all"]),
         "hybrid.placement" => Some(&["dram_first", "pcm_only"]),
         _ => None,
     }

@@ -592,6 +592,46 @@ fn os_time_takes_the_core_for_each_period_and_remap() {
     );
 }
 
+/// `hybrid.os_remap_ns` goes to the core running the migrated page's process: with a
+/// compute-only process on core 0 that outlasts the migrating one on core 1, core 1 is slowed
+/// by about the remaps' time and core 0 by none of it (core 0 is only the fallback).
+#[test]
+fn os_remap_time_goes_to_the_core_running_the_pages_process() {
+    let d = dir("hybrid", "os_remap_core");
+    program_of(&d, 1, &[(0, 8, 10)]);
+    // Thread 1 alone first: how long thread 0 must compute to outlast it.
+    write_thread(&d, 0, false, &[Event::Exit]);
+    let (alone, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let width = system(true, &[]).core.width as u64;
+    let cycles = alone.cores[1].core_cycles;
+    let mut ev = vec![Event::Compute(1000); (4 * cycles * width / 1000) as usize];
+    ev.push(Event::Exit);
+    write_thread(&d, 0, false, &ev);
+    let (free, _) = run_workload(&system(true, &[]), &d).unwrap();
+    let cfg = system(true, &["hybrid.os_remap_ns=5000"]);
+    let (s, _) = run_workload(&cfg, &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    let remaps = h.promotions_completed + h.demotions_completed;
+    assert!(remaps >= 8, "{h:?}");
+    assert_eq!(h.os_time_ns, remaps * 5000, "{h:?}");
+    let ghz = cfg.system.core_ghz;
+    let slowed =
+        |c: usize| (s.cores[c].core_cycles as f64 - free.cores[c].core_cycles as f64) / ghz;
+    assert!(free.cores[0].core_cycles > 2 * free.cores[1].core_cycles);
+    assert!(
+        slowed(1) > 0.9 * h.os_time_ns as f64 - 200.0 * remaps as f64,
+        "core 1 {} ns slower for {} ns of remaps",
+        slowed(1),
+        h.os_time_ns
+    );
+    assert!(
+        slowed(0) < 0.1 * h.os_time_ns as f64,
+        "core 0 {} ns slower for {} ns of remaps",
+        slowed(0),
+        h.os_time_ns
+    );
+}
+
 /// `hybrid.elide_clean`: a promoted page demoted without having been written since copies
 /// nothing back (its PCM home still holds every block), and the image stays right.
 #[test]
@@ -647,22 +687,31 @@ fn elide_clean_skips_demotion_copies_of_blocks_not_written_since_promotion() {
     assert_eq!(h.pcm_writes_elided, 0);
 }
 
-/// `hybrid.count_copies`: off (the default) the PACT counts the program's LLC misses and
-/// write-backs only; on, also every request the migration copier issues.
+/// The PACT's inputs: by default (`hybrid.pact_origins = "program"`, `count_copies` off)
+/// the program's own LLC misses and write-backs only; `pact_origins = "all"` adds those of
+/// first-touch zeroing (and copies); `count_copies` adds every request the migration copier
+/// issues.
 #[test]
-fn count_copies_puts_the_copiers_requests_in_the_pact() {
+fn the_pact_counts_what_pact_origins_and_count_copies_say() {
     let d = dir("hybrid", "count_copies");
     program(&d, &[(0, 8, 20)]);
     let run = |more: &[&str]| run_workload(&system(true, more), &d).unwrap().0;
     let s = run(&[]);
     let h = s.hybrid.as_ref().unwrap();
+    // The 32 pages' zeroing reaches memory as write-backs that are not the program's.
+    assert!(h.copy_and_init_accesses > 0, "{h:?}");
     assert_eq!(h.pact.updates, h.dram_accesses + h.pcm_accesses, "{h:?}");
+    let s = run(&["hybrid.pact_origins=all"]);
+    let h = s.hybrid.as_ref().unwrap();
+    let seen = h.dram_accesses + h.pcm_accesses + h.copy_and_init_accesses;
+    assert_eq!(h.pact.updates, seen, "{h:?}");
     let s = run(&["hybrid.count_copies=true"]);
     let h = s.hybrid.as_ref().unwrap();
     assert!(h.blocks_copied > 0, "{h:?}");
-    // Each copy write issued, and the reads before the background ones, are counted.
+    // Each copy write issued, and each read before a background copy write, is counted:
+    // more than the writes alone.
     assert!(
-        h.pact.updates >= h.dram_accesses + h.pcm_accesses + h.blocks_copied,
+        h.pact.updates > h.dram_accesses + h.pcm_accesses + h.blocks_copied,
         "{h:?}"
     );
 }

@@ -63,6 +63,17 @@ pub enum RemapLines {
     Retag,
 }
 
+/// Which LLC misses and write-backs the PACT counts (`hybrid.pact_origins`); the migration
+/// copier's are `count_copies`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PactOrigins {
+    /// The program's own loads' and stores' only.
+    Program,
+    /// Also those of copies, first-touch zeroing and bulk coherence.
+    All,
+}
+
 /// Where the OS first places a page (`hybrid.placement`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,7 +118,9 @@ pub struct HybridConfig {
     pub elide_clean: bool,
     /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
     pub remap_lines: RemapLines,
-    /// Migration copies update the PACT like program accesses.
+    /// Which LLC misses and write-backs update the PACT: `program | all`.
+    pub pact_origins: PactOrigins,
+    /// The migration copier's requests update the PACT too.
     pub count_copies: bool,
     /// First placement of pages: `dram_first | pcm_only`.
     pub placement: Placement,
@@ -136,6 +149,7 @@ impl Default for HybridConfig {
             obm_complete_after: 0,
             elide_clean: false,
             remap_lines: RemapLines::Flush,
+            pact_origins: PactOrigins::Program,
             count_copies: false,
             placement: Placement::DramFirst,
             os_period_ns: 0,
@@ -206,6 +220,13 @@ impl HybridConfig {
                 super::BLOCKS_PER_PAGE - 1
             ));
         }
+        if self.os_remap_ns > MAX_OS_NS {
+            // Simulated time is kept in u64 femtoseconds (about 5 hours).
+            p.push(format!(
+                "hybrid.os_remap_ns: {} is out of range; expected 0..={MAX_OS_NS} (1 s)",
+                self.os_remap_ns
+            ));
+        }
         if self.period_ns > 0 && self.os_period_ns >= self.period_ns {
             // Core 0 would run the OS for ever.
             p.push(format!(
@@ -216,6 +237,10 @@ impl HybridConfig {
         p
     }
 }
+
+/// The longest OS remap time accepted, ns (1 s: far beyond any page-table update, and far
+/// inside the femtosecond clock's range).
+const MAX_OS_NS: u64 = 1_000_000_000;
 
 #[cfg(test)]
 mod tests {
@@ -239,6 +264,7 @@ mod tests {
         assert_eq!(c.copy_priority, CopyPriority::Low);
         assert_eq!(c.obm_complete_after, 0);
         assert!(!c.elide_clean && !c.count_copies);
+        assert_eq!(c.pact_origins, PactOrigins::Program);
         assert_eq!(c.remap_lines, RemapLines::Flush);
         assert!(c.problems().is_empty());
     }
@@ -256,9 +282,11 @@ mod tests {
                 m
             );
         }
-        let c =
-            parse("copy_priority = \"equal\"\nremap_lines = \"retag\"\nplacement = \"pcm_only\"")
-                .unwrap();
+        let c = parse(
+            "copy_priority = \"equal\"\nremap_lines = \"retag\"\nplacement = \"pcm_only\"\npact_origins = \"all\"",
+        )
+        .unwrap();
+        assert_eq!(c.pact_origins, PactOrigins::All);
         assert_eq!(c.copy_priority, CopyPriority::Equal);
         assert_eq!(c.remap_lines, RemapLines::Retag);
         assert_eq!(c.placement, Placement::PcmOnly);
@@ -323,6 +351,7 @@ mod tests {
             promote_min: 0.0,
             free_min: 1.5,
             obm_complete_after: 64,
+            os_remap_ns: u64::MAX,
             ..Default::default()
         };
         let p = c.problems();
@@ -335,6 +364,7 @@ mod tests {
             "hybrid.promote_min",
             "hybrid.free_min",
             "hybrid.obm_complete_after",
+            "hybrid.os_remap_ns",
         ];
         assert_eq!(p.len(), keys.len(), "{p:?}");
         for (msg, key) in p.iter().zip(keys) {

@@ -21,7 +21,7 @@
 
 use super::art::ArtStats;
 use super::art::{Art, Direction};
-use super::config::HybridConfig;
+use super::config::{HybridConfig, PactOrigins};
 use super::pact::{Pact, PactStats};
 use super::policy::{plan, Candidate, DramFrames, Scores, Thresholds};
 use super::redirect::{access_redirect, redirect, Access, Redirect};
@@ -58,10 +58,12 @@ stat_struct! {
         pub partial_completions: u64 = sum("pages", "cm_obm: partly promoted pages the policy chose for demotion, whose remaining blocks were then copied in the background (the page is demoted whole by a later period)"),
         pub blocks_copied: u64 = sum("blocks", "migration copy writes issued: background copies and the copy writes of promoting reads that found their bit clear"),
         pub blocks_copied_on_demand: u64 = sum("blocks", "of blocks_copied, the copy writes of program reads of a promoting block not yet copied"),
+        pub write_backs_behind_start: u64 = sum("blocks", "write-backs that left the LLC before their page's migration started and reached the device after: served at the destination as ACCESSREDIRECT says, their bytes moved there from the source in the image"),
         pub copies_dropped: u64 = sum("blocks", "background copies dropped because a write-back (or a program read's copy) set the block's bit after the copy was queued"),
         pub pcm_writes_elided: u64 = sum("blocks", "hybrid.elide_clean: demotion copies not made because the block was not written since its page was promoted (its PCM home still holds it)"),
         pub dram_accesses: u64 = sum("requests", "program LLC misses and write-backs served by DRAM"),
         pub pcm_accesses: u64 = sum("requests", "program LLC misses and write-backs served by PCM"),
+        pub copy_and_init_accesses: u64 = sum("requests", "LLC misses and write-backs of copies, zeroing and bulk coherence (memcpy, copy-on-write, first-touch zeroing; not migration) the devices accepted: counted in the PACT under hybrid.pact_origins = all, never in dram_accesses or pcm_accesses"),
         pub dram_reads: u64 = sum("requests", "program LLC misses served by DRAM"),
         pub pcm_reads: u64 = sum("requests", "program LLC misses served by PCM"),
         pub dram_fraction: f64 = derived("fraction", "dram_accesses / (dram_accesses + pcm_accesses)"),
@@ -329,14 +331,22 @@ impl HybridMemory {
     /// A device accepted `req` (from the last cache level) at `served` (`route`'s answer):
     /// the PACT counts a program request, the ART is looked up and its bit set as
     /// ACCESSREDIRECT says. Returns the block copy the image must make now, (src, dest), when
-    /// a promoting read found its bit clear (its copy write is queued for the timing).
+    /// a promoting read found its bit clear (its copy write is queued for the timing), or a
+    /// write-back did (its bytes went to the source before the migration started).
     pub fn accepted(&mut self, req: &Request, served: u64) -> Option<(u64, u64)> {
         if req.origin == Origin::Migration {
             return None;
         }
         let page = req.addr / PAGE_BYTES;
-        if req.origin == Origin::Program || self.cfg.count_copies {
+        // `count_copies` concerns the migration copier alone (whose requests do not come
+        // here); copies and zeroing count as `pact_origins` says.
+        if req.origin == Origin::Program {
             self.pact.record(page);
+        } else {
+            self.stats.copy_and_init_accesses += 1;
+            if self.cfg.pact_origins == PactOrigins::All {
+                self.pact.record(page);
+            }
         }
         let read = req.kind != RequestKind::Writeback;
         if req.origin == Origin::Program {
@@ -368,6 +378,15 @@ impl HybridMemory {
             Access::WriteBack
         };
         let home = self.frame(page);
+        // A write-back that finds its block's bit clear was written into the image before
+        // the page's entry existed (`resolve_write` sets the bit of every later one, and
+        // a flip leaves clear the bits of blocks whose newest bytes are at the entry's
+        // source), so its bytes are at the source: the bit it sets must bring them along.
+        let stale_write = (!read)
+            .then(|| self.art.find(page))
+            .flatten()
+            .map(|id| *self.art.entry(id))
+            .filter(|e| !e.is_copied(block));
         match redirect(&mut self.art, home, kind, block) {
             Redirect::ReadAndCopy { read, copy_to } => {
                 let m = self
@@ -396,7 +415,11 @@ impl HybridMemory {
                     copy_to.page * PAGE_BYTES + off,
                 ))
             }
-            _ => None,
+            _ => stale_write.map(|e| {
+                self.stats.write_backs_behind_start += 1;
+                let off = block as u64 * BLOCK_BYTES;
+                (e.src * PAGE_BYTES + off, e.dest * PAGE_BYTES + off)
+            }),
         }
     }
 

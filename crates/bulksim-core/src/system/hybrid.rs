@@ -145,7 +145,10 @@ impl System {
             return;
         }
         let core = &mut self.cores[c];
-        core.os_until_fs = core.os_until_fs.max(self.now) + ns * 1_000_000;
+        core.os_until_fs = core
+            .os_until_fs
+            .max(self.now)
+            .saturating_add(ns.saturating_mul(1_000_000));
         self.mem
             .router
             .hybrid
