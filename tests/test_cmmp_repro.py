@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -142,3 +143,39 @@ def test_the_cli_lists_the_reproduction():
     result = CliRunner().invoke(cli.main, ["reproduce", "--list"])
     assert result.exit_code == 0, result.output
     assert "cmmp" in result.output
+
+
+def test_finished_runs_are_kept_and_taken_on_the_next_call(tmp_path, monkeypatch):
+    keep = tmp_path / "runs"
+    args = dict(
+        instructions=INSTRUCTIONS,
+        traces=(),
+        standins=("fp_stream",),
+        standin_bytes=STANDIN_BYTES,
+        workers=2,
+        keep=keep,
+    )
+    first, _ = cmmp.run(**args)
+    kept = sorted(p.name for p in keep.iterdir())
+    assert len(kept) == 4 and all(n.startswith("fp_stream-") for n in kept), kept
+    # A second call runs nothing: every run is taken from what was kept.
+    monkeypatch.setattr(cmmp, "ProcessPoolExecutor", None)
+    seen = []
+    again, _ = cmmp.run(**args, progress=lambda done, total: seen.append((done, total)))
+    assert again == first and seen == [(4, 4)]
+    monkeypatch.undo()
+    # --force runs them again (and keeps the new stats).
+    before = {p.name: p.stat().st_mtime_ns for p in keep.iterdir()}
+    forced, _ = cmmp.run(**args, force=True)
+    assert forced == first
+    assert all(p.stat().st_mtime_ns > before[p.name] for p in keep.iterdir())
+    # Another instruction count, mechanism or workload spec is another run.
+    case = cmmp.cases(
+        False, tmp_path, INSTRUCTIONS, traces=(), standins=("fp_stream",), standin_bytes=STANDIN_BYTES
+    )[0]
+    key = cmmp.run_key(case, "cm", INSTRUCTIONS)
+    assert key in kept
+    assert cmmp.run_key(case, "cm", (20_000, 60_000)) != key
+    assert cmmp.run_key(case, "cm_obm", INSTRUCTIONS) != key
+    Path(case["path"]).write_text(Path(case["path"]).read_text() + "\n# changed\n")
+    assert cmmp.run_key(case, "cm", INSTRUCTIONS) != key

@@ -805,7 +805,11 @@ sweep_options = [
     click.option(
         "--workers", type=click.IntRange(1, MAX_WORKERS), help="Local worker processes (default: cores)."
     ),
-    click.option("--force", is_flag=True, help="Rerun points that are already in the results."),
+    click.option(
+        "--force",
+        is_flag=True,
+        help="Rerun points that are already in the results (cmmp: the runs kept in results/cmmp-runs/).",
+    ),
 ]
 
 
@@ -932,7 +936,10 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
             if sys.stderr.isatty():
                 click.echo(f"\rcmmp: {done}/{total} runs", err=True, nl=False)
 
-        rows, missing = _guard(cmmp.run, quick=quick, workers=workers, progress=report_cmmp)
+        keep = Path("results") / "cmmp-runs"
+        rows, missing = _guard(
+            cmmp.run, quick=quick, workers=workers, progress=report_cmmp, keep=keep, force=force
+        )
         if sys.stderr.isatty():
             click.echo("", err=True)
         click.echo(cmmp.render(rows, missing))

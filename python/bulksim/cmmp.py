@@ -10,7 +10,9 @@ they differ from the paper's)."""
 
 from __future__ import annotations
 
+import functools
 import gzip
+import hashlib
 import json
 import os
 import tempfile
@@ -197,6 +199,52 @@ def measure(case: dict, mechanism: str, instructions: tuple[int, int]) -> dict:
     return api.run_workload(TABLE1, workload=case["path"], overrides=sets, copies=COPIES, fmt=case["format"])
 
 
+@functools.cache
+def _engine_digest() -> bytes:
+    """The simulator's identity for kept runs: the compiled engine's bytes (a rebuilt engine
+    may give other results, so its runs are not reused)."""
+    from bulksim import _core
+
+    return hashlib.sha256(Path(_core.__file__).read_bytes()).digest()
+
+
+def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
+    """A file name for one run's kept stats, naming the run and hashing all it depends on:
+    the case (workload, preset, scale, overrides; a stand-in's spec text, a trace's path, size
+    and modification time), the mechanism, the instructions, Table I's file and the engine."""
+    h = hashlib.sha256()
+    ident = {k: case[k] for k in ("workload", "format", "preset", "scale", "overrides")}
+    h.update(
+        json.dumps(
+            {"case": ident, "mechanism": mechanism, "instructions": list(instructions), "copies": COPIES},
+            sort_keys=True,
+        ).encode()
+    )
+    path = Path(case["path"])
+    if case["format"] == "standin":
+        h.update(path.read_bytes())
+    else:
+        st = path.stat()
+        h.update(f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode())
+    h.update(TABLE1.read_bytes())
+    h.update(_engine_digest())
+    return f"{case['workload']}-{mechanism}-{h.hexdigest()[:20]}.json"
+
+
+def _keep_run(keep: Path, name: str, stats: api.Stats) -> None:
+    """Writes one finished run's stats into `keep` (whole or not at all)."""
+    keep.mkdir(parents=True, exist_ok=True)
+    tmp = keep / f".{name}.tmp"
+    tmp.write_text(json.dumps({"stats": stats.to_dict(), "summary": stats.summary()}))
+    tmp.replace(keep / name)
+
+
+def _kept_run(path: Path) -> api.Stats:
+    """A run's stats as `_keep_run` wrote them."""
+    kept = json.loads(path.read_text())
+    return api.Stats(kept["stats"], kept["summary"])
+
+
 def run(
     quick: bool = False,
     workers: int | None = None,
@@ -206,37 +254,58 @@ def run(
     traces=None,
     standins=None,
     standin_bytes: int | None = None,
+    keep: Path | None = None,
+    force: bool = False,
 ) -> tuple[list[dict], list[str]]:
     """Every run on a local process pool; `progress(done, total)` after each. Returns the
     rows and the missing traces. `instructions` (warm-up, measured per core), `traces`,
     `standins` and `standin_bytes` (a copy's footprint, then on cmmp_scaled) replace the
-    defaults (tests run less)."""
+    defaults (tests run less). With `keep`, each finished run's stats are written there as
+    it finishes and a later call takes them instead of running again (`run_key`), unless
+    `force`: an interrupted reproduction resumes where it stopped."""
     instructions = instructions or (QUICK_INSTRUCTIONS if quick else FULL_INSTRUCTIONS)
     with tempfile.TemporaryDirectory(prefix="bulksim-cmmp-") as tmp:
         all_cases = cases(quick, Path(tmp), instructions, traces, standins, standin_bytes)
         missing = [c["missing"] for c in all_cases if "missing" in c]
         runnable = [c for c in all_cases if "missing" not in c]
         points = [(i, m) for i in range(len(runnable)) for m in MECHANISMS]
-        stats: dict[tuple[int, str], dict] = {}
-        with ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {pool.submit(measure, runnable[i], m, instructions): (i, m) for i, m in points}
-            try:
-                for future in as_completed(futures):
-                    stats[futures[future]] = future.result()
-                    if progress:
-                        progress(len(stats), len(points))
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+        names = {(i, m): run_key(runnable[i], m, instructions) for i, m in points} if keep else {}
+        stats: dict[tuple[int, str], api.Stats] = {}
+        if keep and not force:
+            for point, name in names.items():
+                if (keep / name).exists():
+                    stats[point] = _kept_run(keep / name)
+            if stats and progress:
+                progress(len(stats), len(points))
+        todo = [p for p in points if p not in stats]
+        if todo:
+            _run_points(runnable, todo, instructions, workers, stats, keep, names, progress, len(points))
     rows = []
     for i, case in enumerate(runnable):
         cpm = stats[(i, BASELINE)]
         for m in MECHANISMS:
             rows.append(row(case, stats[(i, m)], cpm))
     return rows, missing
+
+
+def _run_points(runnable, todo, instructions, workers, stats, keep, names, progress, total) -> None:
+    """Runs the points `todo` on a local process pool into `stats` (and `keep`)."""
+    with ProcessPoolExecutor(
+        max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+    ) as pool:
+        futures = {pool.submit(measure, runnable[i], m, instructions): (i, m) for i, m in todo}
+        try:
+            for future in as_completed(futures):
+                point = futures[future]
+                stats[point] = future.result()
+                if keep:
+                    _keep_run(keep, names[point], stats[point])
+                if progress:
+                    progress(len(stats), total)
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
 
 
 def row(case: dict, stats: dict, cpm: dict) -> dict:
