@@ -382,7 +382,7 @@ impl HybridMemory {
         // the page's entry existed (`resolve_write` sets the bit of every later one, and
         // a flip leaves clear the bits of blocks whose newest bytes are at the entry's
         // source), so its bytes are at the source: the bit it sets must bring them along.
-        let stale_write = (!read)
+        let stale_write = (!read && !self.migrations.is_empty())
             .then(|| self.art.find(page))
             .flatten()
             .map(|id| *self.art.entry(id))
