@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -179,3 +180,27 @@ def test_finished_runs_are_kept_and_taken_on_the_next_call(tmp_path, monkeypatch
     assert cmmp.run_key(case, "cm_obm", INSTRUCTIONS) != key
     Path(case["path"]).write_text(Path(case["path"]).read_text() + "\n# changed\n")
     assert cmmp.run_key(case, "cm", INSTRUCTIONS) != key
+
+
+def test_a_trace_run_is_keyed_on_the_trace_bytes_not_its_file(tmp_path):
+    # A trace copied to another place (or re-extracted: a new modification time) is the same
+    # run; a trace whose bytes changed is another.
+    trace = tmp_path / "a" / "t"
+    trace.parent.mkdir()
+    trace.write_text("0 0x1000\n0 0x2040\n")
+    case = {
+        "workload": "t",
+        "path": os.fspath(trace),
+        "format": "ramulator-cpu",
+        "preset": "cmmp_scaled",
+        "scale": 1.0,
+        "overrides": [],
+    }
+    key = cmmp.run_key(case, "cm", INSTRUCTIONS)
+    copy = tmp_path / "b" / "t"
+    copy.parent.mkdir()
+    copy.write_bytes(trace.read_bytes())
+    os.utime(copy, ns=(1, 1))
+    assert cmmp.run_key({**case, "path": os.fspath(copy)}, "cm", INSTRUCTIONS) == key
+    copy.write_text("0 0x1000\n0 0x2080\n")
+    assert cmmp.run_key({**case, "path": os.fspath(copy)}, "cm", INSTRUCTIONS) != key

@@ -210,8 +210,9 @@ def _engine_digest() -> bytes:
 
 def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
     """A file name for one run's kept stats, naming the run and hashing all it depends on:
-    the case (workload, preset, scale, overrides; a stand-in's spec text, a trace's path, size
-    and modification time), the mechanism, the instructions, Table I's file and the engine."""
+    the case (workload, preset, scale, overrides; the bytes of its stand-in spec or trace, so a
+    trace copied elsewhere or touched is the same run), the mechanism, the instructions, Table
+    I's file and the engine."""
     h = hashlib.sha256()
     ident = {k: case[k] for k in ("workload", "format", "preset", "scale", "overrides")}
     h.update(
@@ -220,12 +221,8 @@ def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
             sort_keys=True,
         ).encode()
     )
-    path = Path(case["path"])
-    if case["format"] == "standin":
-        h.update(path.read_bytes())
-    else:
-        st = path.stat()
-        h.update(f"{path.resolve()}:{st.st_size}:{st.st_mtime_ns}".encode())
+    with open(case["path"], "rb") as f:
+        h.update(hashlib.file_digest(f, "sha256").digest())
     h.update(TABLE1.read_bytes())
     h.update(_engine_digest())
     return f"{case['workload']}-{mechanism}-{h.hexdigest()[:20]}.json"
