@@ -715,3 +715,41 @@ fn the_pact_counts_what_pact_origins_and_count_copies_say() {
         "{h:?}"
     );
 }
+
+#[test]
+fn a_full_art_completes_partly_promoted_pages_and_cold_dram_pages_make_way() {
+    let d = dir("hybrid", "art-full");
+    // The first 64 pages fill DRAM (dram_first) and go cold; pages 64..96, in PCM, are then
+    // swept half-used, so their promotions never complete on their own. An 8-entry ART
+    // fills with them: the cold DRAM pages' demotions are refused a way. The policy must
+    // not demote (flip back) the hot pages just promoted in their place; it completes
+    // partly promoted pages so that ways come free.
+    program_lines(&d, 0, &[(64, 32, 40)], 32);
+    let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
+    let (_, plain_sys) = run_workload(&system(false, &small), &d).unwrap();
+    let mut more = small.to_vec();
+    more.extend([
+        "hybrid.mechanism=cm_obm_pd",
+        "hybrid.placement=dram_first",
+        "hybrid.free_min=0.1",
+        "hybrid.art_entries=8",
+        "hybrid.art_ways=8",
+    ]);
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h = s.hybrid.as_ref().unwrap();
+    assert_eq!(h.partial_demotions, 0, "{h:?}");
+    assert!(h.art_full_completions > 0, "{h:?}");
+    assert!(h.promotions_completed >= 24, "{h:?}");
+    assert!(h.demotions_completed >= 24, "{h:?}");
+    assert!(h.dram_fraction > 0.5, "{h:?}");
+    same(&image(&sys), &image(&plain_sys));
+    // Without completions the partly promoted pages keep the ART's 8 ways for ever: no
+    // promotion after the first 8 (each also needs a way) and the run ends mostly in PCM.
+    more.push("hybrid.art_full_completes=false");
+    let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
+    let h2 = s.hybrid.as_ref().unwrap();
+    assert_eq!(h2.art_full_completions, 0, "{h2:?}");
+    assert!(h2.promotions_started <= 8, "{h2:?}");
+    assert!(h2.dram_fraction < h.dram_fraction, "{h2:?}");
+    same(&image(&sys), &image(&plain_sys));
+}

@@ -268,6 +268,16 @@ fn run_seed(seed: u64, mechanisms: &[&str]) {
         if name.contains("retag") {
             assert!(h.pages_retagged_lines > 0, "{what}: {h:?}");
         }
+        if name.starts_with("cm_obm") {
+            // The 32-entry ART fills with partly promoted pages: some are completed to
+            // free ways (art_full_completes), their copies racing the program's accesses.
+            assert!(h.art_full_completions > 0, "{what}: {h:?}");
+        }
+        if name.starts_with("cm_obm_pd") && name.contains("dram_first") {
+            // Here (pages placed in DRAM first, hot sets moving) partly promoted pages
+            // become the coldest DRAM pages and are flipped back: the flip path runs.
+            assert!(h.art.flips > 0, "{what}: {h:?}");
+        }
         // (1), (2): every process's bytes, page by page.
         for (t, plain_image) in plain_images.iter().enumerate() {
             same(

@@ -114,6 +114,9 @@ pub struct HybridConfig {
     /// OBM: blocks copied on demand after which the rest of the page is copied in the
     /// background; 0 = never (pure on-demand).
     pub obm_complete_after: u32,
+    /// OBM: when the ART refuses the policy a way, partly promoted pages of the refused
+    /// sets are completed (their other blocks copied in the background) to free ways.
+    pub art_full_completes: bool,
     /// Demotions skip blocks not written since promotion (the PCM copy is still valid).
     pub elide_clean: bool,
     /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
@@ -147,6 +150,7 @@ impl Default for HybridConfig {
             free_min: 0.01,
             copy_priority: CopyPriority::Low,
             obm_complete_after: 0,
+            art_full_completes: true,
             elide_clean: false,
             remap_lines: RemapLines::Flush,
             pact_origins: PactOrigins::Program,
@@ -264,6 +268,7 @@ mod tests {
         assert_eq!(c.copy_priority, CopyPriority::Low);
         assert_eq!(c.obm_complete_after, 0);
         assert!(!c.elide_clean && !c.count_copies);
+        assert!(c.art_full_completes);
         assert_eq!(c.pact_origins, PactOrigins::Program);
         assert_eq!(c.remap_lines, RemapLines::Flush);
         assert!(c.problems().is_empty());

@@ -23,7 +23,7 @@ use super::art::ArtStats;
 use super::art::{Art, Direction};
 use super::config::{HybridConfig, PactOrigins};
 use super::pact::{Pact, PactStats};
-use super::policy::{plan, Candidate, DramFrames, Scores, Thresholds};
+use super::policy::{plan, Candidate, DramFrames, Plan, Scores, Thresholds};
 use super::redirect::{access_redirect, redirect, Access, Redirect};
 use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 use crate::error::{Error, Result};
@@ -56,6 +56,7 @@ stat_struct! {
         pub demotions_completed: u64 = sum("pages", "demotions completed: the page remapped to its PCM frame, the DRAM frame freed"),
         pub promotions_skipped: u64 = sum("pages", "promotions the policy skipped because the key's ART set was full"),
         pub partial_completions: u64 = sum("pages", "cm_obm: partly promoted pages the policy chose for demotion, whose remaining blocks were then copied in the background (the page is demoted whole by a later period)"),
+        pub art_full_completions: u64 = sum("pages", "cm_obm, cm_obm_pd with hybrid.art_full_completes: partly promoted pages completed (their remaining blocks copied in the background) because the ART refused a migration a way in their set"),
         pub blocks_copied: u64 = sum("blocks", "migration copy writes issued: background copies and the copy writes of promoting reads that found their bit clear"),
         pub blocks_copied_on_demand: u64 = sum("blocks", "of blocks_copied, the copy writes of program reads of a promoting block not yet copied"),
         pub write_backs_behind_start: u64 = sum("blocks", "write-backs that left the LLC before their page's migration started and reached the device after: served at the destination as ACCESSREDIRECT says, their bytes moved there from the source in the image"),
@@ -136,8 +137,8 @@ pub struct Migration {
     /// Blocks copied on demand so far (`cm_obm`: `obm_complete_after`).
     demand_copies: u32,
     /// Its remaining blocks are queued for the background copier (always under `cm` and
-    /// for demotions; under `cm_obm` once `obm_complete_after` is reached or the policy
-    /// chose the partly promoted page for demotion).
+    /// for demotions; under `cm_obm` once `obm_complete_after` is reached, the policy
+    /// chose the partly promoted page for demotion, or its ART set was needed).
     background: bool,
     /// `cm_obm_pd`: a promotion turned into a demotion of the same page back to its PCM
     /// home (`Art::flip`): the page stays mapped at its home, nothing is remapped.
@@ -767,9 +768,47 @@ impl HybridMemory {
                 woken.push(self.dram);
             }
         }
+        if self.cfg.art_full_completes && self.complete_for_room(&p) {
+            woken.push(self.pcm);
+        }
         woken.sort_unstable();
         woken.dedup();
         Ok(woken)
+    }
+
+    /// OBM: the ART refused this period's plan ways (`plan.refused`), which partly promoted
+    /// pages may hold for ever (a page completes only once all its blocks are read or
+    /// written back). Completes as many of them as ways were refused (skipped promotions
+    /// plus the demotions still wanted), from the refused keys' sets, the pages with the
+    /// most blocks copied on demand first (least left to copy; ties: hotter, then lower
+    /// page), so that the ways are free for a later period. Returns whether any started.
+    fn complete_for_room(&mut self, plan: &Plan) -> bool {
+        let wanted = plan.promotions_skipped + plan.demotions_short;
+        if wanted == 0 {
+            return false;
+        }
+        let sets: BTreeSet<usize> = plan.refused.iter().map(|&k| self.art.set_of(k)).collect();
+        let mut partial: Vec<(u32, f64, u64, u64)> = self
+            .migrations
+            .iter()
+            .filter(|(&k, m)| {
+                m.direction == Direction::Promoting
+                    && !m.background
+                    && sets.contains(&self.art.set_of(k))
+            })
+            .map(|(&k, m)| {
+                let vp = vpage(m.pid, m.vpn);
+                (m.demand_copies, self.scores.score(vp), vp, k)
+            })
+            .collect();
+        partial.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        let mut started = false;
+        for &(_, _, _, key) in partial.iter().take(wanted as usize) {
+            self.copy_rest(key);
+            self.stats.art_full_completions += 1;
+            started = true;
+        }
+        started
     }
 
     /// The PCM frame DRAM page `key` is demoted to: the one it was promoted from, or for a

@@ -125,12 +125,17 @@ pub struct Plan {
     pub promote: Vec<Candidate>,
     /// DRAM pages to demote, coldest first.
     pub demote: Vec<Candidate>,
-    /// Demotions chosen but refused an ART way: they wait (for a later period's plan),
-    /// and the next coldest page is tried instead.
+    /// Demotions refused an ART way: they wait for a later period. The next coldest page
+    /// needing a way is tried (its set may have one), a partly promoted page is not.
     pub demote_waiting: Vec<Candidate>,
     /// PCM pages hot enough to promote, with a free frame, whose ART set was full
     /// (skipped, counted).
     pub promotions_skipped: u64,
+    /// ART keys refused a way this period: the skipped promotions' and the waiting
+    /// demotions', in plan order.
+    pub refused: Vec<u64>,
+    /// With a demotion waiting: the demotions the watermark still asked for at the end.
+    pub demotions_short: u64,
 }
 
 /// Hottest first, ties to the lower page.
@@ -154,7 +159,10 @@ fn colder(a: &Candidate, b: &Candidate) -> Ordering {
 /// Demotion: while free (after the promotions) plus vacating frames are under the
 /// watermark, the coldest DRAM pages strictly colder than the best waiting page are
 /// demoted. With no page waiting nothing is demoted: DRAM pages make way only for a page
-/// that would use the frame.
+/// that would use the frame. A demotion refused an ART way waits and the next coldest
+/// page needing a way is tried; once one waits no partly promoted page (`key` None, it
+/// needs no new way) is demoted: else a full ART sent back the pages just promoted, hot,
+/// while cold ones stayed (the caller frees ways instead, see `Plan::refused`).
 pub fn plan(
     pcm: &[Candidate],
     dram: &[Candidate],
@@ -177,8 +185,9 @@ pub fn plan(
             best_waiting.get_or_insert(c.score);
             break; // the rest are colder and wait too
         }
-        if c.key.is_some_and(|k| !art_reserve(k)) {
+        if let Some(k) = c.key.filter(|&k| !art_reserve(k)) {
             out.promotions_skipped += 1;
+            out.refused.push(k);
             best_waiting.get_or_insert(c.score);
             continue;
         }
@@ -200,12 +209,22 @@ pub fn plan(
         if coming_free >= watermark {
             break;
         }
-        if c.key.is_some_and(|k| !art_reserve(k)) {
-            out.demote_waiting.push(c);
-            continue;
+        match c.key {
+            Some(k) if !art_reserve(k) => {
+                out.demote_waiting.push(c);
+                out.refused.push(k);
+                continue;
+            }
+            // A partly promoted page needs no new way: after a refusal it would go in a
+            // colder page's place just because the ART is full.
+            None if !out.demote_waiting.is_empty() => continue,
+            _ => {}
         }
         out.demote.push(c);
         coming_free += 1;
+    }
+    if !out.demote_waiting.is_empty() {
+        out.demotions_short = watermark.saturating_sub(coming_free);
     }
     out
 }
@@ -299,6 +318,7 @@ mod tests {
         // 2 is refused (set 0 full); 3 takes set 1's last way, so 5 is refused too.
         assert_eq!(pages(&p.promote), vec![3]);
         assert_eq!(p.promotions_skipped, 2);
+        assert_eq!(p.refused, vec![2, 5]);
     }
 
     #[test]
@@ -348,12 +368,24 @@ mod tests {
     }
 
     #[test]
-    fn a_demotion_refused_an_art_way_waits_and_the_next_is_tried() {
+    fn a_demotion_refused_an_art_way_waits_and_no_partly_promoted_page_goes_in_its_place() {
         let pcm = [c(50, 9.0)];
-        let dram = [c(2, 0.0), c(3, 1.0), c(4, 2.0)];
-        let p = plan(&pcm, &dram, frames(0, 8), T, |k| k != 2);
-        assert_eq!(pages(&p.demote_waiting), vec![2]);
-        assert_eq!(pages(&p.demote), vec![3, 4]);
+        let partly_promoted = Candidate {
+            page: 5,
+            score: 3.0,
+            key: None,
+        };
+        let dram = [c(2, 0.0), c(3, 1.0), c(4, 2.0), partly_promoted];
+        let p = plan(&pcm, &dram, frames(0, 6), T, |k| k != 3);
+        // Page 2 goes; page 3's set is full: it waits; page 4 finds a way; page 5, partly
+        // promoted, would need none but does not go in page 3's place.
+        assert_eq!(pages(&p.demote), vec![2, 4]);
+        assert_eq!(pages(&p.demote_waiting), vec![3]);
+        assert_eq!(p.refused, vec![3]);
+        assert_eq!(
+            p.demotions_short, 2,
+            "watermark 10: 6 vacating, pages 2 and 4"
+        );
     }
 
     #[test]
