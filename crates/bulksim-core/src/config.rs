@@ -1273,7 +1273,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "hybrid.placement",
         "dram_first | pcm_only",
-        "first placement of a page: a free DRAM frame while one is left, else PCM (dram_first), or always PCM (pcm_only)",
+        "first placement of a page: a free DRAM frame while more than the policy keeps free (ceil(free_min x DRAM frames)) are free, else PCM (dram_first), or always PCM (pcm_only); frames freed later by demotions thus go to promotions, not to new pages",
     ),
     doc(
         "hybrid.os_period_ns",

@@ -373,8 +373,9 @@ fn the_config_reference_lists_every_field_and_the_defaults() {
 }
 
 /// `placement = "dram_first"` (the default): a process's first pages take the free DRAM
-/// frames, lowest first, the rest go to PCM; a page placed in DRAM that is demoted gets a
-/// PCM frame then, and the hot PCM pages take its DRAM frame.
+/// frames, lowest first, but for the policy's watermark (ceil(1% x 64) = 1 frame), the rest
+/// go to PCM; a page placed in DRAM that is demoted gets a PCM frame then, and the hot PCM
+/// pages take its DRAM frame.
 #[test]
 fn dram_first_places_the_first_pages_in_dram_and_demotes_them_for_hotter_ones() {
     let small = ["memory.device.0.rows=2", "dram.rows_per_subarray=2"];
@@ -394,14 +395,15 @@ fn dram_first_places_the_first_pages_in_dram_and_demotes_them_for_hotter_ones() 
     assert_eq!(dram_bytes, 64 * 4096);
     for p in 0..PAGES {
         let pa = sys.os().lookup(pid, BASE + p * 4096).unwrap();
-        // The first page touched takes frame 0 (the DRAM's lowest), and so on in order.
-        if p < 64 {
+        // The first page touched takes frame 0 (the DRAM's lowest), and so on in order;
+        // frame 63 stays free for promotions.
+        if p < 63 {
             assert_eq!(pa, p * 4096, "page {p}");
         } else {
             assert!(pa >= dram_bytes, "page {p} at {pa:#x}");
         }
     }
-    // The program's stores in the touch phase: DRAM serves the first 64 pages' misses.
+    // The program's stores in the touch phase: DRAM serves the first 63 pages' misses.
     assert!(h.dram_fraction > 0.6 && h.dram_fraction < 0.7, "{h:?}");
 
     // Pages 64.. (in PCM) get hot: cold DRAM-placed pages make way for them.

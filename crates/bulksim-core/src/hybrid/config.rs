@@ -78,8 +78,8 @@ pub enum PactOrigins {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Placement {
-    /// In a free DRAM frame while one is left (frames kept free by `free_min` excepted),
-    /// then in PCM (HMMSim's `dram_first`).
+    /// In a free DRAM frame while more than the policy's watermark (`free_min`) are free,
+    /// then in PCM (HMMSim's `dram_first`, which fills DRAM once at the start).
     DramFirst,
     /// Always in PCM; DRAM holds only promoted pages.
     PcmOnly,

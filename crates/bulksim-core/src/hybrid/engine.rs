@@ -21,7 +21,7 @@
 
 use super::art::ArtStats;
 use super::art::{Art, Direction};
-use super::config::{HybridConfig, PactOrigins};
+use super::config::{HybridConfig, PactOrigins, Placement};
 use super::pact::{Pact, PactStats};
 use super::policy::{plan, Candidate, DramFrames, Plan, Scores, Thresholds};
 use super::redirect::{access_redirect, redirect, Access, Redirect};
@@ -286,6 +286,20 @@ impl HybridMemory {
         for (frame, pid, vpn) in Self::dram_pool(os).take_placed() {
             self.in_dram.insert(frame, (pid, vpn, None));
         }
+    }
+
+    /// `dram_first`: new pages take DRAM frames while more than this many are free (the
+    /// policy's watermark, kept for promotions: else new pages took the frames demotions
+    /// freed for hot pages, and no promotion found one); None under `pcm_only`.
+    pub fn placement_reserve(&self) -> Option<u64> {
+        (self.cfg.placement == Placement::DramFirst).then(|| {
+            DramFrames {
+                free: 0,
+                vacating: 0,
+                total: self.dram_pages_total,
+            }
+            .watermark(self.cfg.free_min)
+        })
     }
 
     /// The DRAM frames: the OS's allocator never hands them out (they are the hybrid

@@ -617,9 +617,10 @@ impl Os {
 
     /// Frames in `range` are handed out by another component (a hybrid memory's DRAM
     /// frames): `remap` moves pages into them, an exit leaves them in `released`, and with
-    /// `place_first` new pages take them before the allocator's.
-    pub fn set_external_frames(&mut self, range: std::ops::Range<u64>, place_first: bool) {
-        self.external = Some(external::ExternalFrames::new(range, place_first));
+    /// `place_above` Some(n) new pages take them before the allocator's while more than n
+    /// are free.
+    pub fn set_external_frames(&mut self, range: std::ops::Range<u64>, place_above: Option<u64>) {
+        self.external = Some(external::ExternalFrames::new(range, place_above));
     }
 
     /// Takes the lowest free external frame for a migration's destination (its bytes are

@@ -384,8 +384,7 @@ impl System {
         );
         os.count_ranks(ranks, rank_of);
         if let Some(h) = &router.hybrid {
-            let dram_first = h.cfg.placement == crate::hybrid::config::Placement::DramFirst;
-            os.set_external_frames(h.dram_frames(), dram_first);
+            os.set_external_frames(h.dram_frames(), h.placement_reserve());
         }
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
         let mut threads = Vec::new();
