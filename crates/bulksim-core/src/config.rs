@@ -1251,6 +1251,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "cm_obm, cm_obm_pd: when the ART refuses the policy ways (a promotion skipped, a demotion waiting), as many partly promoted pages of the refused sets are completed, their other blocks copied in the background, the pages with the most blocks copied on demand first, so their ways are free for a later period; false: such pages leave the ART only by completing on their own or being chosen for demotion (bulksim's choice; the paper is silent)",
     ),
     doc(
+        "hybrid.art_full_min_periods",
+        "periods",
+        "cm_obm, cm_obm_pd with hybrid.art_full_completes: only pages promoting for at least this many whole periods are completed for ART ways, so a page promoted this period first shows whether its blocks are used (on demand) before it is copied whole; 0: also pages the same period started (bulksim's choice; the paper is silent)",
+    ),
+    doc(
         "hybrid.elide_clean",
         "bool",
         "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",

@@ -745,6 +745,25 @@ fn a_full_art_completes_partly_promoted_pages_and_cold_dram_pages_make_way() {
     assert!(h.demotions_completed >= 24, "{h:?}");
     assert!(h.dram_fraction > 0.5, "{h:?}");
     same(&image(&sys), &image(&plain_sys));
+    // A page is completed for room only after a whole period promoting
+    // (`art_full_min_periods` = 1): a sweep, shorter than a period, has by then read its 32
+    // used lines, each read of a block not yet copied copying it on demand.
+    assert!(
+        h.blocks_copied_on_demand >= 32 * h.art_full_completions,
+        "{h:?}"
+    );
+    // With 0, pages are completed the period they start, before most of their lines are
+    // read: the copies are background ones.
+    let mut young = more.clone();
+    young.push("hybrid.art_full_min_periods=0");
+    let (s, sys) = run_workload(&system(true, &young), &d).unwrap();
+    let h0 = s.hybrid.as_ref().unwrap();
+    assert!(h0.art_full_completions > 0, "{h0:?}");
+    assert!(
+        h0.blocks_copied_on_demand < 32 * h0.art_full_completions,
+        "{h0:?}"
+    );
+    same(&image(&sys), &image(&plain_sys));
     // Without completions the partly promoted pages keep the ART's 8 ways for ever: no
     // promotion after the first 8 (each also needs a way) and the run ends mostly in PCM.
     more.push("hybrid.art_full_completes=false");

@@ -117,6 +117,9 @@ pub struct HybridConfig {
     /// OBM: when the ART refuses the policy a way, partly promoted pages of the refused
     /// sets are completed (their other blocks copied in the background) to free ways.
     pub art_full_completes: bool,
+    /// `art_full_completes` takes only pages promoting for at least this many whole
+    /// periods (0: also those the same period started).
+    pub art_full_min_periods: u32,
     /// Demotions skip blocks not written since promotion (the PCM copy is still valid).
     pub elide_clean: bool,
     /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
@@ -151,6 +154,7 @@ impl Default for HybridConfig {
             copy_priority: CopyPriority::Low,
             obm_complete_after: 0,
             art_full_completes: true,
+            art_full_min_periods: 1,
             elide_clean: false,
             remap_lines: RemapLines::Flush,
             pact_origins: PactOrigins::Program,
@@ -269,6 +273,7 @@ mod tests {
         assert_eq!(c.obm_complete_after, 0);
         assert!(!c.elide_clean && !c.count_copies);
         assert!(c.art_full_completes);
+        assert_eq!(c.art_full_min_periods, 1);
         assert_eq!(c.pact_origins, PactOrigins::Program);
         assert_eq!(c.remap_lines, RemapLines::Flush);
         assert!(c.problems().is_empty());

@@ -23,7 +23,9 @@ use super::art::ArtStats;
 use super::art::{Art, Direction};
 use super::config::{HybridConfig, PactOrigins, Placement};
 use super::pact::{Pact, PactStats};
-use super::policy::{plan, Candidate, DramFrames, Plan, Scores, Thresholds};
+use super::policy::{
+    completions_for_room, plan, Candidate, DramFrames, PartlyPromoted, Plan, Scores, Thresholds,
+};
 use super::redirect::{access_redirect, redirect, Access, Redirect};
 use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 use crate::error::{Error, Result};
@@ -140,6 +142,8 @@ pub struct Migration {
     /// for demotions; under `cm_obm` once `obm_complete_after` is reached, the policy
     /// chose the partly promoted page for demotion, or its ART set was needed).
     background: bool,
+    /// The period (`stats.periods`) in which it started.
+    started_period: u64,
     /// `cm_obm_pd`: a promotion turned into a demotion of the same page back to its PCM
     /// home (`Art::flip`): the page stays mapped at its home, nothing is remapped.
     pub flipped: bool,
@@ -793,16 +797,18 @@ impl HybridMemory {
     /// OBM: the ART refused this period's plan ways (`plan.refused`), which partly promoted
     /// pages may hold for ever (a page completes only once all its blocks are read or
     /// written back). Completes as many of them as ways were refused (skipped promotions
-    /// plus the demotions still wanted), from the refused keys' sets, the pages with the
-    /// most blocks copied on demand first (least left to copy; ties: hotter, then lower
-    /// page), so that the ways are free for a later period. Returns whether any started.
+    /// plus the demotions still wanted), from the refused keys' sets, chosen by
+    /// `policy::completions_for_room` among the pages promoting for at least
+    /// `art_full_min_periods` whole periods (one just promoted has not yet shown whether
+    /// its blocks are used), so that the ways are free for a later period. Returns whether
+    /// any started.
     fn complete_for_room(&mut self, plan: &Plan) -> bool {
         let wanted = plan.promotions_skipped + plan.demotions_short;
         if wanted == 0 {
             return false;
         }
         let sets: BTreeSet<usize> = plan.refused.iter().map(|&k| self.art.set_of(k)).collect();
-        let mut partial: Vec<(u32, f64, u64, u64)> = self
+        let partial: Vec<PartlyPromoted> = self
             .migrations
             .iter()
             .filter(|(&k, m)| {
@@ -810,14 +816,23 @@ impl HybridMemory {
                     && !m.background
                     && sets.contains(&self.art.set_of(k))
             })
-            .map(|(&k, m)| {
-                let vp = vpage(m.pid, m.vpn);
-                (m.demand_copies, self.scores.score(vp), vp, k)
+            .map(|(&key, m)| {
+                let page = vpage(m.pid, m.vpn);
+                PartlyPromoted {
+                    key,
+                    page,
+                    score: self.scores.score(page),
+                    demand_copies: m.demand_copies,
+                    started_period: m.started_period,
+                }
             })
             .collect();
-        partial.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+        let newest_start = self
+            .stats
+            .periods
+            .checked_sub(u64::from(self.cfg.art_full_min_periods));
         let mut started = false;
-        for &(_, _, _, key) in partial.iter().take(wanted as usize) {
+        for key in completions_for_room(&partial, wanted, newest_start) {
             self.copy_rest(key);
             self.stats.art_full_completions += 1;
             started = true;
@@ -948,6 +963,7 @@ impl HybridMemory {
                 outstanding: 0,
                 demand_copies: 0,
                 background: false,
+                started_period: self.stats.periods,
                 flipped: false,
             },
         );

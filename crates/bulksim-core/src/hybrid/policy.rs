@@ -229,6 +229,48 @@ pub fn plan(
     out
 }
 
+/// A partly promoted page (OBM) that `complete_for_room` may complete to free its ART way.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PartlyPromoted {
+    /// Its ART key (the PCM home).
+    pub key: u64,
+    /// The virtual page (ties go to the lower one).
+    pub page: u64,
+    pub score: f64,
+    /// Blocks copied on demand so far.
+    pub demand_copies: u32,
+    /// The period in which its promotion started.
+    pub started_period: u64,
+}
+
+/// Which partly promoted pages to complete when the ART refused `wanted` ways
+/// (`hybrid.art_full_completes`): among those started in period `newest_start` or before
+/// (None: none is old enough), the ones with the most blocks copied on demand first (least
+/// left to copy), then hotter, then the lower page. Returns their keys.
+pub fn completions_for_room(
+    partial: &[PartlyPromoted],
+    wanted: u64,
+    newest_start: Option<u64>,
+) -> Vec<u64> {
+    let Some(newest) = newest_start else {
+        return Vec::new();
+    };
+    let mut old: Vec<&PartlyPromoted> = partial
+        .iter()
+        .filter(|p| p.started_period <= newest)
+        .collect();
+    old.sort_by(|a, b| {
+        b.demand_copies
+            .cmp(&a.demand_copies)
+            .then(b.score.total_cmp(&a.score))
+            .then(a.page.cmp(&b.page))
+    });
+    old.iter()
+        .take(usize::try_from(wanted).unwrap_or(usize::MAX))
+        .map(|p| p.key)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,5 +458,39 @@ mod tests {
         assert_eq!(frames(0, 0).watermark(0.01), 10);
         let t = Thresholds::from(&HybridConfig::default());
         assert_eq!(t, T);
+    }
+
+    fn partly(key: u64, demand_copies: u32, score: f64, started_period: u64) -> PartlyPromoted {
+        PartlyPromoted {
+            key,
+            page: key,
+            score,
+            demand_copies,
+            started_period,
+        }
+    }
+
+    #[test]
+    fn pages_promoted_this_period_are_not_completed_for_room() {
+        // Period 5: page 3 started this period; with a minimum age of one whole period
+        // only pages started in period 4 or before are candidates.
+        let partial = [
+            partly(1, 2, 1.0, 4),
+            partly(2, 9, 1.0, 1),
+            partly(3, 0, 50.0, 5),
+            partly(4, 2, 8.0, 3),
+        ];
+        // Most blocks copied on demand first, then hotter, then the lower page.
+        assert_eq!(completions_for_room(&partial, 3, Some(4)), vec![2, 4, 1]);
+        assert_eq!(completions_for_room(&partial, 10, Some(4)), vec![2, 4, 1]);
+        assert_eq!(completions_for_room(&partial, 1, Some(4)), vec![2]);
+        // Minimum age 0: this period's page too (last: no block used yet).
+        assert_eq!(
+            completions_for_room(&partial, 10, Some(5)),
+            vec![2, 4, 1, 3]
+        );
+        // Too early in the run for any page to be old enough.
+        assert!(completions_for_room(&partial, 10, None).is_empty());
+        assert!(completions_for_room(&partial, 0, Some(5)).is_empty());
     }
 }
