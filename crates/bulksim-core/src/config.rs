@@ -986,7 +986,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "controller.write_drain.policy",
         "watermark | equal_priority | ideal",
-        "watermark: reads first, writes drained from high down to low; equal_priority: reads and writes in one order by the scheduler, no drains; ideal: writes absorbed on arrival, never issued (an upper bound)",
+        "watermark: reads first, writes drained from high down to low; equal_priority: reads and writes in one order by the scheduler (two that reach the controller in one cycle: the one that left the last cache level first), no drains; ideal: writes absorbed on arrival, never issued (an upper bound)",
     ),
     doc(
         "controller.write_drain.high",

@@ -310,6 +310,7 @@ impl Hierarchy {
             _ => self.levels[level].out_fills.push_back(Outgoing {
                 req,
                 not_before,
+                issued: not_before.max(self.now),
                 buffer: None,
             }),
         }
@@ -417,6 +418,7 @@ impl Hierarchy {
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req,
                 not_before: 0,
+                issued: self.now,
                 buffer: Some((level, array)),
             });
         } else {
@@ -494,6 +496,7 @@ impl Hierarchy {
             self.levels[last].out_fills.push_back(Outgoing {
                 req,
                 not_before: 0,
+                issued: self.now,
                 buffer: None,
             });
         }
@@ -527,6 +530,7 @@ impl Hierarchy {
         self.levels[last].out_writebacks.push_back(Outgoing {
             req,
             not_before: 0,
+            issued: self.now,
             buffer: None,
         });
     }
@@ -764,6 +768,7 @@ impl Hierarchy {
             self.levels[last].out_writebacks.push_back(Outgoing {
                 req: *req,
                 not_before: 0,
+                issued: self.now,
                 buffer: Some((level, array)),
             });
         }
@@ -779,8 +784,8 @@ impl Hierarchy {
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let sent = &mut self.sent_to_memory;
         let fs = cycle * router.devices[device].period_fs;
-        let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64| {
-            if *accepted >= limit || not_before > fs || !router.offer(device, req, fs) {
+        let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64, issued: u64| {
+            if *accepted >= limit || not_before > fs || !router.offer(device, req, fs, issued) {
                 return false;
             }
             *accepted += 1;
@@ -791,10 +796,10 @@ impl Hierarchy {
         };
         levels[last]
             .out_fills
-            .retain(|f| !offer(router, &f.req, f.not_before));
+            .retain(|f| !offer(router, &f.req, f.not_before, f.issued));
         let mut writebacks = std::mem::take(&mut levels[last].out_writebacks);
         writebacks.retain(|w| {
-            let taken = offer(router, &w.req, w.not_before);
+            let taken = offer(router, &w.req, w.not_before, w.issued);
             if let (true, Some((l, a))) = (taken, w.buffer) {
                 levels[l].wb_queued[a] -= 1;
                 *epoch += 1;
@@ -890,6 +895,7 @@ impl Hierarchy {
                     thread: 0,
                 },
                 not_before: 0,
+                issued: self.now,
                 buffer: None,
             });
         }
@@ -947,6 +953,7 @@ impl Hierarchy {
                     thread: 0,
                 },
                 not_before: 0,
+                issued: self.now,
                 buffer: None,
             });
         }

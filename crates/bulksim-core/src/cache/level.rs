@@ -33,6 +33,9 @@ pub struct Outgoing {
     pub req: Request,
     /// Earliest time (fs) it may leave: after a serial lookup, or a port crossing.
     pub not_before: u64,
+    /// When it left the level (fs): its age in the controller's one order of reads and
+    /// writes (`Controller::older_read`), finer than the device's cycle.
+    pub issued: u64,
     /// (level, array) whose write-back buffer entry frees when the request is taken.
     pub buffer: Option<(usize, usize)>,
 }

@@ -333,6 +333,8 @@ impl Controller {
     /// Takes a request (the caller checked `can_accept`). A read of a line with a queued write
     /// is answered from that write; a write to such a line replaces it (and takes its tag).
     /// `program`: a program's LLC miss or write-back, whose latency is summed in the stats.
+    /// `issued`: when it left its sender (fs; 0: unknown).
+    #[allow(clippy::too_many_arguments)]
     pub fn enqueue(
         &mut self,
         kind: RequestKind,
@@ -341,6 +343,7 @@ impl Controller {
         now: u64,
         tag: u32,
         program: bool,
+        issued: u64,
     ) {
         let low = tag != NO_TAG && tag & self.low_priority_tag != 0;
         let pending_write = self.writes.entries().iter().position(|w| w.line == line);
@@ -405,6 +408,7 @@ impl Controller {
             addr,
             column,
             arrival: now,
+            issued,
             activated: false,
             precharged: false,
             tag,
@@ -661,7 +665,7 @@ impl Controller {
             (Some(r), Some(w)) => {
                 let read_first = match self.scheduler {
                     Scheduler::Frfcfs if r.1.is_column() != w.1.is_column() => r.1.is_column(),
-                    _ => self.reads.entries()[r.0].arrival <= self.writes.entries()[w.0].arrival,
+                    _ => older_read(&self.reads.entries()[r.0], &self.writes.entries()[w.0]),
                 };
                 Some(if read_first { (false, r) } else { (true, w) })
             }
@@ -830,6 +834,18 @@ impl Controller {
     }
 }
 
+/// Whether read `r` is at least as old as write `w` (reads and writes in one order): the
+/// earlier arrival cycle; in one cycle, the earlier time each left its sender when both are
+/// known (a write-back that left the last cache level before a read goes first, whether or
+/// not a cycle edge fell between them), else the read.
+#[inline]
+fn older_read(r: &Request, w: &Request) -> bool {
+    if r.arrival != w.arrival {
+        return r.arrival < w.arrival;
+    }
+    r.issued == 0 || w.issued == 0 || r.issued <= w.issued
+}
+
 /// Which ranks a pick skips: those due for refresh, or a scratch mask the caller filled.
 #[derive(Clone, Copy)]
 enum Blocked {
@@ -871,7 +887,7 @@ fn ready_owner(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ControllerConfig;
+    use crate::config::{ControllerConfig, DrainPolicy};
     use crate::spec::presets::preset;
 
     const LOW: u32 = 1 << 30;
@@ -888,7 +904,7 @@ mod tests {
         }
         let bank0 = DramAddr::default();
         let other_row = DramAddr { row: 1, ..bank0 };
-        c.enqueue(RequestKind::Read, 0, bank0, 0, LOW | 1, false);
+        c.enqueue(RequestKind::Read, 0, bank0, 0, LOW | 1, false, 0);
         c.enqueue(
             RequestKind::Read,
             1 << 20,
@@ -896,12 +912,71 @@ mod tests {
             1,
             CLIENT_TAG | 2,
             true,
+            0,
         );
         let mut now = 1;
         while c.served.len() < 2 && now < 10_000 {
             now = c.tick(now).max(now + 1);
         }
         c.served.iter().map(|&(tag, _, _)| tag).collect()
+    }
+
+    /// Under `equal_priority`, a write and a read to two rows of one closed bank that arrive
+    /// in the same cycle: the order they left their senders in (`issued`) decides.
+    fn equal_priority_first(write_issued: u64, read_issued: u64) -> RequestKind {
+        let spec = preset("DDR4_8Gb_x8_1600").unwrap();
+        let mut cfg = ControllerConfig::default();
+        cfg.write_drain.policy = DrainPolicy::EqualPriority;
+        let mut c = Controller::new(&spec, &cfg, 0);
+        let bank0 = DramAddr::default();
+        let other_row = DramAddr { row: 1, ..bank0 };
+        c.enqueue(
+            RequestKind::Write,
+            0,
+            bank0,
+            5,
+            CLIENT_TAG | 1,
+            true,
+            write_issued,
+        );
+        c.enqueue(
+            RequestKind::Read,
+            1 << 20,
+            other_row,
+            5,
+            CLIENT_TAG | 2,
+            true,
+            read_issued,
+        );
+        let mut now = 5;
+        while c.served.is_empty() && now < 10_000 {
+            now = c.tick(now).max(now + 1);
+        }
+        c.served[0].1
+    }
+
+    #[test]
+    fn one_order_of_reads_and_writes_within_a_cycle() {
+        assert_eq!(
+            equal_priority_first(100, 107),
+            RequestKind::Write,
+            "the write left first"
+        );
+        assert_eq!(
+            equal_priority_first(107, 100),
+            RequestKind::Read,
+            "the read left first"
+        );
+        assert_eq!(
+            equal_priority_first(100, 100),
+            RequestKind::Read,
+            "a tie: the read"
+        );
+        assert_eq!(
+            equal_priority_first(0, 107),
+            RequestKind::Read,
+            "unknown: the read"
+        );
     }
 
     #[test]

@@ -159,6 +159,7 @@ mod tests {
             addr,
             column: Command::Rd,
             arrival: 0,
+            issued: 0,
             activated: false,
             precharged: false,
             tag: NO_TAG,

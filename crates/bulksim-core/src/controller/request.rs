@@ -17,6 +17,9 @@ pub struct Request {
     pub column: Command,
     /// Cycle the request entered the controller's queue.
     pub arrival: u64,
+    /// When it left its sender (fs; 0: unknown): between the read and the write queue,
+    /// the older of two requests that arrived in the same cycle (`Controller::older_read`).
+    pub issued: u64,
     /// It issued an ACT of its own.
     pub activated: bool,
     /// It issued a PRE of its own (a row conflict).

@@ -567,10 +567,14 @@ impl HybridMemory {
                 Step::Write => crate::request::RequestKind::Write,
             };
             let tag = HYBRID_TAG | self.next_tag;
-            if !d
-                .channels
-                .try_enqueue_client(kind, addr - d.base, cycle, tag, false)
-            {
+            if !d.channels.try_enqueue_client(
+                kind,
+                addr - d.base,
+                cycle,
+                tag,
+                false,
+                cycle * d.period_fs,
+            ) {
                 break;
             }
             self.next_tag = (self.next_tag + 1) % HYBRID_TAG;

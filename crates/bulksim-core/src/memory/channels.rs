@@ -189,7 +189,8 @@ impl MemorySystem {
     /// Offers a request for a client above the memory system (a cache fill or write-back);
     /// when `tag` is not `NO_TAG` its completion appears in `completions`; `program`: a
     /// program's (its latency summed, `program_service`). False if the channel's queue is
-    /// full.
+    /// full. `issued`: when the request left its sender (fs; 0: unknown), its age among
+    /// the requests its controller takes in the same cycle.
     pub fn try_enqueue_client(
         &mut self,
         kind: RequestKind,
@@ -197,6 +198,7 @@ impl MemorySystem {
         now: u64,
         tag: u32,
         program: bool,
+        issued: u64,
     ) -> bool {
         if !self.can_accept_client(kind, addr) {
             return false;
@@ -216,6 +218,7 @@ impl MemorySystem {
             now,
             tag,
             program,
+            issued,
         );
         true
     }
@@ -327,7 +330,7 @@ impl MemorySystem {
             self.out_of_range += 1;
         }
         let line = addr / self.mapper.line_bytes();
-        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG, false);
+        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG, false, 0);
     }
 
     /// The channel holding `addr`.
@@ -393,7 +396,7 @@ impl MemorySystem {
             if !room {
                 return false;
             }
-            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag, false);
+            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag, false, 0);
             true
         })
     }

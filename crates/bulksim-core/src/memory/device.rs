@@ -100,12 +100,33 @@ impl Port for MemoryDevice {
 
     #[inline]
     fn send(&mut self, req: &Request, fs: u64) {
+        self.send_issued(req, fs, fs);
+    }
+
+    fn take_responses(&mut self, out: &mut Vec<Response>) {
+        let start = out.len();
+        self.channels.take_completions(out);
+        for r in &mut out[start..] {
+            r.1 *= self.period_fs;
+            if let Some(l) = &mut self.rank_latency {
+                l.done(r.0, r.1);
+            }
+        }
+    }
+}
+
+impl MemoryDevice {
+    /// `Port::send` with the time the request left its sender (`issued`, fs): the
+    /// controller orders requests of one cycle by it (reads and writes in one order).
+    #[inline]
+    pub fn send_issued(&mut self, req: &Request, fs: u64, issued: u64) {
         let taken = self.channels.try_enqueue_client(
             Self::controller_kind(req.kind),
             req.addr - self.base,
             fs / self.period_fs,
             req.id.unwrap_or(NO_TAG),
             req.origin == crate::port::Origin::Program,
+            issued,
         );
         debug_assert!(taken, "send after can_accept");
         if let (Some(l), Some(id)) = (&mut self.rank_latency, req.id) {
@@ -118,17 +139,6 @@ impl Port for MemoryDevice {
                     a.channel * ranks + a.rank,
                     (fs / self.period_fs) * self.period_fs,
                 );
-            }
-        }
-    }
-
-    fn take_responses(&mut self, out: &mut Vec<Response>) {
-        let start = out.len();
-        self.channels.take_completions(out);
-        for r in &mut out[start..] {
-            r.1 *= self.period_fs;
-            if let Some(l) = &mut self.rank_latency {
-                l.done(r.0, r.1);
             }
         }
     }

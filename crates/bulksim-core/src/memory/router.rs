@@ -129,8 +129,10 @@ impl MemoryRouter {
     /// Offers `req` from the last cache level to device `device` at time `fs`: taken when
     /// the device holds the address it is served at (under `[hybrid]`, where the ART sends
     /// it) and its queue has room. The hybrid memory then counts it and updates its tables.
+    /// `issued`: when it left the last cache level (fs), its age among the requests the
+    /// controller takes in the same cycle.
     #[inline]
-    pub fn offer(&mut self, device: usize, req: &Request, fs: u64) -> bool {
+    pub fn offer(&mut self, device: usize, req: &Request, fs: u64, issued: u64) -> bool {
         let Some(h) = &mut self.hybrid else {
             if self.device_of(req.addr) != device {
                 return false;
@@ -139,7 +141,7 @@ impl MemoryRouter {
             if !d.can_accept(req) {
                 return false;
             }
-            d.send(req, fs);
+            d.send_issued(req, fs, issued);
             return true;
         };
         let served = h.route(req.addr, req.kind, req.origin);
@@ -154,7 +156,7 @@ impl MemoryRouter {
         if !d.can_accept(&at) {
             return false;
         }
-        d.send(&at, fs);
+        d.send_issued(&at, fs, issued);
         if let Some((src, dst)) = h.accepted(req, served) {
             self.image.copy(src, dst, BLOCK_BYTES);
             let dev = if self.devices[h.dram].contains(dst) {
