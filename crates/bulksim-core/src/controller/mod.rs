@@ -892,6 +892,23 @@ mod tests {
 
     const LOW: u32 = 1 << 30;
 
+    /// Queues a program read (tag 2) of row 1 of bank 0 at cycle `now`, sent at `issued` (fs).
+    fn read_of_another_row(c: &mut Controller, now: u64, issued: u64) {
+        let row1 = DramAddr {
+            row: 1,
+            ..DramAddr::default()
+        };
+        c.enqueue(
+            RequestKind::Read,
+            1 << 20,
+            row1,
+            now,
+            CLIENT_TAG | 2,
+            true,
+            issued,
+        );
+    }
+
     /// Serves a low-priority read queued first and an ordinary read queued a cycle later,
     /// both to rows of one closed bank; the tags in the order they were served.
     fn served_order(low_priority: bool) -> Vec<u32> {
@@ -903,17 +920,8 @@ mod tests {
             c.set_low_priority_tag(LOW);
         }
         let bank0 = DramAddr::default();
-        let other_row = DramAddr { row: 1, ..bank0 };
         c.enqueue(RequestKind::Read, 0, bank0, 0, LOW | 1, false, 0);
-        c.enqueue(
-            RequestKind::Read,
-            1 << 20,
-            other_row,
-            1,
-            CLIENT_TAG | 2,
-            true,
-            0,
-        );
+        read_of_another_row(&mut c, 1, 0);
         let mut now = 1;
         while c.served.len() < 2 && now < 10_000 {
             now = c.tick(now).max(now + 1);
@@ -929,7 +937,6 @@ mod tests {
         cfg.write_drain.policy = DrainPolicy::EqualPriority;
         let mut c = Controller::new(&spec, &cfg, 0);
         let bank0 = DramAddr::default();
-        let other_row = DramAddr { row: 1, ..bank0 };
         c.enqueue(
             RequestKind::Write,
             0,
@@ -939,15 +946,7 @@ mod tests {
             true,
             write_issued,
         );
-        c.enqueue(
-            RequestKind::Read,
-            1 << 20,
-            other_row,
-            5,
-            CLIENT_TAG | 2,
-            true,
-            read_issued,
-        );
+        read_of_another_row(&mut c, 5, read_issued);
         let mut now = 5;
         while c.served.is_empty() && now < 10_000 {
             now = c.tick(now).max(now + 1);
