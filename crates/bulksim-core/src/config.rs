@@ -564,6 +564,7 @@ pub struct CopyEngineConfig {
     pub fifo_depth: u32,
     pub ordering: CopyOrdering,
     pub parallel_reads: bool,
+    pub pipeline: bool,
     /// Core cycles of the shift buffer's realignment.
     pub realign_cycles: u32,
     pub nt_last_level: bool,
@@ -607,6 +608,7 @@ impl Default for CopyEngineConfig {
             fifo_depth: 8,
             ordering: CopyOrdering::Overlap,
             parallel_reads: false,
+            pipeline: true,
             realign_cycles: 2,
             nt_last_level: false,
             partial_line: PartialLine::Merge,
@@ -1075,6 +1077,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("copy_engine.fifo_depth", "movblks", "movblks retired into the first-level engine's queue and not yet done; a full queue stalls dispatch (the paper leaves it open: 8 is bulksim's choice)"),
     doc("copy_engine.ordering", "overlap | serial", "younger loads and stores wait for queued movblks whose ranges they overlap (overlap) or for every queued movblk (serial)"),
     doc("copy_engine.parallel_reads", "bool", "an engine reads its two source lines at once (two banks) instead of one after the other (the paper assumes serial reads)"),
+    doc("copy_engine.pipeline", "bool", "an engine works in two stages: the next movblk reads its source lines (and, at the first level, decides where it runs) while the one before it realigns and writes its destination or sends its message down (true: bulksim's reading of the paper's FIFO 'to allow pipelining several copy instructions'), or one movblk at a time (false); a movblk reading the line the one before it writes waits for it"),
     doc("copy_engine.realign_cycles", "core cycles", "the shift buffer's realignment of the two source lines (the paper: 2)"),
     doc("copy_engine.partial_line", "merge | fetch | sector", "the last engine writes a block smaller than its level's line (32 B into a 64-B L2 line) into a line it lacks: merge (the line is made whole from the level below and memory at no cost: bytes exact, a later miss to the other half is a hit; bulksim's choice, the digest's option b), fetch (the line is read from below first, costing a miss) or sector (the line keeps a valid bit per first-level line and is put in valid in the block only, without a fetch: a later fill or engine read of an invalid part misses, fetches the line and merges it under the valid part, counted in cache.<level>.sector_misses; a write-back writes only the valid parts, masked; bulksim's choice, the digest's option a)"),
     doc("copy_engine.nt_last_level", "bool", "dce_nt: the last engine allocates the source lines it fetches from memory (true) or hands them to the engine only (false, bulksim's reading of the paper's non-temporal rule)"),

@@ -542,26 +542,29 @@ fn random_copies_leave_the_same_bytes_under_every_mechanism() {
         let expected = sys.read_virtual(pid, BASE, area).unwrap();
         assert!(expected.iter().filter(|&&b| b != 0).count() > 1000);
         // (memcpy, policy, partial line, L2 KB: a 64 KB L2 also evicts partially valid
-        // lines during the run)
+        // lines during the run; pipelined engines or one movblk at a time)
         let variants = [
-            ("software", "none", "merge", 1024),
-            ("movblk", "ce_l1", "merge", 1024),
-            ("movblk", "dce", "merge", 1024),
-            ("movblk", "dce_nt", "merge", 1024),
-            ("movblk", "dce", "fetch", 1024),
-            ("movblk", "dce_nt", "fetch", 1024),
-            ("movblk", "dce", "sector", 1024),
-            ("movblk", "dce_nt", "sector", 1024),
-            ("movblk", "dce_nt", "sector", 64),
+            ("software", "none", "merge", 1024, true),
+            ("movblk", "ce_l1", "merge", 1024, true),
+            ("movblk", "dce", "merge", 1024, true),
+            ("movblk", "dce_nt", "merge", 1024, true),
+            ("movblk", "dce", "fetch", 1024, true),
+            ("movblk", "dce_nt", "fetch", 1024, true),
+            ("movblk", "dce", "sector", 1024, true),
+            ("movblk", "dce_nt", "sector", 1024, true),
+            ("movblk", "dce_nt", "sector", 64, true),
+            ("movblk", "ce_l1", "merge", 1024, false),
+            ("movblk", "dce_nt", "sector", 64, false),
         ];
-        for (memcpy, policy, partial, l2_kb) in variants {
+        for (memcpy, policy, partial, l2_kb, pipeline) in variants {
             let config = preset(&[
                 &format!("system.memcpy=\"{memcpy}\""),
                 &format!("copy_engine.policy=\"{policy}\""),
                 &format!("copy_engine.partial_line=\"{partial}\""),
                 &format!("cache.level.1.size_kb={l2_kb}"),
+                &format!("copy_engine.pipeline={pipeline}"),
             ]);
-            let name = format!("random-{seed}-{policy}-{partial}-{l2_kb}kb");
+            let name = format!("random-{seed}-{policy}-{partial}-{l2_kb}kb-pipeline-{pipeline}");
             let (s, mut sys) = run_system(&name, &config, &body);
             let pid = sys.pid_of(0).unwrap();
             let got = sys.read_virtual(pid, BASE, area).unwrap();
@@ -960,6 +963,58 @@ fn accesses_wait_while_an_engine_holds_its_cache() {
     let ce = run("lock-l2", &config, &body).copy_engine.unwrap();
     assert_eq!(ce.l2.copies, 1);
     assert!(ce.l2.lock_stall_cycles >= 1, "{ce:?}");
+}
+
+/// L1 engine busy cycles and copies for `movblks` after loading `sources` into L1, with
+/// `copy_engine.pipeline` on or off.
+fn l1_busy(name: &str, sources: &[u64], movblks: &[(u64, u64)], pipeline: bool) -> (u64, u64) {
+    let config = preset(&[
+        "copy_engine.policy=\"ce_l1\"",
+        &format!("copy_engine.pipeline={pipeline}"),
+    ]);
+    let mut body: Vec<Event> = sources.iter().map(|&a| Event::Load(a)).collect();
+    body.push(settle());
+    body.extend(movblks.iter().map(|&(src, dst)| Event::Movblk { src, dst }));
+    let ce = run(&format!("{name}-{pipeline}"), &config, &body)
+        .copy_engine
+        .unwrap();
+    (ce.l1.busy_cycles, ce.l1.copies)
+}
+
+#[test]
+fn a_pipelined_engine_reads_the_next_sources_while_it_writes() {
+    // Four aligned copies of lines in L1 (6 cycles each: lookup 2, realign 2, write 2). One
+    // at a time: 24 cycles. Pipelined, each next lookup overlaps the realignment and write
+    // before it: 2 + 4 x 4 = 18.
+    let sources: Vec<u64> = (0..4).map(|k| BASE + 32 * k).collect();
+    let movblks: Vec<(u64, u64)> = sources
+        .iter()
+        .enumerate()
+        .map(|(k, &src)| (src, BASE + 0x10_0000 + 32 * k as u64))
+        .collect();
+    assert_eq!(l1_busy("pipe", &sources, &movblks, false), (24, 4));
+    assert_eq!(l1_busy("pipe", &sources, &movblks, true), (18, 4));
+}
+
+#[test]
+fn a_movblk_reading_the_line_the_one_before_writes_waits_for_it() {
+    // The second copy's source is the first's destination: it starts once that line is
+    // written (6 cycles) and finds it in L1 (6 more), pipelined or not; starting earlier it
+    // would miss the line and fetch it from L2.
+    let (src, mid, dst) = (BASE, BASE + 0x10_0000, BASE + 0x20_0000);
+    let movblks = [(src, mid), (mid, dst)];
+    for pipeline in [false, true] {
+        assert_eq!(l1_busy("hazard", &[src], &movblks, pipeline), (12, 2));
+    }
+    let config = preset(&["copy_engine.policy=\"ce_l1\""]);
+    let mut body: Vec<Event> = (0..4).map(|k| Event::Store(src + 8 * k)).collect();
+    body.push(settle());
+    body.extend(movblks.iter().map(|&(src, dst)| Event::Movblk { src, dst }));
+    let (_, sys) = run_system("hazard-bytes", &config, &body);
+    let pid = sys.pid_of(0).unwrap();
+    let copied = sys.read_virtual(pid, dst, 32).unwrap();
+    assert_eq!(copied, sys.read_virtual(pid, src, 32).unwrap());
+    assert!(copied.iter().any(|&b| b != 0), "the program's words");
 }
 
 #[test]

@@ -5,8 +5,10 @@
 //! level's hit latency, realignment `copy_engine.realign_cycles`, a message the port below),
 //! and a fetch waits for the hierarchy's real fill, so misses cost what the levels and memory
 //! below make them cost. The array is locked from the moment the engine starts a movblk until
-//! it is done with it. Where a movblk runs, and what a fetched line does there, is the
-//! policy's (`Placement`).
+//! it is done with it. Pipelined (`copy_engine.pipeline`), the engine works in two stages: one
+//! movblk reads its sources (and decides where it runs) while the one before it realigns and
+//! writes its destination, or sends its message down. Where a movblk runs, and what a fetched
+//! line does there, is the policy's (`Placement`).
 
 use super::{Movblk, Placement};
 use crate::cache::Hierarchy;
@@ -36,6 +38,16 @@ enum Step {
     Send,
     /// The message has crossed the port: the operation is the engine below's.
     Sent,
+}
+
+impl Step {
+    /// Whether the finishing stage does it (the destination write or the message down).
+    fn is_back(self) -> bool {
+        matches!(
+            self,
+            Step::Realign | Step::Write | Step::Written | Step::DstCheck | Step::Send | Step::Sent
+        )
+    }
 }
 
 /// What advancing an engine produced for the engines around it.
@@ -78,7 +90,12 @@ pub struct Engine {
     pub last: bool,
     /// Movblks waiting, each with the time it reaches the engine (fs).
     pub queue: VecDeque<(Movblk, u64)>,
-    work: Option<Work>,
+    /// The movblk reading its source lines and deciding where it runs.
+    front: Option<Work>,
+    /// The movblk realigning and writing its destination, or sending its message down.
+    back: Option<Work>,
+    /// When the last movblk was done (fs): busy time counts overlapping movblks once.
+    last_done: u64,
     pub counts: EngineCounts,
 }
 
@@ -90,6 +107,8 @@ pub struct Costs {
     pub parallel_reads: bool,
     /// The last level fetches a destination line it lacks before writing part of it.
     pub fetch_partial_dst: bool,
+    /// The next movblk reads its sources while the one before it finishes.
+    pub pipeline: bool,
     /// A block written alone into a line the level lacks is its only valid sector.
     pub sector_partial_dst: bool,
 }
@@ -101,26 +120,34 @@ impl Engine {
             array,
             last,
             queue: VecDeque::new(),
-            work: None,
+            front: None,
+            back: None,
+            last_done: 0,
             counts: EngineCounts::default(),
         }
     }
 
     /// Whether it has a movblk queued or in progress.
     pub fn busy(&self) -> bool {
-        self.work.is_some() || !self.queue.is_empty()
+        self.in_progress() > 0 || !self.queue.is_empty()
+    }
+
+    /// Movblks in progress (0 to 2).
+    fn in_progress(&self) -> usize {
+        self.front.is_some() as usize + self.back.is_some() as usize
     }
 
     /// Movblks queued or in progress.
     pub fn occupancy(&self) -> usize {
-        self.queue.len() + self.work.is_some() as usize
+        self.queue.len() + self.in_progress()
     }
 
-    /// The movblk in progress, unless it is already performed (its destination written, or
-    /// its message sent), and every queued one.
+    /// The movblks in progress, oldest first, and every queued one: none of them performed
+    /// yet (its destination written, or its message sent).
     pub fn unperformed(&self) -> impl Iterator<Item = &Movblk> {
-        self.work
+        self.back
             .iter()
+            .chain(&self.front)
             .map(|w| &w.op)
             .chain(self.queue.iter().map(|(op, _)| op))
     }
@@ -134,22 +161,48 @@ impl Engine {
         costs: &Costs,
     ) -> Outcome {
         loop {
-            if self.work.is_none() {
-                match self.queue.front() {
-                    Some(&(op, arrives)) if arrives <= now => {
-                        self.queue.pop_front();
-                        self.start(h, op, now);
-                    }
-                    _ => return Outcome::Nothing,
+            // The older movblk first: finishing it may free the stage the younger one needs.
+            if self.back.as_ref().is_some_and(|w| w.until <= now) {
+                if let Some(out) = self.step_back(h, now, costs) {
+                    return out;
                 }
+                continue;
             }
-            let w = self.work.as_mut().expect("work in progress");
-            if w.until > now {
-                return Outcome::Nothing;
+            if self.back.is_none() && self.front.as_ref().is_some_and(|w| w.step.is_back()) {
+                self.back = self.front.take();
+                continue;
             }
-            match self.step(h, now, placement, costs) {
-                Some(out) => return out,
-                None => continue,
+            if self.front.is_none() && self.may_start(h, now, costs) {
+                let (op, _) = self.queue.pop_front().expect("a queued movblk");
+                self.start(h, op, now);
+                continue;
+            }
+            match &self.front {
+                Some(w) if w.until <= now && !w.step.is_back() => {
+                    self.step_front(h, now, placement, costs)
+                }
+                _ => return Outcome::Nothing,
+            }
+        }
+    }
+
+    /// Whether the queue's first movblk may start now: it has arrived, and the engine is
+    /// idle, or pipelined with the movblk before it not writing a line it reads.
+    fn may_start(&self, h: &Hierarchy, now: u64, costs: &Costs) -> bool {
+        let Some(&(op, arrives)) = self.queue.front() else {
+            return false;
+        };
+        if arrives > now {
+            return false;
+        }
+        match &self.back {
+            None => true,
+            Some(older) => {
+                let lb = h.levels[self.level].line_bytes;
+                let dst = older.op.dst / lb;
+                costs.pipeline
+                    && op.src / lb != dst
+                    && op.second_part().map_or(true, |next| next / lb != dst)
             }
         }
     }
@@ -162,7 +215,7 @@ impl Engine {
             _ => ([first, first], 1),
         };
         h.levels[self.level].locked[self.array] = true;
-        self.work = Some(Work {
+        self.front = Some(Work {
             op,
             lines,
             n,
@@ -173,17 +226,11 @@ impl Engine {
         });
     }
 
-    /// Does the current step (due now); `Some` ends this advance.
-    fn step(
-        &mut self,
-        h: &mut Hierarchy,
-        now: u64,
-        placement: Placement,
-        costs: &Costs,
-    ) -> Option<Outcome> {
+    /// Does the reading stage's current step (due now).
+    fn step_front(&mut self, h: &mut Hierarchy, now: u64, placement: Placement, costs: &Costs) {
         let level = self.level;
         let hit_fs = h.levels[level].hit_fs;
-        let w = self.work.as_mut().expect("work in progress");
+        let w = self.front.as_mut().expect("a movblk reading its sources");
         let core = w.op.core;
         match w.step {
             Step::Lookup(i) => {
@@ -231,7 +278,7 @@ impl Engine {
             Step::WaitFill(i) => {
                 if h.levels[level].has_mshr(core, w.lines[i]) {
                     w.until = now + costs.core_fs;
-                    return Some(Outcome::Nothing);
+                    return;
                 }
                 w.hit[i] = true;
                 let next_lookup = placement.fetch_at_once && i + 1 < w.n && !costs.parallel_reads;
@@ -256,10 +303,21 @@ impl Engine {
                 let lb = h.levels[level].line_bytes;
                 if h.levels[level].has_mshr(core, w.op.dst / lb) {
                     w.until = now + costs.core_fs;
-                    return Some(Outcome::Nothing);
+                    return;
                 }
                 w.step = Step::Realign;
             }
+            step => unreachable!("{step:?} is the finishing stage's"),
+        }
+    }
+
+    /// Does the finishing stage's current step (due now); `Some` ends this advance.
+    fn step_back(&mut self, h: &mut Hierarchy, now: u64, costs: &Costs) -> Option<Outcome> {
+        let level = self.level;
+        let hit_fs = h.levels[level].hit_fs;
+        let w = self.back.as_mut().expect("a movblk finishing");
+        let core = w.op.core;
+        match w.step {
             Step::Realign => {
                 w.until = now + costs.realign_fs;
                 w.step = Step::Write;
@@ -281,8 +339,7 @@ impl Engine {
                 // The destination's bytes land when the write is over.
                 let op = w.op;
                 self.counts.copies += 1;
-                self.counts.busy_fs += now - w.started;
-                self.work = None;
+                self.done(now);
                 h.engine_write(level, self.array, &op, costs.sector_partial_dst);
                 self.release(h);
             }
@@ -304,14 +361,22 @@ impl Engine {
             }
             Step::Sent => {
                 self.counts.passed_down += 1;
-                self.counts.busy_fs += now - w.started;
                 let op = w.op;
-                self.work = None;
+                self.done(now);
                 self.release(h);
                 return Some(Outcome::PassDown(op, now));
             }
+            step => unreachable!("{step:?} is the reading stage's"),
         }
         None
+    }
+
+    /// The finishing movblk is done at `now`: busy time runs from its start, or from the
+    /// end of the movblk before it if they overlapped.
+    fn done(&mut self, now: u64) {
+        let w = self.back.take().expect("a movblk finishing");
+        self.counts.busy_fs += now - w.started.max(self.last_done);
+        self.last_done = now;
     }
 
     /// The step after every source line is at hand: realign, unless the last level must
@@ -337,9 +402,9 @@ impl Engine {
         }
     }
 
-    /// The movblk is done (or sent): the array stays locked only for queued work.
+    /// The movblk is done (or sent): the array stays locked only for work left.
     fn release(&mut self, h: &mut Hierarchy) {
-        if self.queue.is_empty() {
+        if self.queue.is_empty() && self.front.is_none() {
             h.levels[self.level].locked[self.array] = false;
         }
     }

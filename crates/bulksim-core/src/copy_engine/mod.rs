@@ -63,7 +63,7 @@ stat_struct! {
     pub struct EngineStats {
         pub copies: u64 = sum("movblks", "movblks this level's engines copied (wrote the destination here)"),
         pub passed_down: u64 = sum("movblks", "movblks this level's engines sent to the engine below (two addresses over the port)"),
-        pub busy_cycles: u64 = sum("core cycles", "cycles the engines worked on movblks (from a movblk's start to its write or its message's arrival below), summed over arrays"),
+        pub busy_cycles: u64 = sum("core cycles", "cycles the engines worked on movblks (from a movblk's start to its write or its message's arrival below; two movblks in the pipeline count once), summed over arrays"),
         pub source_fetches: u64 = sum("lines", "source lines the engines asked the level below for"),
         pub dst_discards: u64 = sum("lines", "destination lines dropped from this level without a write-back before a movblk went down"),
         pub dst_discards_dirty: u64 = sum("lines", "of dst_discards, lines that were dirty (their write-back is saved)"),
@@ -145,6 +145,7 @@ impl CopyEngines {
                 core_fs,
                 realign_fs: cfg.realign_cycles as u64 * core_fs,
                 parallel_reads: cfg.parallel_reads,
+                pipeline: cfg.pipeline,
                 fetch_partial_dst: cfg.partial_line == PartialLine::Fetch,
                 sector_partial_dst: cfg.partial_line == PartialLine::Sector,
             },
