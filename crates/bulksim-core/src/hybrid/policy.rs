@@ -236,6 +236,8 @@ pub struct PartlyPromoted {
     pub key: u64,
     /// The virtual page (ties go to the lower one).
     pub page: u64,
+    /// Its page's decayed access score (`Scores::score`): among pages with as many blocks
+    /// copied, the hotter is completed first.
     pub score: f64,
     /// Blocks copied on demand so far.
     pub demand_copies: u32,
