@@ -129,10 +129,7 @@ def test_dce_nt_copies_mostly_in_l2_and_moves_the_fewest_offchip_bytes(rows):
 def by_payload() -> dict[int, dict[str, dict]]:
     """The paper preset at 500 and 1500 B (300 packets each): payload -> mechanism -> row."""
     rows = ce.run(packets=PACKETS, payloads=(500, PAYLOAD), ddr3_workloads=(), workers=2)
-    out: dict[int, dict[str, dict]] = {}
-    for r in rows:
-        out.setdefault(r["payload"], {})[r["mechanism"]] = r
-    return out
+    return {p: by_mechanism([r for r in rows if r["payload"] == p]) for p in (500, PAYLOAD)}
 
 
 def test_every_engine_beats_software_dce_nt_most_and_gains_grow_with_the_payload(by_payload):

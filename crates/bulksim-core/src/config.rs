@@ -564,6 +564,8 @@ pub struct CopyEngineConfig {
     pub fifo_depth: u32,
     pub ordering: CopyOrdering,
     pub parallel_reads: bool,
+    /// Two stages per engine: the next movblk reads its sources while the one before it
+    /// finishes (`copy_engine::engine`).
     pub pipeline: bool,
     /// Core cycles of the shift buffer's realignment.
     pub realign_cycles: u32,
