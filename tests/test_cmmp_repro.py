@@ -204,3 +204,36 @@ def test_a_trace_run_is_keyed_on_the_trace_bytes_not_its_file(tmp_path):
     assert cmmp.run_key({**case, "path": os.fspath(copy)}, "cm", INSTRUCTIONS) == key
     copy.write_text("0 0x1000\n0 0x2080\n")
     assert cmmp.run_key({**case, "path": os.fspath(copy)}, "cm", INSTRUCTIONS) != key
+
+
+def test_workloads_are_selected_by_name():
+    assert cmmp.select((), False) == (tuple(cmmp.TRACES), tuple(cmmp.STANDINS))
+    assert cmmp.select((), True) == (cmmp.QUICK_TRACES, cmmp.QUICK_STANDINS)
+    # Named workloads keep the table's order, whatever the order asked.
+    assert cmmp.select(("zipf_drift", "comm1", "403.gcc"), False) == (("403.gcc", "comm1"), ("zipf_drift",))
+    with pytest.raises(
+        ValueError, match=r"unknown cmmp workload 'mcf': expected one of 403\.gcc, .*zipf_drift"
+    ):
+        cmmp.select(("fp_stream", "mcf"), False)
+
+
+def test_the_cli_runs_only_the_named_workloads(tmp_path, monkeypatch):
+    seen = {}
+
+    def fake_run(**kwargs):
+        seen.update(kwargs)
+        return [], []
+
+    monkeypatch.setattr(cmmp, "run", fake_run)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    result = runner.invoke(
+        cli.main, ["reproduce", "cmmp", "--workload", "zipf_drift", "--workload", "456.hmmer"]
+    )
+    assert result.exit_code == 0, result.output
+    assert (seen["traces"], seen["standins"]) == (("456.hmmer",), ("zipf_drift",))
+    result = runner.invoke(cli.main, ["reproduce", "cmmp", "--workload", "soplex"])
+    assert result.exit_code != 0
+    assert "unknown cmmp workload 'soplex'" in result.output and "Traceback" not in result.output
+    result = runner.invoke(cli.main, ["reproduce", "forkbench", "--workload", "zipf_drift"])
+    assert result.exit_code != 0 and "--workload applies to cmmp only" in result.output

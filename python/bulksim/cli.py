@@ -879,11 +879,24 @@ RANK_FIGURES = {
     show_default=True,
     help="Rank Assignment reproductions: the mean over workloads (the paper does not say).",
 )
+@click.option(
+    "--workload",
+    "workloads",
+    multiple=True,
+    metavar="NAME",
+    help="cmmp: run only this workload (a shared trace such as 403.gcc, or a stand-in such as "
+    "zipf_drift); repeat for more. The table and its means then cover only these.",
+)
 @_with(sweep_options)
-def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, workers, force) -> None:
+def reproduce(
+    name, list_, json_out, quick, mean_kind, workloads, results, out, scheduler, workers, force
+) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
+
+    if workloads and name != "cmmp":
+        raise UserError(f"--workload applies to cmmp only, not to '{name}'")
 
     if list_ or not name:
         for table_name, what in TABLES.items():
@@ -936,9 +949,20 @@ def reproduce(name, list_, json_out, quick, mean_kind, results, out, scheduler, 
             if sys.stderr.isatty():
                 click.echo(f"\rcmmp: {done}/{total} runs", err=True, nl=False)
 
+        try:
+            traces, standins = cmmp.select(workloads, quick)
+        except ValueError as e:
+            raise UserError(str(e)) from e
         keep = Path("results") / "cmmp-runs"
         rows, missing = _guard(
-            cmmp.run, quick=quick, workers=workers, progress=report_cmmp, keep=keep, force=force
+            cmmp.run,
+            quick=quick,
+            workers=workers,
+            progress=report_cmmp,
+            traces=traces,
+            standins=standins,
+            keep=keep,
+            force=force,
         )
         if sys.stderr.isatty():
             click.echo("", err=True)

@@ -121,6 +121,20 @@ def scaled(footprint: int) -> tuple[float, list[str]]:
     ]
 
 
+def select(names, quick: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The traces and stand-ins to run: all of the full or --quick set when `names` is empty,
+    else the named workloads (each a shared trace or a stand-in, in the table's order).
+    Raises ValueError naming an unknown workload and the known ones."""
+    if not names:
+        return (QUICK_TRACES, QUICK_STANDINS) if quick else (tuple(TRACES), tuple(STANDINS))
+    unknown = [n for n in names if n not in TRACES and n not in STANDINS]
+    if unknown:
+        raise ValueError(
+            f"unknown cmmp workload {unknown[0]!r}: expected one of {', '.join([*TRACES, *STANDINS])}"
+        )
+    return tuple(t for t in TRACES if t in names), tuple(k for k in STANDINS if k in names)
+
+
 def _standin_spec(tmp: Path, kind: str, size_bytes: int, instructions: int) -> Path:
     """A stand-in spec for one copy (its instructions cover warm-up and measurement; the
     run wraps it if a core needs more)."""
