@@ -896,7 +896,7 @@ def reproduce(
     from bulksim import experiment
 
     if workloads and name != "cmmp":
-        raise UserError(f"--workload applies to cmmp only, not to '{name}'")
+        raise UserError(f"--workload applies to cmmp only, not to '{name or '--list'}'")
 
     if list_ or not name:
         for table_name, what in TABLES.items():

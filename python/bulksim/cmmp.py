@@ -154,8 +154,9 @@ def cases(
     """The workloads to run: name, path, format, preset, scale and the overrides the preset
     needs. Missing shared traces are left out and named in ``missing``."""
     out = []
-    traces = traces if traces is not None else (QUICK_TRACES if quick else tuple(TRACES))
-    standins = standins if standins is not None else (QUICK_STANDINS if quick else tuple(STANDINS))
+    default_traces, default_standins = select((), quick)
+    traces = traces if traces is not None else default_traces
+    standins = standins if standins is not None else default_standins
     base = shared_traces_dir()
     for name in traces:
         rel, fmt, in_paper = TRACES[name]
