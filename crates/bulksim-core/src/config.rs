@@ -723,6 +723,19 @@ pub enum PreferredRank {
     LeastDelay,
 }
 
+/// What a trace's page copy or initialization record (the rowclone format's `C` and `S`)
+/// does to its destination page first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TraceBulkDestinations {
+    /// The page gets a new frame when the record happens, as the kernel allocates a
+    /// copy-on-write destination or a page to zero (a copy's from the source's subarray
+    /// under `subarray_aware`).
+    Allocate,
+    /// The page keeps the frame its first touch gave it.
+    Keep,
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OsConfig {
@@ -736,6 +749,8 @@ pub struct OsConfig {
     pub preferred_rank: PreferredRank,
     /// Pages per core kept referenced when the CLOCK pointers roll over (TLB reach).
     pub tlb_pages: u32,
+    /// What a trace's whole-page copy or initialization record does to its destination.
+    pub trace_bulk_destinations: TraceBulkDestinations,
 }
 
 impl Default for OsConfig {
@@ -748,6 +763,7 @@ impl Default for OsConfig {
             mapping_error: 0.0,
             preferred_rank: PreferredRank::MostFree,
             tlb_pages: 64,
+            trace_bulk_destinations: TraceBulkDestinations::Allocate,
         }
     }
 }
@@ -1141,6 +1157,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "clock, rank_clock: when the pointers roll over, every referenced bit is cleared except those of each core's last this many distinct pages (what its TLB holds)",
     ),
     doc(
+        "os.trace_bulk_destinations",
+        "allocate | keep",
+        "post-LLC traces whose copy and initialization records are the kernel's page operations (the rowclone format's C and S records): allocate (each record's whole destination page gets a new frame when the record happens, as the kernel allocates a copy-on-write destination or a page to zero; a copy's frame comes from the source's subarray under os.allocator = subarray_aware: the RowClone paper's Section 4.3.1) or keep (the page keeps the frame its first touch gave it; a page first touched by a copy is still placed as a copy-on-write destination). The traces' addresses are physical in the simulator that wrote them, where the kernel's free list hands the same frame out again and again (forkset: 21,787 copies into 2,672 pages), so keep pins every later copy to the first one's placement; docs/workloads.md",
+    ),
+    doc(
         "os.fault_instructions",
         "instructions",
         "kernel instructions each page fault runs besides its zeroing or copy (trap, page-table walk and update, frame allocation, return); they retire as non-memory instructions of the faulting thread and count in `instructions`; 0 models a free fault path",
@@ -1322,6 +1343,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
             "rank_clock",
         ]),
         "os.preferred_rank" => Some(&["most_free", "least_delay"]),
+        "os.trace_bulk_destinations" => Some(&["allocate", "keep"]),
         "sim.mode" => Some(&["timing", "functional"]),
         "copy_engine.policy" => Some(&["none", "ce_l1", "dce", "dce_nt", "dce_rowclone"]),
         "copy_engine.dram_rule" => Some(&["probe", "always"]),

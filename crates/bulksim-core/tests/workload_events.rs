@@ -46,7 +46,8 @@ fn version_two_events_run_with_the_counts_they_imply() {
             vaddr: heap,
             bytes: 100,
         },
-        // Below the caches: a read of a cached line's address still goes to memory; a
+        // Below the caches: a read of a line the program cached still goes to memory (only
+        // lines bulk work put in the caches serve post-LLC records); a
         // write-back; a read of a new resident page.
         Event::MemRead(0x40_0040),
         Event::MemWrite(0x40_0080),

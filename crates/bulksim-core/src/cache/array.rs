@@ -548,6 +548,11 @@ impl Cache {
     pub fn is_dirty(&self, way: usize) -> bool {
         self.dirty[way]
     }
+
+    /// Why the line in `way` was last written or brought in.
+    pub fn origin(&self, way: usize) -> Origin {
+        self.origin[way]
+    }
 }
 
 #[cfg(test)]

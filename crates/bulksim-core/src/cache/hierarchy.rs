@@ -68,6 +68,12 @@ fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Secto
     }
 }
 
+/// Whether a line written or brought in for `origin` is bulk work's (a copy or an
+/// initialization), which a post-LLC trace's records never saw.
+fn is_bulk_work(origin: Origin) -> bool {
+    matches!(origin, Origin::Copy | Origin::Init)
+}
+
 /// What a request id in flight is for.
 #[derive(Clone, Copy, Debug)]
 pub enum Pending {
@@ -475,6 +481,13 @@ impl Hierarchy {
             core,
             line: first_line,
         });
+        if let Some(level) = self.trace_hit(core, addr) {
+            // The trace's record is a miss in the caches of the run that wrote it, which
+            // never saw the bulk work that put the line here since: a hit now.
+            let latency: u64 = self.levels[..=level].iter().map(|l| l.hit_fs).sum();
+            self.fixed_responses.push((id, self.now + latency));
+            return;
+        }
         if !self.held_writebacks.is_empty() && self.held_writebacks.contains(&(addr / bytes)) {
             // A line CPM holds for its migrating page: a last-level hit.
             let l = &self.levels[self.last()];
@@ -508,6 +521,7 @@ impl Hierarchy {
     /// waiting before it. Its data is what memory holds (a trace carries no bytes).
     pub fn write_below_caches(&mut self, core: usize, addr: u64) {
         let bytes = self.last_line_bytes();
+        self.take_out_for_trace(core, addr);
         if self.pinned.is_some_and(|(a, b)| (a..b).contains(&addr)) {
             // CPM: the migrating page's write-backs stay in the last level until the copy
             // is done ("an L2 of pinned lines only" for a post-LLC trace).
@@ -533,6 +547,49 @@ impl Hierarchy {
             issued: self.now,
             buffer: None,
         });
+    }
+
+    /// The first of `core`'s levels holding the first-level line at `addr` whole, put there
+    /// by bulk work (most recently used there now, the hit counted as a trace hit), if any: a
+    /// post-LLC trace's read of such a line. Lines the program's own accesses brought in are
+    /// passed over: the run that wrote the trace had them too, and missed.
+    fn trace_hit(&mut self, core: usize, addr: u64) -> Option<usize> {
+        let first = self.levels[0].line_bytes;
+        for (i, l) in self.levels.iter_mut().enumerate() {
+            let a = &mut l.arrays[l.array_of[core]];
+            let offset = (addr % l.line_bytes / first * first) as usize;
+            let found = a.probe_bytes(addr / l.line_bytes, offset, first as usize);
+            if let Some(way) = found.filter(|&w| is_bulk_work(a.origin(w))) {
+                a.touch(way);
+                l.trace_hits += 1;
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// A post-LLC trace's write-back of the line at `addr`: the run that wrote the trace
+    /// evicted it from its caches, so where bulk work put it in `core`'s levels it leaves
+    /// them too, its bytes (the last level's first, the first level's last: the newest)
+    /// written into memory, where the write-back finds them.
+    fn take_out_for_trace(&mut self, core: usize, addr: u64) {
+        for l in self.levels.iter_mut().rev() {
+            let a = &mut l.arrays[l.array_of[core]];
+            let line = addr / l.line_bytes;
+            let Some(way) = a.probe(line).filter(|&w| is_bulk_work(a.origin(w))) else {
+                continue;
+            };
+            if a.is_dirty(way) {
+                write_masked(
+                    &mut self.router,
+                    line * l.line_bytes,
+                    a.data(way),
+                    &a.sectors(way),
+                );
+            }
+            a.invalidate(line);
+            l.trace_takeouts += 1;
+        }
     }
 
     /// Puts a line into `core`'s first level.

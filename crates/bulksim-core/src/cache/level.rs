@@ -86,6 +86,8 @@ stat_struct! {
         pub invalidations: u64 = sum("lines", "lines dropped for bulk-operation coherence or handed-over frames"),
         pub inserts: u64 = sum("lines", "lines put into the level (fills, write-backs from above, in-cache copies, zero inserts, lines allocated whole by cpu copies and initializations)"),
         pub sector_misses: u64 = sum("accesses", "lookups that found the line with a sector they need invalid (copy_engine.partial_line = \"sector\": a copy engine wrote only part of the line): fills from the level above (counted in misses too) and copy-engine source reads; the line is fetched from below and its invalid sectors merged in"),
+        pub trace_hits: u64 = sum("accesses", "post-LLC trace reads this level answered (after the hit latencies of the levels down to it) instead of memory, because bulk work had put their line here (cpu copies and initializations, RowClone-ZI's zero lines, copy engines); the trace's own reads never allocate, and lines the program cached do not count: the run that wrote the trace had them and missed"),
+        pub trace_takeouts: u64 = sum("lines", "lines bulk work had put in this level that a post-LLC trace's write-back of them took out (the run that wrote the trace evicted them), dirty bytes written to memory first; the write-back still goes to memory"),
         pub below: PortTraffic = nested(),
         pub below_transfers: u64 = sum("transfers", "lines moved through the port below the level (fills, including lines sent to a copy engine only, and write-backs), each carrying one address of cache.address_bytes"),
         pub below_messages: u64 = sum("messages", "copy-engine operations sent through the port below the level (two addresses each, no data)"),
@@ -112,6 +114,10 @@ pub struct CacheLevel {
     pub address_bytes: u64,
     /// Steps at which a fill from above waited because an engine held the array.
     pub lock_waits: u64,
+    /// Post-LLC trace reads this level served (`LevelStats::trace_hits`).
+    pub trace_hits: u64,
+    /// Lines post-LLC trace write-backs took out (`LevelStats::trace_takeouts`).
+    pub trace_takeouts: u64,
     pub arrays: Vec<Cache>,
     /// The array each core uses.
     pub array_of: Vec<usize>,
@@ -150,6 +156,8 @@ impl CacheLevel {
             below_transfers: 0,
             below_messages: 0,
             lock_waits: 0,
+            trace_hits: 0,
+            trace_takeouts: 0,
             address_bytes: 4,
             arrays,
             array_of: (0..cores).map(|c| if cfg.shared { 0 } else { c }).collect(),
@@ -217,6 +225,8 @@ impl CacheLevel {
             invalidations: sum.invalidations,
             inserts: sum.inserts,
             sector_misses: sum.sector_misses,
+            trace_hits: self.trace_hits,
+            trace_takeouts: self.trace_takeouts,
             below: self.below.clone(),
             below_transfers: self.below_transfers,
             below_messages: self.below_messages,

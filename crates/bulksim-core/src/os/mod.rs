@@ -79,6 +79,9 @@ stat_struct! {
         /// Made writable without a copy.
         pub cow_reuses: u64 = sum("pages", "writes to a copy-on-write page no longer shared (no copy needed)"),
         pub cow_same_subarray: u64 = sum("pages", "copy-on-write destinations in the source's subarray (FPM-capable)"),
+        pub copy_placements: u64 = sum("pages", "pages of resident mappings (foreign traces, `N` events) first touched as the destination of a copy: given a frame as a copy-on-write destination is (from the source's subarray under os.allocator = subarray_aware), since the copy brings the page into being"),
+        pub copy_placements_same_subarray: u64 = sum("pages", "copy_placements in the source's subarray (FPM-capable)"),
+        pub renewed_pages: u64 = sum("pages", "pages a trace's page copy or initialization record gave a new frame before it ran (os.trace_bulk_destinations = allocate): the kernel allocates the destination of a copy-on-write copy or a zeroing when it happens"),
         pub frames_usable: u64 = sum("pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)"),
         pub frames_used: u64 = sum("pages", "most frames in use at once during the run (its peak; an exited process's frames are freed)"),
         pub fault_instructions: u64 = sum("instructions", "kernel instructions of the fault path (os.fault_instructions per page fault), included in `instructions`"),
@@ -460,6 +463,52 @@ impl Os {
         vaddr: u64,
         write: bool,
     ) -> Result<(u64, Option<Work>), String> {
+        self.translate_placing(core, pid, thread, vaddr, write, None)
+    }
+
+    /// `translate` for the destination of a copy whose source is `src_frame` (a write): a
+    /// page of a resident region seen for the first time is placed as a copy-on-write
+    /// destination is (`Purpose::CopyOnWrite`, the source's subarray under
+    /// `subarray_aware`), since the copy is what brings it into being.
+    pub fn translate_copy_destination(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vaddr: u64,
+        src_frame: u32,
+    ) -> Result<(u64, Option<Work>), String> {
+        self.translate_placing(thread, pid, thread, vaddr, true, Some(src_frame))
+    }
+
+    /// `pid`'s page at `vaddr` loses its frame (freed when no other process shares it) but
+    /// stays mapped, so its next touch places it anew: a trace's page copy or initialization
+    /// record writes a page the kernel allocates when the record happens. Whether the page
+    /// was present.
+    pub fn renew_page(&mut self, pid: Pid, vaddr: u64) -> bool {
+        let vpn = vaddr / PAGE;
+        let (table, frames) = (&mut self.table, &mut self.frames);
+        let mut present = false;
+        self.procs[pid as usize]
+            .pages
+            .remove_range(vpn, vpn + 1, |_, pte| {
+                present = true;
+                if table.release(pte.frame) {
+                    frames.free(pte.frame);
+                }
+            });
+        self.stats.renewed_pages += present as u64;
+        present
+    }
+
+    fn translate_placing(
+        &mut self,
+        core: u32,
+        pid: Pid,
+        thread: ThreadId,
+        vaddr: u64,
+        write: bool,
+        copy_of: Option<u32>,
+    ) -> Result<(u64, Option<Work>), String> {
         let vpn = vaddr / PAGE;
         let offset = vaddr % PAGE;
         let proc_ = &mut self.procs[pid as usize];
@@ -529,7 +578,17 @@ impl Os {
         // An evicted page of a resident region faults like any other evicted page.
         let refault = self.replacing && self.evicted.remove(&(pid, vpn));
         if region.resident && !refault {
-            let frame = self.new_page(pid, thread, vpn, Purpose::Populated)?;
+            let purpose = match copy_of {
+                Some(src_frame) => Purpose::CopyOnWrite { src_frame },
+                None => Purpose::Populated,
+            };
+            let frame = self.new_page(pid, thread, vpn, purpose)?;
+            if let Some(src) = copy_of {
+                self.stats.copy_placements += 1;
+                if self.frames.same_key(src, frame) {
+                    self.stats.copy_placements_same_subarray += 1;
+                }
+            }
             self.stats.populated += 1;
             self.note_frames_used();
             let rank = self.rank_of(frame);

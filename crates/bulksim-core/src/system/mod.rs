@@ -39,7 +39,9 @@ use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
-use crate::config::{Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism};
+use crate::config::{
+    Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations,
+};
 use crate::copy_engine::{CopyEngines, Movblk};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
@@ -78,6 +80,9 @@ struct Thread {
     sweep: Option<Sweep>,
     /// The steps left of a memcpy routine being dispatched (`system.memcpy`).
     memcpy: Option<MemcpyExpansion>,
+    /// Its copy and initialization events are the kernel's page operations and each whole
+    /// destination page gets a new frame first (`os.trace_bulk_destinations = allocate`).
+    renews_bulk_destinations: bool,
     pid: Option<Pid>,
     state: ThreadState,
     parent: Option<usize>,
@@ -395,12 +400,15 @@ impl System {
             } else {
                 thread.source
             };
+            let renews_bulk_destinations = reader.bulk_events_are_page_operations()
+                && config.os.trace_bulk_destinations == TraceBulkDestinations::Allocate;
             threads.push(Thread {
                 state: if reader.starts_as_child() {
                     ThreadState::NotStarted
                 } else {
                     ThreadState::Runnable
                 },
+                renews_bulk_destinations,
                 reader,
                 copy_base: thread.base,
                 copy: thread.copy,
@@ -1897,10 +1905,16 @@ impl System {
                 }
                 None => None,
             };
-            let (dst_pa, work) = self
-                .os
-                .translate(pid, t as u32, d, true)
-                .map_err(|e| self.err(t, e))?;
+            if self.threads[t].renews_bulk_destinations && d % PAGE == 0 && len == PAGE {
+                self.os.renew_page(pid, d);
+            }
+            let (dst_pa, work) = match src_pa {
+                Some(s) => self
+                    .os
+                    .translate_copy_destination(pid, t as u32, d, (s / PAGE) as u32),
+                None => self.os.translate(pid, t as u32, d, true),
+            }
+            .map_err(|e| self.err(t, e))?;
             match work {
                 Some(Work::Resident { frame }) => self.first_touch_resident(c, frame),
                 Some(w) => self.queue_work(c, w),

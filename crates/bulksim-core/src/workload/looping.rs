@@ -84,6 +84,10 @@ impl EventSource for LoopingSource {
     fn starts_as_child(&self) -> bool {
         self.current.starts_as_child()
     }
+
+    fn bulk_events_are_page_operations(&self) -> bool {
+        self.current.bulk_events_are_page_operations()
+    }
 }
 
 /// Whether the event loads, stores, copies or initializes memory (through the caches or below).

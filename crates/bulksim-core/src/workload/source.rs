@@ -21,6 +21,12 @@ pub trait EventSource: Send {
     fn location(&self) -> String;
     /// The thread starts only when another forks it.
     fn starts_as_child(&self) -> bool;
+    /// Its copy and initialization events are the kernel's page operations (the rowclone
+    /// format's `C` and `S` records): each writes a page allocated when it happens
+    /// (`os.trace_bulk_destinations`), not a program's buffer.
+    fn bulk_events_are_page_operations(&self) -> bool {
+        false
+    }
 }
 
 impl EventSource for ProgramReader {

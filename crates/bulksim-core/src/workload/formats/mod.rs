@@ -170,6 +170,9 @@ pub trait LineFormat: Send + 'static {
     const NAME: &'static str;
     /// The accepted forms, for error messages.
     const EXPECTED: &'static str;
+    /// Its copy and initialization records are the kernel's page operations
+    /// (`EventSource::bulk_events_are_page_operations`).
+    const BULK_RECORDS_ARE_PAGE_OPERATIONS: bool = false;
     fn parse(text: &str) -> std::result::Result<Record, String>;
 }
 
@@ -249,6 +252,10 @@ impl<F: LineFormat> EventSource for PostLlcReader<F> {
 
     fn starts_as_child(&self) -> bool {
         false
+    }
+
+    fn bulk_events_are_page_operations(&self) -> bool {
+        F::BULK_RECORDS_ARE_PAGE_OPERATIONS
     }
 }
 

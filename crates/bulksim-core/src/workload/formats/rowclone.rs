@@ -10,7 +10,9 @@
 //!
 //! The last field of C and S is undocumented; forkset's values (1349 on nearly every copy)
 //! read as an instruction gap, and that is how bulksim takes it. Copies and initializations
-//! run through `system.bulk_mechanism` like any memcpy/meminit.
+//! run through `system.bulk_mechanism` like any memcpy/meminit; they are the kernel's page
+//! operations, so each whole destination page is allocated when its record happens
+//! (`os.trace_bulk_destinations`).
 
 use super::{address, decimal, fields, gap, hex, range, LineFormat, PostLlcReader, Record};
 use crate::workload::program::Event;
@@ -27,6 +29,9 @@ fn bytes(s: &str) -> std::result::Result<u64, String> {
 impl LineFormat for Rowclone {
     const NAME: &'static str = "rowclone";
     const EXPECTED: &'static str = "`R <hex read> <hex write-back|0> <instructions>`, `C <hex dst> <hex src> <bytes> <instructions>` or `S <hex dst> <hex value> <bytes> <instructions>`";
+    /// The README: "the operating system's page copies and page initializations appear as
+    /// explicit records".
+    const BULK_RECORDS_ARE_PAGE_OPERATIONS: bool = true;
 
     fn parse(text: &str) -> std::result::Result<Record, String> {
         let f = fields(text);
