@@ -31,6 +31,8 @@ from typing import Any
 
 FORMAT = "bulksim-results"
 SCHEMA_VERSION = 1
+#: A run's status: finished with stats, or failed with an error.
+STATUSES = ("ok", "error")
 
 RUN_COLUMNS = (
     "key",
@@ -258,9 +260,26 @@ class ResultsStore:
                 + (f"; missing {', '.join(missing)}" if missing else "")
                 + (f"; unexpected {', '.join(extra)}" if extra else "")
             )
+        self._check_statuses()
         if create and "claims" not in tables:
             with self._write("adding the claims table"):
                 self.db.execute(CLAIMS_SCHEMA)
+
+    def _check_statuses(self) -> None:
+        """Refuses a file with a row whose status is neither 'ok' nor 'error' (made without the
+        CHECK constraint, or edited with it off): such a row is neither a finished run to list
+        nor a failed one to leave out, so every open checks all rows, not only those listed."""
+        cursor = self.db.cursor()
+        cursor.row_factory = sqlite3.Row
+        bad = cursor.execute(
+            "SELECT rowid, key, status FROM runs WHERE status IS NULL OR status NOT IN ('ok', 'error')"
+            " ORDER BY rowid LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            raise ResultsError(
+                f"{self.path}: row {bad['rowid']} (key {bad['key']!r}): status {bad['status']!r}; "
+                f"expected one of {', '.join(repr(s) for s in STATUSES)}"
+            )
 
     def done_keys(self) -> set[str]:
         """Keys of runs that finished successfully."""
@@ -409,8 +428,11 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
             raise ResultsError(
                 f"{store.path}: {where}: {column} has the wrong type ({type(row[column]).__name__})"
             )
-    if row["status"] not in ("ok", "error"):
-        raise ResultsError(f"{store.path}: {where}: status {row['status']!r}; expected 'ok' or 'error'")
+    if row["status"] not in STATUSES:
+        raise ResultsError(
+            f"{store.path}: {where}: status {row['status']!r}; expected one of "
+            f"{', '.join(repr(s) for s in STATUSES)}"
+        )
     rec: dict[str, Any] = {
         "key": row["key"],
         "experiment": row["experiment"],
