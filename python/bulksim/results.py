@@ -1,7 +1,9 @@
 """The results store: one SQLite file (WAL mode) per experiment, one row per run keyed by a
-stable hash of the resolved config, the workload and the bulksim version. Each row holds the
-stats JSON, timings, the host, and the error of a failed run. Rows are written as runs finish,
-so an interrupted sweep loses nothing finished and a rerun skips what is done.
+stable hash of the resolved config, the workload and the identity of the engine that ran it
+(``provenance.engine_id``, kept in the ``version`` column; rows from before engine identities
+hold the bare package version). Each row holds the stats JSON, timings, the host, and the error
+of a failed run. Rows are written as runs finish, so an interrupted sweep loses nothing finished
+and a rerun skips what this engine has done; rows of other engines are kept, never reused.
 
 ``load(path)`` returns a pandas DataFrame, one row per finished run, with the experiment's
 parameters, every resolved config field (dotted names) and every stat (dotted names) as columns.
@@ -96,7 +98,9 @@ class ResultsError(ValueError):
 
 def run_key(config_toml: str, workload: dict[str, Any], version: str) -> str:
     """The key of a run: a stable hash of the resolved config, the workload (a trace file by its
-    content, ``trace_sha256``) and the bulksim version."""
+    content, ``trace_sha256``) and the engine's identity (`version`: ``provenance.engine_id``
+    for new rows; the hash is unchanged from when it was the package version, so old rows still
+    check)."""
     blob = json.dumps({"config": config_toml, "workload": workload, "version": version}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
@@ -343,6 +347,21 @@ class ResultsStore:
         """Drops `owner`'s remaining claims (points it did not finish)."""
         with self._write("releasing claims"):
             self.db.execute("DELETE FROM claims WHERE owner = ?", (owner.token,))
+
+    def other_engines(self, experiment: str, engine: str) -> dict[tuple[str, str], list[str]]:
+        """The points of `experiment` (by ``params_json`` and ``workload_json``) that engines
+        other than `engine` finished, each with those engines' identities in sorted order."""
+        with self._errors("reading"):
+            found = self.db.execute(
+                "SELECT DISTINCT params_json, workload_json, version FROM runs"
+                " WHERE status = 'ok' AND experiment = ? AND version != ?"
+                " ORDER BY params_json, workload_json, version",
+                (experiment, engine),
+            ).fetchall()
+        out: dict[tuple[str, str], list[str]] = {}
+        for params_json, workload_json, version in found:
+            out.setdefault((params_json, workload_json), []).append(str(version))
+        return out
 
     def rows(self, status: str | None = None) -> list[sqlite3.Row]:
         """The runs (with their rowid), all or those with `status`, in a stable order."""
