@@ -1,9 +1,9 @@
 """No stale results (issue 32, item 1): the engine's build identity is a hash of its sources and
 build profile (crates/bulksim-py/build.rs), shown by `bulksim --version`; the results store
 keys rows on it, so a row another engine stored (an older build, or one from before engine
-identities) is kept, listed with its engine and never reused; cached generated inputs are
-keyed by their generator's parameters and the engine, so a changed parameter or engine
-regenerates them."""
+identities) is kept, listed with its engine and never reused; `reproduce cmmp` takes only the
+runs this engine kept; cached generated inputs are keyed by their generator's parameters and
+the engine, so a changed parameter or engine regenerates them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bulksim import _core, cli, experiment, page_allocation, provenance, rank_study, results, sweep
+from bulksim import _core, cli, cmmp, experiment, page_allocation, provenance, rank_study, results, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 OTHER_ENGINE = "0.1.0+0123456789abcdef"
@@ -198,3 +198,63 @@ def test_an_interrupted_generation_leaves_nothing_to_reuse(tmp_path):
         tmp_path, "w", "trace", {"requests": 1}, lambda out: out.write_text("whole")
     )
     assert made.read_text() == "whole"
+
+
+def test_cmmp_takes_only_the_runs_this_engine_kept(tmp_path, monkeypatch):
+    """Kept runs of another engine (and from before engine identities) sit beside this engine's
+    and are never taken; the runs are faked, only the keeping is under test."""
+    keep = tmp_path / "runs"
+    ran: list[tuple[int, str]] = []
+
+    def fake_run_points(runnable, todo, instructions, workers, stats, keep_dir, names, progress, total):
+        for point in todo:
+            ran.append(point)
+            i, mechanism = point
+            stats[point] = _fake_stats(mechanism, 1000 + i)
+            cmmp._keep_run(keep_dir, names[point], stats[point])
+
+    def fake_rows(monkeypatch) -> None:
+        monkeypatch.setattr(cmmp, "_run_points", fake_run_points)
+        monkeypatch.setattr(cmmp, "row", lambda case, stats, cpm: stats.to_dict())
+
+    fake_rows(monkeypatch)
+    lines: list[str] = []
+    args = dict(
+        instructions=(1000, 1000),
+        traces=(),
+        standins=("fp_stream",),
+        standin_bytes=2 << 20,
+        keep=keep,
+        on_reuse=lines.append,
+    )
+    monkeypatch.setattr(provenance, "engine_id", lambda: OTHER_ENGINE)
+    cmmp.run(**args)
+    assert len(ran) == 4 and len(list(keep.iterdir())) == 4
+    (keep / "fp_stream-cm-0123456789abcdef0123.json").write_text("{}")  # kept before identities
+    before = {p.name: p.stat().st_mtime_ns for p in keep.iterdir()}
+
+    monkeypatch.undo()
+    fake_rows(monkeypatch)
+    ran.clear()
+    cmmp.run(**args)
+    assert len(ran) == 4, "another engine's kept runs are not taken"
+    assert lines[-1] == (
+        f"engine {_core.ENGINE_ID}: 0 reused (stored by this engine); 4 run again had results from "
+        f"other engines (4 by {OTHER_ENGINE}): kept, not reused; {keep}: 1 kept before engine "
+        "identities (never taken)"
+    )
+    kept = {p.name: p for p in keep.iterdir()}
+    assert len(kept) == 9 and all(kept[name].stat().st_mtime_ns == t for name, t in before.items())
+    mine = [n for n in kept if n.endswith(f"-{_core.ENGINE_ID}.json")]
+    assert len(mine) == 4 and all(json.loads(kept[n].read_text())["engine"] == _core.ENGINE_ID for n in mine)
+
+    ran.clear()
+    cmmp.run(**args)
+    assert ran == [] and lines[-1].startswith(f"engine {_core.ENGINE_ID}: 4 reused (stored by this engine); ")
+
+
+def _fake_stats(mechanism: str, cycles: int):
+    """Just enough of a run's stats to keep it (cmmp's rows are faked too)."""
+    from bulksim import api
+
+    return api.Stats({"mechanism": mechanism, "cycles": cycles}, "")

@@ -984,6 +984,7 @@ def reproduce(
             standins=standins,
             keep=keep,
             force=force,
+            on_reuse=lambda line: click.echo(line, err=True),
         )
         if sys.stderr.isatty():
             click.echo("", err=True)
