@@ -262,6 +262,38 @@ def test_edited_results_files_name_the_file_and_row(finished_db, tmp_path, sql, 
     assert not csv.exists(), "no export of a file with a bad row"
 
 
+@pytest.mark.parametrize("how", ["made without the CHECK constraint", "edited with checks off"])
+def test_a_row_with_an_invalid_status_is_refused_even_when_only_finished_runs_are_listed(
+    finished_db, tmp_path, how
+):
+    # Finished runs are listed by default (status 'ok'), so a row set to 'maybe' used to be
+    # passed over in silence: listed and exported without it, and without a word.
+    db = tmp_path / "maybe.db"
+    if how == "made without the CHECK constraint":
+        with sqlite3.connect(db) as c:
+            c.executescript(results.SCHEMA.replace("CHECK (status IN ('ok', 'error'))", ""))
+            c.execute("ATTACH ? AS done", (str(finished_db),))
+            c.execute("INSERT INTO meta SELECT * FROM done.meta")
+            c.execute("INSERT INTO runs SELECT * FROM done.runs ORDER BY rowid")
+        sql = "UPDATE runs SET status = 'maybe' WHERE rowid = 2"
+    else:
+        shutil.copy(finished_db, db)
+        sql = "PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'maybe' WHERE rowid = 2"
+    with sqlite3.connect(db) as c:
+        c.executescript(sql)
+        key = c.execute("SELECT key FROM runs WHERE rowid = 2").fetchone()[0]
+    message = f"{db}: row 2 (key '{key}'): status 'maybe'; expected one of 'ok', 'error'"
+    for include_failed in (False, True):
+        with pytest.raises(results.ResultsError) as error:
+            results.load(db, include_failed=include_failed)
+        assert str(error.value) == message
+    csv = tmp_path / "out.csv"
+    for args in ((), ("--csv", csv), ("--failed",)):
+        r = bulksim("results", db, *args)
+        assert r.returncode == 1 and one_error_line(r) == f"error: {message}", r.stdout
+    assert not csv.exists(), "nothing is exported from a file with a bad row"
+
+
 def test_truncated_and_corrupt_results_files_are_one_error(finished_db, tmp_path):
     db = tmp_path / "t.db"
     data = finished_db.read_bytes()

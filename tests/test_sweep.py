@@ -259,9 +259,9 @@ def test_dask_sweep_keeps_its_claims_fresh_while_a_long_point_runs(monkeypatch):
 
     from distributed import LocalCluster
 
-    def slow_point(point, cache):
+    def slow_point(point, row, cache):
         time.sleep(1.0)
-        return {"key": point}
+        return {"key": point, **row}
 
     monkeypatch.setattr(sweep, "run_point", slow_point)
     monkeypatch.setattr(sweep, "HEARTBEAT_SECONDS", 0.1)
@@ -270,9 +270,10 @@ def test_dask_sweep_keeps_its_claims_fresh_while_a_long_point_runs(monkeypatch):
         sweep._run_dask(
             cluster.scheduler_address,
             [("k", "p")],
+            {"k": {"version": "e"}},
             "",
             lambda row, point: rows.append(row),
             lambda: beats.append(time.monotonic()),
         )
-    assert rows == [{"key": "p"}]
+    assert rows == [{"key": "p", "version": "e"}]
     assert len(beats) >= 5, f"{len(beats)} heartbeats during a 1 s point with a 0.1 s period"

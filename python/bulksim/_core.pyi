@@ -2,6 +2,9 @@ from collections.abc import Callable
 from typing import Any
 
 __version__: str
+#: The engine's build identity, ``<version>+<16 hex digits>``: a SHA-256 of both crates'
+#: sources, their Cargo files and the build profile, computed by crates/bulksim-py/build.rs.
+ENGINE_ID: str
 
 class ConfigError(ValueError): ...
 class TraceError(ValueError): ...

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import bulksim
+from bulksim import provenance
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "build" / "bench"
@@ -35,11 +36,12 @@ def build_driver() -> None:
 
 
 def trace(pattern: str, requests: int) -> Path:
-    path = BENCH / f"{pattern}_{requests}.trace"
-    if not path.exists():
-        BENCH.mkdir(parents=True, exist_ok=True)
-        bulksim.generate_trace(path, pattern, requests, footprint=FOOTPRINT, seed=1)
-    return path
+    """The benchmark's trace, generated on first use (keyed by its parameters and the engine)."""
+    params = {"pattern": pattern, "requests": requests, "footprint": FOOTPRINT, "seed": 1}
+    name = f"{pattern}_{requests}"
+    return provenance.cached_input(
+        BENCH, name, "trace", params, lambda out: bulksim.generate_trace(out, **params), ".trace"
+    )
 
 
 def wall(path: Path) -> tuple[float, dict]:

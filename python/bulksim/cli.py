@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 import bulksim
-from bulksim import _core, api, copy_workloads
+from bulksim import _core, api, copy_workloads, provenance
 
 TRACE_FORMATS = list(api.TRACE_FORMATS)
 PATTERNS = list(api.TRACE_PATTERNS)
@@ -142,8 +142,24 @@ set_option = click.option(
 )
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    """``--version``: the package version and the engine's build identity (what results are
+    keyed on, docs/experiments.md)."""
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"bulksim {bulksim.__version__} (engine {provenance.engine_id()})")
+    ctx.exit()
+
+
 @click.group(cls=Cli)
-@click.version_option(bulksim.__version__, prog_name="bulksim")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the engine's identity, then exit.",
+)
 def main() -> None:
     """bulksim: cycle-accurate memory-system simulation."""
 
@@ -760,6 +776,11 @@ def _run_experiment(exp_path: Path, results, out, scheduler, workers, force) -> 
     if summary.elsewhere:
         done += f", {summary.elsewhere} left to another sweep running on {results}"
     click.echo(f"{done} ({summary.seconds:.1f} s)")
+    click.echo(
+        provenance.reuse_line(
+            summary.engine, summary.skipped, summary.other_engines, summary.rerun_other_engines
+        )
+    )
     report = _guard_exp(plots.write_all, exp, results, out)
     click.echo(f"report: {report}")
     if summary.failed:
@@ -963,6 +984,7 @@ def reproduce(
             standins=standins,
             keep=keep,
             force=force,
+            on_reuse=lambda line: click.echo(line, err=True),
         )
         if sys.stderr.isatty():
             click.echo("", err=True)
@@ -1033,7 +1055,16 @@ def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
         df.to_csv(csv_out, index=False)
     if parquet_out:
         df.to_parquet(parquet_out, index=False)
-    default = ["experiment", "workload", "status", "mem_cycles", "bandwidth_gbps", "read_latency.mean_ns"]
+    # `version` is the engine that made the row (docs/experiments.md).
+    default = [
+        "experiment",
+        "workload",
+        "status",
+        "mem_cycles",
+        "bandwidth_gbps",
+        "read_latency.mean_ns",
+        "version",
+    ]
     wanted = columns.split(",") if columns else [c for c in default if c in df.columns]
     missing = [c for c in wanted if c not in df.columns]
     if missing:

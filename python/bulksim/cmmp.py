@@ -10,16 +10,18 @@ they differ from the paper's)."""
 
 from __future__ import annotations
 
-import functools
+import glob
 import gzip
 import hashlib
 import json
 import os
+import re
 import tempfile
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from bulksim import api, cmmp_metrics
+from bulksim import api, cmmp_metrics, provenance
 from bulksim.paths import REPO, shared_traces_dir
 from bulksim.sweep import die_with_parent
 
@@ -214,20 +216,10 @@ def measure(case: dict, mechanism: str, instructions: tuple[int, int]) -> dict:
     return api.run_workload(TABLE1, workload=case["path"], overrides=sets, copies=COPIES, fmt=case["format"])
 
 
-@functools.cache
-def _engine_digest() -> bytes:
-    """The simulator's identity for kept runs: the compiled engine's bytes (a rebuilt engine
-    may give other results, so its runs are not reused)."""
-    from bulksim import _core
-
-    return hashlib.sha256(Path(_core.__file__).read_bytes()).digest()
-
-
-def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
-    """A file name for one run's kept stats, naming the run and hashing all it depends on:
-    the case (workload, preset, scale, overrides; the bytes of its stand-in spec or trace, so a
-    trace copied elsewhere or touched is the same run), the mechanism, the instructions, Table
-    I's file and the engine."""
+def _point_digest(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
+    """A hash of everything one run depends on but the engine: the case (workload, preset,
+    scale, overrides; the bytes of its stand-in spec or trace, so a trace copied elsewhere or
+    touched is the same run), the mechanism, the instructions, the copies and Table I's file."""
     h = hashlib.sha256()
     ident = {k: case[k] for k in ("workload", "format", "preset", "scale", "overrides")}
     h.update(
@@ -239,15 +231,40 @@ def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
     with open(case["path"], "rb") as f:
         h.update(hashlib.file_digest(f, "sha256").digest())
     h.update(TABLE1.read_bytes())
-    h.update(_engine_digest())
-    return f"{case['workload']}-{mechanism}-{h.hexdigest()[:20]}.json"
+    return h.hexdigest()[:16]
+
+
+def _kept_prefix(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
+    return f"{case['workload']}-{mechanism}-{_point_digest(case, mechanism, instructions)}-"
+
+
+def run_key(case: dict, mechanism: str, instructions: tuple[int, int]) -> str:
+    """A file name for one run's kept stats: the workload, the mechanism, a hash of all else
+    the run depends on (``_point_digest``) and the engine that ran it (``engine_id``), so
+    another engine's kept run of the same point sits beside it and is never taken."""
+    return f"{_kept_prefix(case, mechanism, instructions)}{provenance.engine_id()}.json"
+
+
+#: A run kept before engine identities: ``WORKLOAD-MECHANISM-<20 hex digits>.json``, keyed on the
+#: extension file's bytes; never taken now.
+LEGACY_KEPT = re.compile(r".+-[0-9a-f]{20}\.json")
+
+
+def _other_engines(keep: Path, case: dict, mechanism: str, instructions: tuple[int, int]) -> list[str]:
+    """The engines other than this one that kept a run of this point in `keep`, sorted."""
+    prefix = _kept_prefix(case, mechanism, instructions)
+    engine = provenance.engine_id()
+    found = (p.name[len(prefix) : -len(".json")] for p in keep.glob(f"{glob.escape(prefix)}*.json"))
+    return sorted(e for e in found if e != engine)
 
 
 def _keep_run(keep: Path, name: str, stats: api.Stats) -> None:
     """Writes one finished run's stats into `keep` (whole or not at all)."""
     keep.mkdir(parents=True, exist_ok=True)
     tmp = keep / f".{name}.tmp"
-    tmp.write_text(json.dumps({"stats": stats.to_dict(), "summary": stats.summary()}))
+    tmp.write_text(
+        json.dumps({"engine": provenance.engine_id(), "stats": stats.to_dict(), "summary": stats.summary()})
+    )
     tmp.replace(keep / name)
 
 
@@ -268,13 +285,16 @@ def run(
     standin_bytes: int | None = None,
     keep: Path | None = None,
     force: bool = False,
+    on_reuse: Callable[[str], None] | None = None,
 ) -> tuple[list[dict], list[str]]:
     """Every run on a local process pool; `progress(done, total)` after each. Returns the
     rows and the missing traces. `instructions` (warm-up, measured per core), `traces`,
     `standins` and `standin_bytes` (a copy's footprint, then on cmmp_scaled) replace the
     defaults (tests run less). With `keep`, each finished run's stats are written there as
     it finishes and a later call takes them instead of running again (`run_key`), unless
-    `force`: an interrupted reproduction resumes where it stopped."""
+    `force`: an interrupted reproduction resumes where it stopped. Only runs this engine kept
+    are taken; `on_reuse` gets the line saying how many, and how many of the runs made now
+    other engines had kept (``provenance.reuse_line``)."""
     instructions = instructions or (QUICK_INSTRUCTIONS if quick else FULL_INSTRUCTIONS)
     with tempfile.TemporaryDirectory(prefix="bulksim-cmmp-") as tmp:
         all_cases = cases(quick, Path(tmp), instructions, traces, standins, standin_bytes)
@@ -287,9 +307,11 @@ def run(
             for point, name in names.items():
                 if (keep / name).exists():
                     stats[point] = _kept_run(keep / name)
-            if stats and progress:
-                progress(len(stats), len(points))
         todo = [p for p in points if p not in stats]
+        if keep and on_reuse:
+            on_reuse(_reuse(keep, runnable, todo, len(stats), instructions))
+        if stats and progress:
+            progress(len(stats), len(points))
         if todo:
             _run_points(runnable, todo, instructions, workers, stats, keep, names, progress, len(points))
     rows = []
@@ -298,6 +320,22 @@ def run(
         for m in MECHANISMS:
             rows.append(row(case, stats[(i, m)], cpm))
     return rows, missing
+
+
+def _reuse(keep: Path, runnable: list[dict], todo, reused: int, instructions: tuple[int, int]) -> str:
+    """The line saying what a call took from `keep` and which other engines' runs it does not."""
+    others: dict[str, int] = {}
+    rerun = 0
+    for i, mechanism in todo:
+        engines = _other_engines(keep, runnable[i], mechanism, instructions) if keep.is_dir() else []
+        rerun += bool(engines)
+        for engine in engines:
+            others[engine] = others.get(engine, 0) + 1
+    line = provenance.reuse_line(provenance.engine_id(), reused, others, rerun)
+    legacy = sum(1 for p in keep.glob("*.json") if LEGACY_KEPT.fullmatch(p.name)) if keep.is_dir() else 0
+    if legacy:
+        line += f"; {keep}: {legacy} kept before engine identities (never taken)"
+    return line
 
 
 def _run_points(runnable, todo, instructions, workers, stats, keep, names, progress, total) -> None:

@@ -32,17 +32,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import itertools
-import json
 import math
-import os
 import re
 import tomllib
-import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bulksim import _core, api
+from bulksim import _core, api, provenance
 from bulksim.results import flatten_columns, run_key
 
 EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
@@ -52,6 +49,8 @@ TOP_KEYS = {"name", "description", "base", "grid", "points", "workloads", "figur
 FIGURE_KEYS = {"metric", "x", "hue", "facet", "title", "reference"}
 TABLE_KEYS = {"metrics", "title"}
 U64_MAX = api.U64_MAX
+#: A generated workload's footprint when it gives none (bytes).
+DEFAULT_FOOTPRINT = 1 << 30
 #: Limits that keep a hostile file from exhausting memory or time before anything runs.
 MAX_EXPERIMENT_BYTES = 1 << 20
 MAX_LINE_BYTES = 4096
@@ -81,14 +80,20 @@ class Point:
     def workload_name(self) -> str:
         return dict(self.workload)["name"]
 
-    def key(self) -> str:
-        """Stable hash of the resolved config, the workload and the bulksim version."""
-        resolved = api.resolve_config(self.config_path, preset=self.preset, overrides=self.overrides)
+    def resolved_config(self) -> str:
+        """The point's fully resolved config, as TOML."""
+        return api.resolve_config(self.config_path, preset=self.preset, overrides=self.overrides)
+
+    def key(self, resolved: str | None = None) -> str:
+        """Stable hash of the resolved config (`resolved`, when the caller has it), the workload
+        (a trace by its bytes) and the engine's identity (``provenance.engine_id``)."""
+        if resolved is None:
+            resolved = self.resolved_config()
         workload = dict(self.workload)
         if "trace" in workload:
             workload["trace_sha256"] = _file_sha256(Path(workload["trace"]))
             workload.pop("trace")
-        return run_key(resolved, workload, _core.__version__)
+        return run_key(resolved, workload, provenance.engine_id())
 
     def label(self) -> str:
         parts = [f"{k}={v}" for k, v in self.params] + [f"workload={self.workload_name}"]
@@ -464,24 +469,25 @@ def find(name_or_path: str) -> Path:
     raise ExperimentError(f"no experiment '{name_or_path}'; bundled: {', '.join(experiments) or 'none'}")
 
 
+def generator_params(workload: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter a generated workload's trace is made with, its defaults filled in."""
+    return {
+        "pattern": workload["pattern"],
+        "requests": workload["requests"],
+        "interval": workload.get("interval", 0),
+        "write_fraction": workload.get("write_fraction", 0.0),
+        "footprint": workload.get("footprint", DEFAULT_FOOTPRINT),
+        "seed": workload.get("seed", 0),
+    }
+
+
 def materialise(workload: dict[str, Any], cache: Path) -> tuple[Path, str]:
-    """The trace file and format of a workload, generating it into `cache` if needed."""
+    """The trace file and format of a workload, generating it into `cache` if needed (keyed by
+    its parameters and the engine: ``provenance.cached_input``)."""
     if "trace" in workload:
         return Path(workload["trace"]), workload.get("format", "native")
-    params = {k: workload[k] for k in sorted(workload) if k != "name"}
-    digest = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:16]
-    path = cache / f"{workload['name']}-{digest}.trace"
-    if not path.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".tmp{os.getpid()}-{uuid.uuid4().hex[:8]}")
-        api.generate_trace(
-            tmp,
-            workload["pattern"],
-            workload["requests"],
-            interval=workload.get("interval", 0),
-            write_fraction=workload.get("write_fraction", 0.0),
-            footprint=workload.get("footprint", 1 << 30),
-            seed=workload.get("seed", 0),
-        )
-        tmp.replace(path)  # atomic: concurrent workers never see a partial trace
+    params = generator_params(workload)
+    path = provenance.cached_input(
+        cache, workload["name"], "trace", params, lambda out: api.generate_trace(out, **params), ".trace"
+    )
     return path, "native"

@@ -8,7 +8,8 @@ The paper's mixes are SPEC CPU2006 programs that are not available; each is stoo
 ``bulksim synth`` stand-in with a working set that plays its part (*choice*, docs):
 lbm-libquantum-astar-milc and astar-milc-soplex-xalancbmk. Each program runs a fixed number of
 instructions (2.5 B in the paper; --quick 50 M): its stand-in is generated with as many
-accesses as its MPKI gives in that many instructions, once, into ``build/rank_study/``."""
+accesses as its MPKI gives in that many instructions, once, into ``build/rank_study/`` (keyed
+by its generator's parameters and the engine)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulksim import api
+from bulksim import api, provenance
 from bulksim.rank_study import CONFIG, SYNTH_DIR
 from bulksim.sweep import die_with_parent
 
@@ -73,19 +74,25 @@ PAPER_OFF_FIRST_TWO = 0.30  # §VI-C: 30% of a thread's accesses on neither of i
 
 
 def program_path(p: Program, instructions: int) -> Path:
-    """The stand-in's directory for `instructions` instructions (generated on first use)."""
-    accesses = math.ceil(instructions * MPKI[p.synth] / 1000)
-    out = SYNTH_DIR / f"{p.synth}-{p.working_set}-s{p.seed}-{accesses}"
-    if not (out / ".done").exists():
+    """The stand-in's directory for `instructions` instructions (generated on first use, keyed
+    by its generator's parameters and the engine: ``provenance.cached_input``)."""
+    params = {
+        "name": p.synth,
+        "threads": 1,
+        "accesses": math.ceil(instructions * MPKI[p.synth] / 1000),
+        "working_set": p.working_set,
+        "seed": p.seed,
+        "demand_paged": True,
+    }
+
+    def make(out: Path) -> None:
         from bulksim import _core
 
-        out.mkdir(parents=True, exist_ok=True)
-        for old in out.glob("thread-*"):
-            old.unlink()
-        _core.generate_synthetic(p.synth, os.fspath(out), 1, accesses, p.working_set, p.seed)
+        out.mkdir(parents=True)
+        _core.generate_synthetic(p.synth, os.fspath(out), 1, params["accesses"], p.working_set, p.seed)
         demand_paged(out / "thread-0.trace")
-        (out / ".done").write_text("")
-    return out
+
+    return provenance.cached_input(SYNTH_DIR, f"{p.synth}-{p.working_set}", "synthetic", params, make)
 
 
 def demand_paged(trace: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bulksim import api
+from bulksim import api, provenance
 from bulksim.experiment import Experiment
 
 
@@ -64,8 +64,9 @@ def _markdown_table(df, columns: list[str]) -> str:
     return "\n".join(lines)
 
 
-def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[Path]) -> Path:
-    """Writes `report.md` in `outdir`: description, tables, figures, failures."""
+def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[Path], others=None) -> Path:
+    """Writes `report.md` in `outdir`: description, tables, figures, failures. `others` counts
+    the rows of other engines left out (engine -> rows)."""
     outdir.mkdir(parents=True, exist_ok=True)
     units = _units()
     params = sorted({k for p in experiment.grid for k in p})
@@ -74,6 +75,10 @@ def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[
         experiment.description.strip() + "\n" if experiment.description else "",
     ]
     parts.append(f"{len(df)} finished runs, {len(failed)} failed. Source: `{experiment.path}`.\n")
+    parts.append(f"Engine: `{provenance.engine_id()}`.\n")
+    if others:
+        left_out = ", ".join(f"{n} by `{engine}`" for engine, n in others.items())
+        parts.append(f"Left out: rows made by other engines ({left_out}), kept in the results file.\n")
     for spec in experiment.tables or [{"metrics": ["mem_cycles", "bandwidth_gbps", "read_latency.mean_ns"]}]:
         metrics = [m for m in spec["metrics"] if m in df.columns]
         if len(df) and metrics:
@@ -94,13 +99,18 @@ def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[
 
 
 def write_all(experiment: Experiment, results: Path, outdir: Path) -> Path:
-    """Figures and report from a results file; returns the report path."""
+    """Figures and report from a results file, from the rows this engine made (rows of other
+    engines stay in the file; the report counts them); returns the report path."""
     from bulksim.results import load
 
     everything = load(results, include_failed=True)
+    others = {}
     if len(everything):
         everything = everything[everything["experiment"] == experiment.name]
+        other = everything["version"] != provenance.engine_id()
+        others = everything[other]["version"].value_counts().sort_index().to_dict()
+        everything = everything[~other]
     ok = everything[everything["status"] == "ok"] if len(everything) else everything
     failed = everything[everything["status"] == "error"] if len(everything) else everything
     paths = figures(experiment, ok, outdir) if len(ok) else []
-    return report(experiment, ok, failed, outdir, paths)
+    return report(experiment, ok, failed, outdir, paths, others)

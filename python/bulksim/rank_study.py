@@ -8,7 +8,8 @@ Workloads: the real MSC ``comm1`` and ``comm2`` heads and the six SPEC CPU2006 h
 address spaces; and the synthetic stand-ins of ``bulksim synth`` (the paper's programs are
 unavailable): ``synth-gems``, ``synth-lbm``, ``synth-mcf`` (8 copies each), and the 8-thread
 ``synth-share15`` / ``synth-share60`` (one process whose threads share 15% / 60% of their
-accesses). Stand-ins are generated once into ``build/rank_study/`` (not committed)."""
+accesses). Stand-ins are generated once into ``build/rank_study/`` (not committed), keyed by
+their generator's parameters and the engine."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulksim import api
+from bulksim import api, provenance
 from bulksim.paths import REPO, shared_traces_dir
 from bulksim.sweep import die_with_parent
 
@@ -73,20 +74,35 @@ def available(w: Workload) -> bool:
 
 
 def workload_path(w: Workload) -> Path:
-    """The workload's files: the shared trace, or the stand-in (generated on first use)."""
+    """The workload's files: the shared trace, or the stand-in (generated on first use, keyed
+    by its generator's parameters and the engine: ``provenance.cached_input``)."""
     if w.source == "real":
         return shared_traces_dir() / w.origin
-    out = SYNTH_DIR / f"{w.origin}-{SYNTH_ACCESSES}"
-    if not (out / ".done").exists():
-        from bulksim import _core
+    params = {
+        "name": w.origin,
+        "threads": 8 if w.copies == 1 else 1,
+        "accesses": SYNTH_ACCESSES,
+        "working_set": "small",
+        "seed": 1,
+    }
+    return provenance.cached_input(
+        SYNTH_DIR, w.origin, "synthetic", params, lambda out: _synthesize(out, params)
+    )
 
-        out.mkdir(parents=True, exist_ok=True)
-        for old in out.glob("thread-*"):
-            old.unlink()
-        threads = 8 if w.copies == 1 else 1
-        _core.generate_synthetic(w.origin, os.fspath(out), threads, SYNTH_ACCESSES, "small", 1)
-        (out / ".done").write_text("")
-    return out
+
+def _synthesize(out: Path, params: dict) -> None:
+    """Writes a `bulksim synth` stand-in with `params` into the new directory `out`."""
+    from bulksim import _core
+
+    out.mkdir(parents=True)
+    _core.generate_synthetic(
+        params["name"],
+        os.fspath(out),
+        params["threads"],
+        params["accesses"],
+        params["working_set"],
+        params["seed"],
+    )
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,9 @@
 """The results store: one SQLite file (WAL mode) per experiment, one row per run keyed by a
-stable hash of the resolved config, the workload and the bulksim version. Each row holds the
-stats JSON, timings, the host, and the error of a failed run. Rows are written as runs finish,
-so an interrupted sweep loses nothing finished and a rerun skips what is done.
+stable hash of the resolved config, the workload and the identity of the engine that ran it
+(``provenance.engine_id``, kept in the ``version`` column; rows from before engine identities
+hold the bare package version). Each row holds the stats JSON, timings, the host, and the error
+of a failed run. Rows are written as runs finish, so an interrupted sweep loses nothing finished
+and a rerun skips what this engine has done; rows of other engines are kept, never reused.
 
 ``load(path)`` returns a pandas DataFrame, one row per finished run, with the experiment's
 parameters, every resolved config field (dotted names) and every stat (dotted names) as columns.
@@ -31,6 +33,8 @@ from typing import Any
 
 FORMAT = "bulksim-results"
 SCHEMA_VERSION = 1
+#: A run's status: finished with stats, or failed with an error.
+STATUSES = ("ok", "error")
 
 RUN_COLUMNS = (
     "key",
@@ -94,7 +98,9 @@ class ResultsError(ValueError):
 
 def run_key(config_toml: str, workload: dict[str, Any], version: str) -> str:
     """The key of a run: a stable hash of the resolved config, the workload (a trace file by its
-    content, ``trace_sha256``) and the bulksim version."""
+    content, ``trace_sha256``) and the engine's identity (`version`: ``provenance.engine_id``
+    for new rows; the hash is unchanged from when it was the package version, so old rows still
+    check)."""
     blob = json.dumps({"config": config_toml, "workload": workload, "version": version}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
@@ -258,9 +264,26 @@ class ResultsStore:
                 + (f"; missing {', '.join(missing)}" if missing else "")
                 + (f"; unexpected {', '.join(extra)}" if extra else "")
             )
+        self._check_statuses()
         if create and "claims" not in tables:
             with self._write("adding the claims table"):
                 self.db.execute(CLAIMS_SCHEMA)
+
+    def _check_statuses(self) -> None:
+        """Refuses a file with a row whose status is neither 'ok' nor 'error' (made without the
+        CHECK constraint, or edited with it off): such a row is neither a finished run to list
+        nor a failed one to leave out, so every open checks all rows, not only those listed."""
+        cursor = self.db.cursor()
+        cursor.row_factory = sqlite3.Row
+        bad = cursor.execute(
+            "SELECT rowid, key, status FROM runs WHERE status IS NULL OR status NOT IN ('ok', 'error')"
+            " ORDER BY rowid LIMIT 1"
+        ).fetchone()
+        if bad is not None:
+            raise ResultsError(
+                f"{self.path}: row {bad['rowid']} (key {bad['key']!r}): status {bad['status']!r}; "
+                f"expected one of {', '.join(repr(s) for s in STATUSES)}"
+            )
 
     def done_keys(self) -> set[str]:
         """Keys of runs that finished successfully."""
@@ -324,6 +347,21 @@ class ResultsStore:
         """Drops `owner`'s remaining claims (points it did not finish)."""
         with self._write("releasing claims"):
             self.db.execute("DELETE FROM claims WHERE owner = ?", (owner.token,))
+
+    def other_engines(self, experiment: str, engine: str) -> dict[tuple[str, str], list[str]]:
+        """The points of `experiment` (by ``params_json`` and ``workload_json``) that engines
+        other than `engine` finished, each with those engines' identities in sorted order."""
+        with self._errors("reading"):
+            found = self.db.execute(
+                "SELECT DISTINCT params_json, workload_json, version FROM runs"
+                " WHERE status = 'ok' AND experiment = ? AND version != ?"
+                " ORDER BY params_json, workload_json, version",
+                (experiment, engine),
+            ).fetchall()
+        out: dict[tuple[str, str], list[str]] = {}
+        for params_json, workload_json, version in found:
+            out.setdefault((params_json, workload_json), []).append(str(version))
+        return out
 
     def rows(self, status: str | None = None) -> list[sqlite3.Row]:
         """The runs (with their rowid), all or those with `status`, in a stable order."""
@@ -409,8 +447,11 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
             raise ResultsError(
                 f"{store.path}: {where}: {column} has the wrong type ({type(row[column]).__name__})"
             )
-    if row["status"] not in ("ok", "error"):
-        raise ResultsError(f"{store.path}: {where}: status {row['status']!r}; expected 'ok' or 'error'")
+    if row["status"] not in STATUSES:
+        raise ResultsError(
+            f"{store.path}: {where}: status {row['status']!r}; expected one of "
+            f"{', '.join(repr(s) for s in STATUSES)}"
+        )
     rec: dict[str, Any] = {
         "key": row["key"],
         "experiment": row["experiment"],

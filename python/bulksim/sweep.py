@@ -1,8 +1,9 @@
 """Running an experiment's points: on a local process pool (default: one worker per core) or
 on an existing Dask cluster (``scheduler="tcp://host:port"``). Each finished run is written to
 the results store as it arrives; a failing point records its error and the sweep goes on;
-points already in the store are skipped unless ``force``. A progress bar shows done/total,
-failures and time left.
+points this engine (``provenance.engine_id``) already finished are skipped unless ``force``,
+and rows of other engines are kept but never reused (``SweepSummary`` counts both). A progress
+bar shows done/total, failures and time left.
 
 Points are claimed in the results file before they run, so two sweeps on one file share the
 points. SIGINT and SIGTERM stop the workers and keep every finished row; pool workers die with
@@ -23,11 +24,11 @@ import tempfile
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bulksim import _core, api
+from bulksim import api, provenance
 from bulksim.experiment import Experiment, Point, materialise
 from bulksim.results import HEARTBEAT_SECONDS, Owner, ResultsError, ResultsStore
 
@@ -41,18 +42,30 @@ class SweepSummary:
     failures: list[tuple[str, str]]
     seconds: float
     elsewhere: int = 0  # points another sweep on the same results file was running
+    engine: str = ""  # the engine that ran this sweep (provenance.engine_id)
+    #: Points this sweep ran that other engines had finished (their rows kept, not reused),
+    #: and how many of them each of those engines had finished.
+    rerun_other_engines: int = 0
+    other_engines: dict[str, int] = field(default_factory=dict)
 
 
-def _row(point: Point, key: str) -> dict[str, Any]:
-    """A results row for `point` with everything but the outcome filled in."""
+def _point_columns(point: Point) -> tuple[str, str]:
+    """The columns that name a point whatever engine ran it: params_json and workload_json."""
+    return json.dumps(dict(point.params), sort_keys=True), json.dumps(dict(point.workload), sort_keys=True)
+
+
+def _row(point: Point, key: str, config_toml: str, engine: str) -> dict[str, Any]:
+    """A results row for `point` (`key` and `config_toml` as the sweep resolved them, for
+    `engine`) with everything but the outcome filled in."""
+    params_json, workload_json = _point_columns(point)
     return {
         "key": key,
         "experiment": point.experiment,
         "workload": point.workload_name,
-        "params_json": json.dumps(dict(point.params), sort_keys=True),
-        "config_toml": "",
-        "workload_json": json.dumps(dict(point.workload), sort_keys=True),
-        "version": _core.__version__,
+        "params_json": params_json,
+        "config_toml": config_toml,
+        "workload_json": workload_json,
+        "version": engine,
         "status": "ok",
         "stats_json": None,
         "error": None,
@@ -62,14 +75,19 @@ def _row(point: Point, key: str) -> dict[str, Any]:
     }
 
 
-def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
-    """Runs one point (in a worker) and returns its results row; never raises."""
+def run_point(point: Point, row: dict[str, Any], cache_dir: str) -> dict[str, Any]:
+    """Runs one point (in a worker) and returns its results row, `row` (``_row``) with the
+    outcome filled in; never raises. A worker whose engine is not the sweep's (``row``'s
+    ``version``: a Dask worker built from other sources) records an error instead of results
+    under a key that names another engine."""
     started = time.time()
-    row = _row(point, point.key())
+    row = dict(row, host=socket.gethostname())
     try:
-        row["config_toml"] = api.resolve_config(
-            point.config_path, preset=point.preset, overrides=point.overrides
-        )
+        if provenance.engine_id() != row["version"]:
+            raise RuntimeError(
+                f"this worker runs engine {provenance.engine_id()}, the sweep engine {row['version']}: "
+                "install the same bulksim build on every worker"
+            )
         cache = Path(cache_dir)
         if not os.access(cache.parent if not cache.exists() else cache, os.W_OK):
             cache = Path(tempfile.gettempdir()) / "bulksim-traces"
@@ -86,11 +104,15 @@ def run_point(point: Point, cache_dir: str) -> dict[str, Any]:
     return row
 
 
-def _error_row(point: Point, key: str, error: BaseException) -> dict[str, Any]:
+def _error_row(row: dict[str, Any], error: BaseException) -> dict[str, Any]:
     """The row of a point whose worker died before returning one."""
-    row = _row(point, key)
-    row.update(status="error", error=f"worker failed: {type(error).__name__}: {error}", host="?")
-    return row
+    return dict(
+        row,
+        status="error",
+        error=f"worker failed: {type(error).__name__}: {error}",
+        host="?",
+        finished_at=time.time(),
+    )
 
 
 class SchedulerError(ValueError):
@@ -121,9 +143,17 @@ def sweep(
     started = time.time()
     store = ResultsStore(results)
     owner = Owner.current()
-    keyed = [(p.key(), p) for p in experiment.points()]
+    engine = provenance.engine_id()
+    keyed: list[tuple[str, Point]] = []
+    rows: dict[str, dict[str, Any]] = {}
+    for point in experiment.points():
+        config_toml = point.resolved_config()
+        key = point.key(config_toml)
+        keyed.append((key, point))
+        rows[key] = _row(point, key, config_toml, engine)
     cache = str(Path(results).resolve().parent / "traces")
-    summary = SweepSummary(len(keyed), 0, 0, 0, [], 0.0)
+    summary = SweepSummary(len(keyed), 0, 0, 0, [], 0.0, engine=engine)
+    other_engines = store.other_engines(experiment.name, engine)
     bar = _progress_bar(len(keyed), experiment.name, progress)
 
     def claim(batch: list[tuple[str, Point]]) -> list[tuple[str, Point]]:
@@ -133,7 +163,13 @@ def sweep(
         if bar is not None and done + busy:
             bar.update(done + busy)
         claimed = set(mine)
-        return [(k, p) for k, p in batch if k in claimed]
+        chosen = [(k, p) for k, p in batch if k in claimed]
+        for _, point in chosen:
+            engines = other_engines.get(_point_columns(point), [])
+            summary.rerun_other_engines += bool(engines)
+            for other in engines:
+                summary.other_engines[other] = summary.other_engines.get(other, 0) + 1
+        return chosen
 
     def record(row: dict[str, Any], point: Point) -> None:
         store.put(row, owner)
@@ -149,10 +185,16 @@ def sweep(
     previous = _stop_on_signals()
     try:
         if scheduler:
-            _run_dask(scheduler, claim(keyed), cache, record, lambda: store.heartbeat(owner))
+            _run_dask(scheduler, claim(keyed), rows, cache, record, lambda: store.heartbeat(owner))
         else:
             _run_pool(
-                workers or os.cpu_count() or 1, keyed, cache, claim, record, lambda: store.heartbeat(owner)
+                workers or os.cpu_count() or 1,
+                keyed,
+                rows,
+                cache,
+                claim,
+                record,
+                lambda: store.heartbeat(owner),
             )
     finally:
         _restore_signals(previous)
@@ -220,9 +262,12 @@ def _stop_workers(pool: cf.ProcessPoolExecutor) -> None:
                 process.join(1)
 
 
-def _run_pool(workers: int, keyed: list[tuple[str, Point]], cache: str, claim, record, heartbeat) -> None:
+def _run_pool(
+    workers: int, keyed: list[tuple[str, Point]], rows: dict[str, dict], cache: str, claim, record, heartbeat
+) -> None:
     """Runs the points on a local process pool, claiming a few at a time as workers free up, so
-    that two sweeps on one results file share the points instead of both running them."""
+    that two sweeps on one results file share the points instead of both running them. `rows`
+    holds each key's row as ``run_point`` takes it."""
     queue = list(reversed(keyed))
     in_flight: dict[cf.Future, tuple[str, Point]] = {}
     slots = 2 * workers  # a point waiting for each worker keeps the workers busy
@@ -239,7 +284,7 @@ def _run_pool(workers: int, keyed: list[tuple[str, Point]], cache: str, claim, r
                             initializer=_worker_init,
                             initargs=(os.getpid(),),
                         )
-                    in_flight[pool.submit(run_point, point, cache)] = (key, point)
+                    in_flight[pool.submit(run_point, point, rows[key], cache)] = (key, point)
             if not in_flight:
                 continue
             finished, _ = cf.wait(in_flight, timeout=HEARTBEAT_SECONDS, return_when=cf.FIRST_COMPLETED)
@@ -248,7 +293,7 @@ def _run_pool(workers: int, keyed: list[tuple[str, Point]], cache: str, claim, r
                 try:
                     row = fut.result()
                 except Exception as e:  # the worker process died
-                    row = _error_row(point, key, e)
+                    row = _error_row(rows[key], e)
                 record(row, point)
             heartbeat()
     except BaseException:
@@ -274,7 +319,9 @@ def _signals_ignored():
         _restore_signals(previous)
 
 
-def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record, heartbeat) -> None:
+def _run_dask(
+    scheduler: str, todo: list[tuple[str, Point]], rows: dict[str, dict], cache: str, record, heartbeat
+) -> None:
     if not todo:
         return
     from distributed import Client
@@ -286,7 +333,8 @@ def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record,
         raise SchedulerError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler ({e})") from e
     with client:
         futures = {
-            client.submit(run_point, p, cache, pure=False, key=f"bulksim-{k}"): (k, p) for k, p in todo
+            client.submit(run_point, p, rows[k], cache, pure=False, key=f"bulksim-{k}"): (k, p)
+            for k, p in todo
         }
         # Waits at most HEARTBEAT_SECONDS at a time, so the claims stay fresh while long points
         # run (all of them are claimed at once here) and another sweep does not take them over.
@@ -302,7 +350,7 @@ def _run_dask(scheduler: str, todo: list[tuple[str, Point]], cache: str, record,
                 try:
                     row = fut.result()
                 except Exception as e:
-                    row = _error_row(point, key, e)
+                    row = _error_row(rows[key], e)
                 record(row, point)
             heartbeat()
 

@@ -808,6 +808,7 @@ ROW_EDITS = [
     "UPDATE runs SET workload_json = ''",
     "UPDATE runs SET wall_seconds = 'slow'",
     "UPDATE runs SET status = 'error', error = NULL",
+    "PRAGMA ignore_check_constraints = ON; UPDATE runs SET status = 'maybe'",
     "UPDATE runs SET experiment = ''",
     "UPDATE runs SET stats_json = NULL",
     "UPDATE meta SET value = 'abc' WHERE key = 'schema_version'",
