@@ -1,5 +1,5 @@
 """Why RowClone's Fast Parallel Mode (FPM) could not copy a full-system run's pages, as the
-one-line note ``bulksim run --workload`` prints after the summary. FPM copies whole rows of
+one ``note:`` ``bulksim run --workload`` prints after the summary. FPM copies whole rows of
 one subarray (RowClone section 3.1), so on a system where a 4 KB page never holds a whole row
 (the minimum copy granularity of section 4.3.2, the engine's stat ``memory.mcgr_bytes``, is
 larger than the page) it can never apply, and a user choosing ``rowclone`` there silently
