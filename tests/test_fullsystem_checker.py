@@ -21,8 +21,8 @@ import pytest
 
 import bulksim
 from bulksim import api, cmmp, multicore
+from bulksim.forkbench import CONFIG as PAPER_SYSTEM
 from bulksim.forkbench import MECHANISMS as FORKBENCH_MECHANISMS
-from bulksim.forkbench import SYSTEM
 from timing_checker import check_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,10 +47,10 @@ def forkbench(tmp_path_factory) -> Path:
 
 
 def _run_checked(workload: Path, overrides: list[str], log: Path) -> tuple[dict, Counter]:
-    """Runs the workload with a command log; asserts the checker finds nothing and the log
-    matches the stats. Returns the stats and the log's command counts."""
-    stats = dict(api.run_workload(workload=workload, overrides=overrides, command_log=log))
-    spec = bulksim.spec(overrides=overrides)
+    """Runs the workload on the RowClone paper's system with a command log; asserts the checker
+    finds nothing and the log matches the stats. Returns the stats and the log's command counts."""
+    stats = dict(api.run_workload(PAPER_SYSTEM, workload=workload, overrides=overrides, command_log=log))
+    spec = bulksim.spec(config=PAPER_SYSTEM, overrides=overrides)
     violations = check_log(spec, str(log))
     assert violations == [], "\n".join(map(str, violations[:10]))
 
@@ -74,7 +74,7 @@ def _run_checked(workload: Path, overrides: list[str], log: Path) -> tuple[dict,
 
 @pytest.mark.parametrize("mechanism", list(MECHANISMS))
 def test_forkbench_zero_violations(forkbench, tmp_path, mechanism):
-    overrides = [*SYSTEM, *MECHANISMS[mechanism]]
+    overrides = MECHANISMS[mechanism]
     stats, logged = _run_checked(forkbench, overrides, tmp_path / "cmds.csv")
     bulk = stats["memory"]["bulk"]
     os_stats = stats["os"]
@@ -114,7 +114,7 @@ def test_four_core_mix_zero_violations(tmp_path, monkeypatch, mechanism):
     ]
     monkeypatch.setattr(multicore, "ACCESSES", 4000)
     workload = multicore._workload(tmp_path / "mix", programs)
-    overrides = [*SYSTEM, *MECHANISMS[mechanism]]
+    overrides = MECHANISMS[mechanism]
     stats, logged = _run_checked(workload, overrides, tmp_path / "cmds.csv")
     assert len(stats["cores"]) == 4
     assert all(c["instructions"] > 0 for c in stats["cores"])
@@ -127,7 +127,7 @@ def test_four_core_mix_zero_violations(tmp_path, monkeypatch, mechanism):
 
 def test_cli_run_workload_writes_the_command_log(forkbench, tmp_path):
     log, out = tmp_path / "cmds.csv", tmp_path / "stats.json"
-    sets = [a for s in [*SYSTEM, *MECHANISMS["rowclone"]] for a in ("--set", s)]
+    sets = ["--config", PAPER_SYSTEM, *[a for s in MECHANISMS["rowclone"] for a in ("--set", s)]]
     r = subprocess.run(
         [sys.executable, "-m", "bulksim.cli", "run", "--workload", forkbench, "--command-log", log]
         + ["--json", out, "--quiet", *sets],
@@ -141,7 +141,7 @@ def test_cli_run_workload_writes_the_command_log(forkbench, tmp_path):
         logged = Counter(row["command"] for row in csv.DictReader(f))
     assert logged["ACT2"] > 0
     assert sum(logged.values()) == sum(stats["memory"]["commands"].values())
-    assert check_log(bulksim.spec(overrides=[*SYSTEM, *MECHANISMS["rowclone"]]), str(log)) == []
+    assert check_log(bulksim.spec(config=PAPER_SYSTEM, overrides=MECHANISMS["rowclone"]), str(log)) == []
 
 
 # The Rank Assignment paper's system (configs/rank_assignment.toml: 2 channels x 2 ranks of

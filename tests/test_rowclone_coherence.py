@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bulksim import api
-from bulksim.forkbench import SYSTEM
+from bulksim.forkbench import CONFIG as PAPER_SYSTEM
 
 PAGE = 4096
 LINE = 64
@@ -61,8 +61,9 @@ def test_copies_carry_dirty_source_lines(tmp_path, mechanism):
     workload, src_image = _workload(tmp_path)
     src, dst, n = MISALIGNED
     stats, (aligned, misaligned, source) = api.run_workload_read(
+        PAPER_SYSTEM,
         workload=workload,
-        overrides=[*SYSTEM, *MECHANISMS[mechanism]],
+        overrides=MECHANISMS[mechanism],
         regions=[(0, DST, 2 * PAGE), (0, dst, n), (0, SRC, 3 * PAGE)],
     )
     assert source == src_image, "the source kept its stores (its fourth page was never touched)"
@@ -102,8 +103,9 @@ def test_copy_on_write_of_dirty_pages(tmp_path, mechanism):
     pages = 3
     workload, child_image = _fork_workload(tmp_path, pages)
     stats, (child,) = api.run_workload_read(
+        PAPER_SYSTEM,
         workload=workload,
-        overrides=[*SYSTEM, *MECHANISMS[mechanism]],
+        overrides=MECHANISMS[mechanism],
         regions=[(1, SRC, pages * PAGE)],
     )
     assert stats["os"]["cow_copies"] == pages
@@ -126,8 +128,8 @@ def test_read_back_rejects_bad_regions(tmp_path):
 def test_read_back_of_unmapped_memory_or_a_missing_thread_is_none(tmp_path):
     workload, src_image = _workload(tmp_path)
     _, read = api.run_workload_read(
+        PAPER_SYSTEM,
         workload=workload,
-        overrides=SYSTEM,
         regions=[(0, SRC, 8), (0, 0x10, 8), (5, SRC, 8), (0, SRC + 3 * PAGE - 4, 8)],
     )
     # The source's fourth page was mapped but never touched: no frame, so no bytes.

@@ -9,28 +9,22 @@ import pytest
 
 import bulksim as bs
 from bulksim import metrics
+from bulksim.forkbench import CONFIG as PAPER_SYSTEM
 from test_cli import bulksim
-
-PAPER_SYSTEM = [
-    "dram.preset=DDR3_2Gb_x8_1066",
-    "dram.columns=512",
-    "dram.channels=2",
-    "controller.address_mapping=RoRaBaChCo",
-]
 
 
 def test_run_workload_from_the_api_and_the_cli(tmp_path):
     fb = bs.generate_forkbench(tmp_path / "fb", array_bytes=1 << 20, pages_updated=32, binary=False)
     assert (fb / "thread-0.trace").read_text().startswith("bulksim-workload 2\n")
     assert (fb / "thread-1.trace").read_text().startswith("bulksim-workload 2 child\n")
-    rowclone = [*PAPER_SYSTEM, "system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"]
-    stats = bs.run_workload(workload=fb, overrides=rowclone)
+    rowclone = ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"]
+    stats = bs.run_workload(PAPER_SYSTEM, workload=fb, overrides=rowclone)
     assert stats["os"]["forks"] == 1 and stats["os"]["cow_copies"] == 32
     assert stats["memory"]["bulk"]["fpm_bytes"] + stats["memory"]["bulk"]["psm_bytes"] > 0
     assert 0 < stats["ipc"] < 3 and stats["fmtc"] == 0
     assert stats["traffic_bytes"] == 64 * (stats["memory"]["reads"] + stats["memory"]["writes"])
     out = tmp_path / "s.json"
-    r = bulksim("run", "--workload", fb, "--json", out, *[a for s in PAPER_SYSTEM for a in ("--set", s)])
+    r = bulksim("run", "--workload", fb, "--json", out, "--config", PAPER_SYSTEM)
     assert r.returncode == 0, r.stderr
     assert "IPC" in r.stdout and "FMTC" in r.stdout
     cpu = json.loads(out.read_text())

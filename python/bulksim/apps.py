@@ -1,7 +1,7 @@
 """RowClone section 7.3 (Figures 10-11, Table 5) on real programs: each captured workload of the
 suite under ``workloads/`` (and the forkset trace of ``../shared/traces/rowclone/``) runs on the
-paper's system under the baseline (copies and zeroing by the CPU), RowClone and RowClone-ZI,
-and the report prints, beside the paper's numbers:
+paper's system (``configs/rowclone_paper.toml``) under the baseline (copies and zeroing by the
+CPU), RowClone and RowClone-ZI, and the report prints, beside the paper's numbers:
 
 - Figure 10: the baseline's channel traffic split into read, write, copy and initialization;
 - Figure 11: IPC of the three mechanisms, and RowClone-ZI's improvement over the baseline;
@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bulksim import api
-from bulksim.forkbench import SYSTEM
+from bulksim.forkbench import CONFIG
 from bulksim.multicore import MECHANISMS
 from bulksim.paths import REPO, captures_dir, shared_traces_dir
 from bulksim.sweep import die_with_parent
@@ -86,7 +86,7 @@ class Row:
 
 def _run(args: tuple[str, str, str | None, str, list[str]]) -> Row:
     name, paper_name, fmt, path, mechanism = args[0], args[1], args[2], args[3], args[4]
-    stats = api.run_workload(workload=path, fmt=fmt, overrides=[*SYSTEM, *MECHANISMS[mechanism]])
+    stats = api.run_workload(CONFIG, workload=path, fmt=fmt, overrides=MECHANISMS[mechanism])
     traffic = stats["traffic"]
     return Row(
         workload=name,

@@ -256,6 +256,12 @@ def run(
         _guard(Path(json_out).write_text, stats.to_json() + "\n")
     if not quiet:
         click.echo(stats.summary(), nl=False)
+        if workload is not None:
+            from bulksim.fpm_note import run_note
+
+            note = _guard(run_note, config, preset, overrides, stats)
+            if note:
+                click.echo(note)
 
 
 @main.command("convert")

@@ -1,17 +1,18 @@
 """forkbench (RowClone paper, section 7.2; Figures 7-9): FMTC of the baseline, IPC of FPM and
 PSM normalized to the baseline, and DRAM energy, for array sizes S and updated pages N.
 
-Configurations, on the paper's system (Table 2: DDR3-1066 8-8-8, 2 channels, 1 rank, 4 KB
-rows, 64-entry queues; 1 MB 16-way private cache): ``baseline`` copies and zeroes with the
-CPU through the cache (scatter allocation); ``fpm`` is RowClone with subarray-aware allocation,
-so copies and zeroing use FPM; ``psm`` is the same system with FPM disabled, so every
-copy-on-write copy (source and destination in one subarray) takes two PSM passes through
-another bank's temporary row (Table 3's intra-bank PSM, 1,050 ns), while zeroing stays with
-the CPU as in the baseline (the paper's PSM energy saving starts near zero at small N and grows
-with N, so its PSM configuration accelerates copies only). docs/system.md also shows PSM with
-destinations in a neighbouring bank (inter-bank PSM, 540 ns). Pages are
-row-interleaved across channels (``RoRaBaChCo``) so that a 4 KB page is one DRAM row, as the
-paper's 4 KB minimum copy granularity assumes."""
+Configurations, on the paper's system (``configs/rowclone_paper.toml``, Table 2: DDR3-1066
+8-8-8, 2 channels, 1 rank, 4 KB rows, 64-entry queues; 1 MB 16-way private cache):
+``baseline`` copies and zeroes with the CPU through the cache (scatter allocation); ``fpm`` is
+RowClone with subarray-aware allocation, so copies and zeroing use FPM; ``psm`` is the same
+system with FPM disabled, so every copy-on-write copy (source and destination in one subarray)
+takes two PSM passes through another bank's temporary row (Table 3's intra-bank PSM, 1,050 ns),
+while zeroing stays with the CPU as in the baseline (the paper's PSM energy saving starts near
+zero at small N and grows with N, so its PSM configuration accelerates copies only).
+docs/system.md also shows PSM with destinations in a neighbouring bank (inter-bank PSM, 540
+ns). Pages are row-interleaved across channels (``RoRaBaChCo``) so that a 4 KB page is one DRAM
+row, as the paper's 4 KB minimum copy granularity assumes. The system is the config file; the
+mechanisms are overrides of it."""
 
 from __future__ import annotations
 
@@ -23,16 +24,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bulksim import api
+from bulksim.paths import REPO
 from bulksim.sweep import die_with_parent
 
-SYSTEM = [
-    "dram.preset=DDR3_2Gb_x8_1066",
-    "dram.columns=512",
-    "dram.channels=2",
-    "controller.address_mapping=RoRaBaChCo",
-    "controller.read_queue_size=64",
-    "controller.write_queue_size=64",
-]
+#: The paper's system (Table 2, 4 KB rows), shared with rowclone-apps and rowclone-multicore.
+CONFIG = REPO / "configs" / "rowclone_paper.toml"
 MECHANISMS = {
     "baseline": ["system.bulk_mechanism=cpu", "os.allocator=scatter"],
     "fpm": ["system.bulk_mechanism=rowclone", "os.allocator=subarray_aware"],
@@ -68,7 +64,7 @@ class Row:
 def _run(args: tuple[int, int, str, str]) -> Row:
     s_mb, n, mechanism, workdir = args
     workload = Path(workdir) / f"fb-{s_mb}-{n}"
-    stats = api.run_workload(workload=workload, overrides=[*SYSTEM, *MECHANISMS[mechanism]])
+    stats = api.run_workload(CONFIG, workload=workload, overrides=MECHANISMS[mechanism])
     return Row(
         S_mb=s_mb,
         N=n,

@@ -1,7 +1,7 @@
 """RowClone Table 7: multi-programmed mixes on 2, 4 and 8 cores, half copy/initialization-
-intensive and half memory-intensive programs, baseline vs RowClone vs RowClone-ZI, by weighted
-speedup, instruction throughput, harmonic speedup, maximum slowdown, and memory bandwidth and
-energy per instruction.
+intensive and half memory-intensive programs, baseline vs RowClone vs RowClone-ZI on the paper's
+system (``configs/rowclone_paper.toml``), by weighted speedup, instruction throughput, harmonic
+speedup, maximum slowdown, and memory bandwidth and energy per instruction.
 
 The paper's programs are its full-system traces (bootup, compile, forkbench, memcached, mysql,
 shell; SPEC CPU2006). bulksim uses, where present: captured programs of the workload suite
@@ -29,7 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bulksim import api, metrics
-from bulksim.forkbench import SYSTEM
+from bulksim.forkbench import CONFIG
 from bulksim.sweep import die_with_parent
 
 MECHANISMS = {
@@ -138,7 +138,7 @@ def _materialize(program: tuple, directory: Path, seed: int) -> tuple[str, str |
 
 def _run(args: tuple[list[tuple[str, str | None]], list[str]]) -> dict:
     programs, overrides = args
-    return dict(api.run_mix(programs=programs, overrides=overrides))
+    return dict(api.run_mix(CONFIG, programs=programs, overrides=overrides))
 
 
 @dataclass
@@ -181,11 +181,11 @@ def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[
         where = {p: _materialize(p, Path(tmp) / f"program-{i}", seed=1 + i) for i, p in enumerate(distinct)}
         jobs, keys = [], []
         for program in distinct:
-            jobs.append(([where[program]], [*SYSTEM, *MECHANISMS["baseline"]]))
+            jobs.append(([where[program]], MECHANISMS["baseline"]))
             keys.append(("alone", program))
         for cores, m, programs in mixes:
             for mech, overrides in MECHANISMS.items():
-                jobs.append(([where[p] for p in programs], [*SYSTEM, *overrides]))
+                jobs.append(([where[p] for p in programs], overrides))
                 keys.append(("mix", cores, m, mech))
         with ProcessPoolExecutor(
             max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)

@@ -246,7 +246,7 @@ stat_struct! {
         pub refresh: RefreshStats = nested(),
         pub frontend_stall_mem_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
         pub out_of_range_requests: u64 = sum("requests", "requests whose address exceeded capacity (upper bits ignored)"),
-        pub mcgr_bytes: u64 = keep("bytes", "RowClone minimum copy granularity: the smallest aligned range holding whole rows under the address mapping (row size x channels for RoBaRaCoCh)"),
+        pub mcgr_bytes: u64 = keep("bytes", "RowClone minimum copy granularity (the paper's MCGR, section 4.3.2): the smallest aligned range holding whole rows under the address mapping, i.e. the row size across a rank times the channels (and banks) the mapping spreads a row over (RoBaRaCoCh: x channels; RoRaBaChCo: x 1); FPM can copy or zero a 4096-byte OS page only when this is at most 4096 (bulksim run notes when a RowClone mechanism runs where it is not)"),
         pub bulk: BulkStats = nested(),
         pub energy: EnergyStats = nested(),
         pub host: HostStats = nested(),
