@@ -102,3 +102,21 @@ def test_an_endless_config_file_is_refused(tmp_path):
     assert one_error(bulksim("run", "--config", "/dev/zero", "--trace", trace)) == limit
     r = bulksim("config", "check", "/dev/zero")
     assert r.returncode == 1 and limit in r.stdout + r.stderr, (r.stdout, r.stderr)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "line", "byte"),
+    [
+        ("ramulator-cpu", "5 64\n31 472988046\r41088\n", 2, 13),
+        ("msc", "1 R 0x40\x0c0x1\n", 1, 9),
+        ("rowclone", "R 40 0 1\r\nR 40\r80 2\n", 2, 5),
+    ],
+)
+def test_a_carriage_return_inside_a_line_is_no_field_separator(tmp_path, fmt, text, line, byte):
+    trace = tmp_path / "t.trace"
+    trace.write_bytes(text.encode())
+    err = one_error(bulksim("run", "--workload", trace, "--workload-format", fmt))
+    assert err.startswith(f"{trace}:{line}: a "), err
+    assert f") at byte {byte} of the line; fields are separated by spaces or tabs" in err, err
+    err = one_error(bulksim("convert", trace, tmp_path / "o.native", "--from", fmt, "--to", "native"))
+    assert err.startswith(f"{trace}:{line}: a "), err
