@@ -160,7 +160,7 @@ def test_champsim_reader_counts_operands_and_reads_every_xz_stream():
     more = record(sources=(0x40, 0, 0, 0))
     two_streams = lzma.compress(raw) + bytes(4) + lzma.compress(more)  # padding between streams
     assert oracle.read_foreign(two_streams, "champsim").loads == 3
-    for bad in [raw[:-1], record(sources=(1 << 48, 0, 0, 0)), lzma.compress(raw) + b"garbage"]:
+    for bad in [raw[:-1], record(sources=(1 << 48, 0, 0, 0)), lzma.compress(raw) + b"garbage", bytes(64)]:
         with pytest.raises(oracle.Malformed):
             oracle.read_foreign(bad, "champsim")
 

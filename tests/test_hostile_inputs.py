@@ -3,8 +3,14 @@ names the file and the line or record, never a traceback, an abort or a silently
 
 from __future__ import annotations
 
+import contextlib
 import gzip
+import os
 import re
+import struct
+import subprocess
+import sys
+import threading
 
 import pytest
 
@@ -102,6 +108,91 @@ def test_an_endless_config_file_is_refused(tmp_path):
     assert one_error(bulksim("run", "--config", "/dev/zero", "--trace", trace)) == limit
     r = bulksim("config", "check", "/dev/zero")
     assert r.returncode == 1 and limit in r.stdout + r.stderr, (r.stdout, r.stderr)
+
+
+def bulksim_within(seconds: float, *args) -> subprocess.CompletedProcess:
+    """`bulksim args`, failing the test (not hanging it) when it runs longer than `seconds`."""
+    return subprocess.run(
+        [sys.executable, "-m", "bulksim.cli", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=seconds,
+    )
+
+
+def _memoryless_record() -> bytes:
+    """A ChampSim `input_instr` record of an instruction at 0x401000 without memory operands."""
+    return struct.pack("<QBB2s4s6Q", 0x401000, 0, 0, bytes(2), bytes(4), *([0] * 6))
+
+
+@contextlib.contextmanager
+def endless_fifo(path):
+    """A named pipe at `path` fed memory-less ChampSim records until its reader goes away."""
+    os.mkfifo(path)
+    chunk = _memoryless_record() * 4096
+
+    def feed():
+        try:
+            with open(path, "wb") as f:
+                while True:
+                    f.write(chunk)
+        except OSError:  # the reader closed the pipe: done
+            pass
+
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    try:
+        yield path
+    finally:
+        if feeder.is_alive():  # nobody opened the pipe: let the feeder's open return
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_RDONLY | os.O_NONBLOCK))
+        feeder.join(timeout=10)
+
+
+def test_zeros_are_not_a_champsim_trace(tmp_path):
+    """`/dev/zero` once ran for ever as ChampSim; now detection refuses it and, read as
+    ChampSim, its first record is refused."""
+    not_detected = "/dev/zero: cannot tell the workload format from the content"
+    assert one_error(bulksim("run", "--workload", "/dev/zero")).startswith(not_detected)
+    out = tmp_path / "o.native"
+    assert one_error(bulksim("convert", "/dev/zero", out, "--to", "native")).startswith(not_detected)
+    zero_record = "/dev/zero:1: 64 zero bytes, not a ChampSim `input_instr` record"
+    err = one_error(bulksim("run", "--workload", "/dev/zero", "--workload-format", "champsim"))
+    assert err.startswith(zero_record), err
+    err = one_error(bulksim("convert", "/dev/zero", out, "--from", "champsim", "--to", "native"))
+    assert err.startswith(zero_record), err
+
+
+def test_an_endless_champsim_input_stops_at_the_run_and_conversion_limits(tmp_path):
+    """Records without memory operands advance the run as they are read, so an endless input
+    stops at sim.max_cycles; a conversion stops at --max-instructions."""
+    with endless_fifo(tmp_path / "endless.champsimtrace") as fifo:
+        r = bulksim_within(
+            60, "run", "--workload", fifo, "--workload-format", "champsim", "--set", "sim.max_cycles=100000"
+        )
+    err = one_error(r)
+    assert err.startswith(f"{fifo}:") and "past sim.max_cycles (100000 core cycles)" in err, err
+    with endless_fifo(tmp_path / "endless2.champsimtrace") as fifo:
+        r = bulksim_within(
+            60, "convert", fifo, tmp_path / "o.native", "--from", "champsim", "--to", "native",
+            "--max-instructions", "100000",
+        )  # fmt: skip
+    err = one_error(r)
+    assert err.startswith(f"{fifo}:"), err
+    assert "the input stands for more than 100000 instructions, the conversion's limit" in err, err
+
+
+def test_a_conversion_within_the_instruction_limit_completes(tmp_path):
+    trace = tmp_path / "t.champsimtrace"
+    trace.write_bytes(_memoryless_record() * 100)
+    out = tmp_path / "o.msc"
+    args = ("convert", trace, out, "--from", "champsim", "--to", "msc")
+    assert bulksim(*args, "--max-instructions", "100").returncode == 0
+    err = one_error(bulksim(*args, "--max-instructions", "99"))
+    assert err.startswith(f"{trace}:100: the input stands for more than 99 instructions"), err
+    with pytest.raises(bs.api.ArgumentError, match="^max_instructions: 0 is out of range"):
+        bs.api.convert(trace, out, "msc", from_="champsim", max_instructions=0)
 
 
 @pytest.mark.parametrize(

@@ -59,6 +59,7 @@ def convert(
     cache: bool = False,
     config_path: str | None = None,
     sets: list[str] = ...,
+    max_instructions: int | None = None,
 ) -> tuple[str, int, int, int, int, int]: ...
 def convert_formats() -> tuple[list[str], list[str]]: ...
 def run_workload_read(

@@ -257,7 +257,13 @@ def run(
 @click.option(
     "--no-cache", is_flag=True, help="Do not filter an instruction-level input through the cache levels."
 )
-def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
+@click.option(
+    "--max-instructions",
+    type=click.IntRange(1, api.U64_MAX),
+    help="Stop with an error once the output stands for more than this many instructions "
+    "(default 10^11, as many as trace replay's default sim.max_cycles): an endless input ends.",
+)
+def convert_cmd(src, dst, from_, to, config, overrides, no_cache, max_instructions) -> None:
     """Convert SRC into DST in another format (docs/workloads.md). From an instruction-level
     format (bulksim, champsim) to a post-LLC or request format, accesses go through the
     config's [[cache.level]] (misses become reads, dirty evictions write-backs)."""
@@ -270,7 +276,15 @@ def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
         if value is not None and value not in known:
             raise click.UsageError(f"{option} {value}: expected one of {', '.join(known)}")
     done = _guard(
-        conversion.convert, src, dst, to, from_=from_, cache=not no_cache, config=config, overrides=overrides
+        conversion.convert,
+        src,
+        dst,
+        to,
+        from_=from_,
+        cache=not no_cache,
+        config=config,
+        overrides=overrides,
+        max_instructions=max_instructions,
     )
     click.echo(f"{src} ({done.input_format}) -> {dst} ({to}): {done.summary()}")
 

@@ -641,6 +641,9 @@ def read_champsim(data: bytes) -> ForeignWork:
     work = ForeignWork("champsim")
     for no in range(len(content) // CHAMPSIM_RECORD):
         rec = content[no * CHAMPSIM_RECORD : (no + 1) * CHAMPSIM_RECORD]
+        if not any(rec):
+            # docs/workloads.md: 64 zero bytes have no instruction address; not a record.
+            raise Malformed(f"record {no + 1}: 64 zero bytes")
         words = [int.from_bytes(rec[at : at + 8], "little") for at in range(16, 64, 8)]
         stores = [a for a in words[:2] if a]
         loads = [a for a in words[2:] if a]

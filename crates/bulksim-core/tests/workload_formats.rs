@@ -443,6 +443,34 @@ fn what_char(what: &str) -> char {
     }
 }
 
+/// A file of zeros (or `/dev/zero`) is not a ChampSim trace: detection does not take it for
+/// one, and read as one its first record is refused (it once ran for 2^40 records).
+#[test]
+fn zero_records_are_not_champsim_instructions() {
+    let d = dir("formats", "zeros");
+    let zeros = d.join("zeros.champsimtrace");
+    std::fs::write(&zeros, [0u8; 64 * 100]).unwrap();
+    assert_error(
+        WorkloadFormat::Champsim,
+        &zeros,
+        1,
+        "64 zero bytes, not a ChampSim `input_instr` record (it has no instruction address)",
+    );
+    let dev_zero = Path::new("/dev/zero");
+    let err = WorkloadFormat::detect(dev_zero).unwrap_err().to_string();
+    assert!(
+        err.starts_with("/dev/zero: cannot tell the workload format from the content"),
+        "{err}"
+    );
+    assert_error(WorkloadFormat::Champsim, dev_zero, 1, "64 zero bytes");
+    // A zero record after real ones names its place.
+    let mut bytes = champsim_bytes();
+    bytes.extend([0u8; 64]);
+    let path = d.join("tail.champsimtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_error(WorkloadFormat::Champsim, &path, 7, "64 zero bytes");
+}
+
 #[test]
 fn bad_binary_and_compressed_input_names_the_record() {
     let d = dir("formats", "bad-binary");

@@ -230,10 +230,11 @@ fn detect_workload_format(path: &str) -> PyResult<String> {
 
 /// Converts a workload or request trace (`bulksim convert`, docs/workloads.md): `src` in
 /// `from_fmt` (detected when None) into `dst` in `to_fmt`, through a functional cache built
-/// from the resolved config's `[[cache.level]]` when `cache` is true. Returns (input format,
-/// reads, writes, copies, initializations, instructions) written.
+/// from the resolved config's `[[cache.level]]` when `cache` is true, stopping with an error
+/// once the output stands for more than `max_instructions` (None: the default, 10^11). Returns
+/// (input format, reads, writes, copies, initializations, instructions) written.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to_fmt, from_fmt=None, cache=false, config_path=None, sets=Vec::new()))]
+#[pyo3(signature = (src, dst, to_fmt, from_fmt=None, cache=false, config_path=None, sets=Vec::new(), max_instructions=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert(
     py: Python<'_>,
@@ -244,6 +245,7 @@ fn convert(
     cache: bool,
     config_path: Option<&str>,
     sets: Vec<String>,
+    max_instructions: Option<u64>,
 ) -> PyResult<(String, u64, u64, u64, u64, u64)> {
     let levels = if cache {
         Some(
@@ -257,12 +259,14 @@ fn convert(
     };
     let report = py
         .detach(|| {
-            bulksim_core::workload::formats::convert::convert(
+            bulksim_core::workload::formats::convert::convert_limited(
                 Path::new(src),
                 from_fmt,
                 Path::new(dst),
                 to_fmt,
                 levels.as_deref(),
+                max_instructions
+                    .unwrap_or(bulksim_core::workload::formats::convert::DEFAULT_MAX_INSTRUCTIONS),
             )
         })
         .map_err(to_py)?;
