@@ -195,6 +195,15 @@ def test_a_conversion_within_the_instruction_limit_completes(tmp_path):
         bs.api.convert(trace, out, "msc", from_="champsim", max_instructions=0)
 
 
+def test_a_stand_in_spec_is_read_up_to_the_config_size_limit(tmp_path):
+    spec = tmp_path / "big.toml"
+    spec.write_bytes(b"bulksim_standin = 1\n" + b"#" * (1 << 20) + b"\n")
+    limit = "larger than 1048576 bytes (not a stand-in spec?)"
+    run = ("run", "--workload-format", "standin", "--workload")
+    assert one_error(bulksim(*run, spec)) == f"{spec}: {limit}"
+    assert one_error(bulksim(*run, "/dev/zero")) == f"/dev/zero: {limit}"
+
+
 @pytest.mark.parametrize(
     ("fmt", "text", "line", "byte"),
     [

@@ -1,6 +1,6 @@
 //! Bounded reading for every text input read in Rust, and the one rule for splitting a line
 //! into fields. Line by line (request traces, text workloads), a line may hold at most
-//! `MAX_LINE_BYTES` bytes; a whole-file input (config TOML) at most
+//! `MAX_LINE_BYTES` bytes; a whole-file input (config TOML, a stand-in spec) at most
 //! `MAX_CONFIG_BYTES`. So a file with no newlines or no end (a binary file given as a trace,
 //! `/dev/zero`) stops with an error naming the line or file instead of growing one buffer
 //! until the allocator aborts. Fields are separated by spaces or tabs only: a line ends in
@@ -111,12 +111,19 @@ pub fn shown(content: &[u8]) -> String {
     out
 }
 
-/// The largest config file: configs are a few KB of TOML.
+/// The largest config file: configs are a few KB of TOML. Stand-in specs are capped alike.
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The whole text of a config file, at most `MAX_CONFIG_BYTES`; a larger file (or an endless
 /// one) is an `InvalidData` error saying so.
 pub fn read_config_file(path: &std::path::Path) -> std::io::Result<String> {
+    read_small_text_file(path, "a config file")
+}
+
+/// The whole text of a small text file (`what` it should be, for the error), at most
+/// `MAX_CONFIG_BYTES`; a larger or endless one is an `InvalidData` error saying so, before
+/// more than that is read.
+pub fn read_small_text_file(path: &std::path::Path, what: &str) -> std::io::Result<String> {
     let mut text = String::new();
     std::fs::File::open(path)?
         .take(MAX_CONFIG_BYTES + 1)
@@ -124,7 +131,7 @@ pub fn read_config_file(path: &std::path::Path) -> std::io::Result<String> {
     if text.len() as u64 > MAX_CONFIG_BYTES {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_CONFIG_BYTES} bytes (not a config file?)"),
+            format!("larger than {MAX_CONFIG_BYTES} bytes (not {what}?)"),
         ));
     }
     Ok(text)
