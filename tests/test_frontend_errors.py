@@ -114,6 +114,26 @@ def one_error_line(r: subprocess.CompletedProcess) -> str:
             WORKLOAD + '[[tables]]\nmetrics = ["nope"]\n',
             "tables[0].metrics[0]: unknown metric 'nope'; valid:",
         ),
+        # A stat group is one column per entry: naming the group once ended in a KeyError from
+        # the plotting code (figures) or a column silently left out (tables).
+        (
+            WORKLOAD + '[[figures]]\nmetric = "commands"\nx = "workload"\n',
+            "figures[0].metric: 'commands' is a group of stats with one column per entry, not one "
+            "metric; name an entry: commands.ACT, commands.PRE,",
+        ),
+        (
+            WORKLOAD + '[[tables]]\nmetrics = ["bandwidth_gbps", "commands"]\n',
+            "tables[0].metrics[1]: 'commands' is a group of stats with one column per entry",
+        ),
+        (
+            WORKLOAD + '[[tables]]\nmetrics = ["commands.ACTT"]\n',
+            "tables[0].metrics[0]: 'commands' has no entry 'commands.ACTT' (did you mean 'commands.ACT'?); "
+            "valid: commands.ACT,",
+        ),
+        (
+            WORKLOAD + '[[figures]]\nmetric = "bandwidth_gbps"\nx = "commands"\n',
+            "figures[0].x: unknown column 'commands'",
+        ),
         ("description = 3\n" + WORKLOAD, "description: expected a string, got an integer (3)"),
     ],
 )
@@ -159,6 +179,20 @@ def test_misspelled_figure_metric_fails_before_anything_runs(tmp_path):
     path.write_text('name = "x"\n[base]\npreset = 1\n' + WORKLOAD)
     r = bulksim("sweep", path)
     assert r.returncode == 1 and "base.preset: expected a string" in one_error_line(r)
+
+
+def test_a_stat_group_as_a_metric_fails_before_anything_runs(tmp_path):
+    path = tmp_path / "e.toml"
+    for output in (
+        '[[figures]]\nmetric = "commands"\nx = "workload"\n',
+        '[[tables]]\nmetrics = ["commands"]\n',
+    ):
+        path.write_text(WORKLOAD + output)
+        r = bulksim("sweep", path, "--results", tmp_path / "r.db")
+        assert r.returncode == 1
+        line = one_error_line(r)
+        assert line.startswith(f"error: {path}: ") and "'commands' is a group of stats" in line, line
+        assert not (tmp_path / "r.db").exists(), "nothing may run before the experiment is checked"
 
 
 def test_sweep_where_every_point_failed_exits_nonzero_with_a_summary(tmp_path):

@@ -427,6 +427,12 @@ fn stat_docs() -> String {
     serde_json::to_string(&*STAT_DOCS).expect("docs serialize")
 }
 
+/// The stats that are groups of named entries (`commands`), each with its entries' names.
+#[pyfunction]
+fn stat_groups() -> Vec<(&'static str, Vec<&'static str>)> {
+    bulksim_core::stats::stat_groups()
+}
+
 #[pyfunction]
 fn timing_params() -> Vec<(&'static str, &'static str)> {
     Timing::PARAMS.to_vec()
@@ -575,6 +581,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_fields, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(stat_groups, m)?)?;
     m.add_function(wrap_pyfunction!(timing_params, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;
