@@ -5,6 +5,7 @@ process behind, and every command-line mistake is one line and a non-zero exit."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -523,6 +524,43 @@ def test_paths_that_cannot_be_written_are_one_line(finished_db, tmp_path):
     r = bulksim("reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json")
     assert r.returncode == 1
     assert r.stderr.strip() == f"error: {tmp_path / 'no' / 'x.json'}: No such file or directory"
+
+
+def test_run_output_paths_are_checked_before_simulating(tmp_path):
+    """A bad --json or --command-log path once failed after the run, losing its results."""
+    trace = tmp_path / "t.trace"
+    trace.write_text("0,R,0x40\n")
+    log, stats = tmp_path / "cmds.csv", tmp_path / "s.json"
+    missing = tmp_path / "no" / "x"
+    for args, message in [
+        (
+            ["--json", missing, "--command-log", log],
+            f"error: --json {missing}: cannot be written: No such file",
+        ),
+        (["--command-log", missing, "--json", stats], f"error: --command-log {missing}: cannot be written"),
+        (["--json", tmp_path], "Invalid value for '--json'"),
+        (["--json", ""], "Invalid value for '--json': an empty path"),
+    ]:
+        r = bulksim("run", "--trace", trace, *args)
+        assert r.returncode in (1, 2) and message in one_error_line(r), (args, r.stderr)
+        # Nothing ran: the other output was not written.
+        assert not log.exists() and not stats.exists(), args
+    workload = tmp_path / "w.msc"
+    workload.write_text("3 R 0x40 0x1\n")
+    r = bulksim("run", "--workload", workload, "--command-log", log, "--json", missing)
+    assert r.returncode == 1 and f"--json {missing}: cannot be written" in one_error_line(r)
+    assert not log.exists()
+    # A good path is left as it was: an existing file keeps its content until the run writes.
+    stats.write_text("old")
+    assert bulksim("run", "--trace", trace, "--json", stats, "--quiet").returncode == 0
+    assert json.loads(stats.read_text())["reads"] == 1
+
+
+def test_an_empty_path_argument_is_named():
+    r = bulksim("trace", "gen", "", "--pattern", "stream", "--requests", "10")
+    assert r.returncode == 2
+    line = one_error_line(r)
+    assert "trace gen: Invalid value for 'OUT': an empty path; expected a file or directory name" in line
 
 
 def test_deeply_nested_input_is_an_error_not_a_recursion_crash(finished_db, tmp_path):
