@@ -166,8 +166,8 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)"),
         ("bytes_per_instruction", "bytes per instruction", "traffic_bytes / instructions (memory bandwidth per instruction)"),
         ("energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions"),
-        ("memcpy_ops", "operations", "memcpy and copy-on-write copies executed"),
-        ("meminit_ops", "operations", "meminit and first-touch zeroing executed"),
+        ("memcpy_ops", "operations", "copies begun: with system.memcpy = bulk (the default), one per page touched, that is one per piece of a memcpy (`M` event) lying within one 4 KiB page of both its source and its destination (an aligned N-page copy counts N, a misaligned one up to 2N), whoever performs the piece; with a memcpy routine (software, movblk), one per memcpy event; and one per copy-on-write page copy; 0 in functional mode"),
+        ("meminit_ops", "operations", "initializations begun, one per page touched: one per piece of a meminit (`I` event) lying within one 4 KiB page (an aligned N-page meminit counts N), and one per page zeroed on its first touch (os.zero_fills; a page mapped resident reads zero without one); 0 in functional mode"),
         ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's; with sim.warmup_instructions both cover from measurement.stats_from_cycle on (counters, energy and read_latency; their peaks, ends of time and bulk latencies cover the whole run)"),
         ("unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)"),
     ];
