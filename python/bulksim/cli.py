@@ -661,6 +661,11 @@ def spec_list() -> None:
         )
 
 
+#: How a preset's `power.source` starts when its currents are borrowed from another part
+#: (the engine's `spec::STAND_IN_SOURCE`).
+STAND_IN_CURRENTS = "stand-in"
+
+
 @spec.command("show")
 @click.argument("preset")
 @set_option
@@ -673,6 +678,13 @@ def spec_show(preset, overrides, as_json) -> None:
         return
     click.echo(f"{s['name']}: {s['standard']}-{s['data_rate_mts']} (tCK {s['tck_ns']:.4g} ns)")
     click.echo(f"source: {s['source']}")
+    currents = s["power"]["source"]
+    click.echo(f"energy currents: {currents}")
+    if currents.startswith(STAND_IN_CURRENTS):
+        click.echo(
+            "note: these currents are a stand-in, not this part's own: its energy figures are "
+            "estimates (docs/energy.md)"
+        )
     for key, value in s["organisation"].items():
         click.echo(f"  {key:20} {value}")
     descriptions = dict(_core.timing_params())

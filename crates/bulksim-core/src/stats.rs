@@ -331,6 +331,12 @@ impl Stats {
             uj(c.background_nj),
             uj(c.io_nj)
         );
+        if crate::spec::is_stand_in_power(&e.power_source) {
+            s += &format!(
+                "note                the energy uses stand-in currents, not this part's own: {}\n",
+                e.power_source
+            );
+        }
         let b = &self.bulk;
         if b.copies + b.inits > 0 {
             s += &format!(
