@@ -7,6 +7,7 @@ import contextlib
 import gzip
 import os
 import re
+import resource
 import struct
 import subprocess
 import sys
@@ -110,13 +111,20 @@ def test_an_endless_config_file_is_refused(tmp_path):
     assert r.returncode == 1 and limit in r.stdout + r.stderr, (r.stdout, r.stderr)
 
 
+#: Address space a bounded run may take: an input read without end fails here, not the machine.
+BOUNDED_ADDRESS_SPACE = 2 << 30
+
+
+def _bounded_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (BOUNDED_ADDRESS_SPACE, BOUNDED_ADDRESS_SPACE))
+
+
 def bulksim_within(seconds: float, *args) -> subprocess.CompletedProcess:
-    """`bulksim args`, failing the test (not hanging it) when it runs longer than `seconds`."""
+    """`bulksim args`, failing the test (not hanging it, nor exhausting the machine's memory)
+    when it runs longer than `seconds` or reaches for more than 2 GiB."""
+    command = [sys.executable, "-m", "bulksim.cli", *map(str, args)]
     return subprocess.run(
-        [sys.executable, "-m", "bulksim.cli", *map(str, args)],
-        capture_output=True,
-        text=True,
-        timeout=seconds,
+        command, capture_output=True, text=True, timeout=seconds, preexec_fn=_bounded_memory
     )
 
 
@@ -154,13 +162,14 @@ def test_zeros_are_not_a_champsim_trace(tmp_path):
     """`/dev/zero` once ran for ever as ChampSim; now detection refuses it and, read as
     ChampSim, its first record is refused."""
     not_detected = "/dev/zero: cannot tell the workload format from the content"
-    assert one_error(bulksim("run", "--workload", "/dev/zero")).startswith(not_detected)
+    assert one_error(bulksim_within(60, "run", "--workload", "/dev/zero")).startswith(not_detected)
     out = tmp_path / "o.native"
-    assert one_error(bulksim("convert", "/dev/zero", out, "--to", "native")).startswith(not_detected)
+    err = one_error(bulksim_within(60, "convert", "/dev/zero", out, "--to", "native"))
+    assert err.startswith(not_detected), err
     zero_record = "/dev/zero:1: 64 zero bytes, not a ChampSim `input_instr` record"
-    err = one_error(bulksim("run", "--workload", "/dev/zero", "--workload-format", "champsim"))
+    err = one_error(bulksim_within(60, "run", "--workload", "/dev/zero", "--workload-format", "champsim"))
     assert err.startswith(zero_record), err
-    err = one_error(bulksim("convert", "/dev/zero", out, "--from", "champsim", "--to", "native"))
+    err = one_error(bulksim_within(60, "convert", "/dev/zero", out, "--from", "champsim", "--to", "native"))
     assert err.startswith(zero_record), err
 
 
@@ -201,7 +210,7 @@ def test_a_stand_in_spec_is_read_up_to_the_config_size_limit(tmp_path):
     limit = "larger than 1048576 bytes (not a stand-in spec?)"
     run = ("run", "--workload-format", "standin", "--workload")
     assert one_error(bulksim(*run, spec)) == f"{spec}: {limit}"
-    assert one_error(bulksim(*run, "/dev/zero")) == f"/dev/zero: {limit}"
+    assert one_error(bulksim_within(60, *run, "/dev/zero")) == f"/dev/zero: {limit}"
 
 
 @pytest.mark.parametrize(
