@@ -151,3 +151,34 @@ def test_reproduce_rowclone_table3(tmp_path):
     assert base["energy_with_io_nj"] > base["energy_nj"], "the baseline pays channel I/O"
     r = bulksim("reproduce", "ddr4_policies", "--json", out)
     assert r.returncode == 1 and "--json applies" in r.stderr
+
+
+def test_a_multi_core_summary_labels_the_ipc_of_all_cores_and_gives_each(tmp_path):
+    """The summary of a --copies 2 run once printed the cores' IPCs summed as "IPC"."""
+    workload = tmp_path / "w.msc"
+    workload.write_text("".join(f"{i % 7} R {0x1000 + 4160 * i:#x} 0x1\n" for i in range(300)))
+    out = tmp_path / "s.json"
+    r = bulksim("run", "--workload", workload, "--copies", "2", "--json", out)
+    assert r.returncode == 0, r.stderr
+    stats = json.loads(out.read_text())
+    assert f"IPC {stats['ipc']:.3f} of all 2 cores together\n" in r.stdout, r.stdout
+    each = ", ".join(f"core {i} {c['ipc']:.3f}" for i, c in enumerate(stats["cores"]))
+    assert f"\nper-core IPC        {each}\n" in r.stdout, r.stdout
+    assert 0 < stats["cores"][0]["ipc"] < stats["ipc"]
+    one = bulksim("run", "--workload", workload)
+    assert one.returncode == 0 and "per-core" not in one.stdout and "together" not in one.stdout
+
+
+def test_stand_in_currents_are_named_in_the_run_summary_and_spec_show(tmp_path):
+    trace = tmp_path / "t.trace"
+    assert bulksim("trace", "gen", trace, "--pattern", "stream", "--requests", "50").returncode == 0
+    note = "note                the energy uses stand-in currents, not this part's own: stand-in: Micron 2Gb"
+    r = bulksim("run", "--trace", trace, "--preset", "DDR3_4Gb_x8_1600")
+    assert r.returncode == 0 and note in r.stdout, r.stdout
+    r = bulksim("run", "--trace", trace, "--preset", "DDR3_2Gb_x8_1066")
+    assert r.returncode == 0 and "stand-in" not in r.stdout
+    shown = bulksim("spec", "show", "DDR3_4Gb_x8_1600").stdout
+    assert "energy currents: stand-in: Micron 2Gb x8 DDR3-1066 currents" in shown
+    assert "note: these currents are a stand-in, not this part's own" in shown
+    shown = bulksim("spec", "show", "DDR4_8Gb_x8_2400").stdout
+    assert "energy currents: Micron MT40A1G8 die B" in shown and "stand-in" not in shown

@@ -5,6 +5,7 @@ process behind, and every command-line mistake is one line and a non-zero exit."
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -114,6 +115,26 @@ def one_error_line(r: subprocess.CompletedProcess) -> str:
             WORKLOAD + '[[tables]]\nmetrics = ["nope"]\n',
             "tables[0].metrics[0]: unknown metric 'nope'; valid:",
         ),
+        # A stat group is one column per entry: naming the group once ended in a KeyError from
+        # the plotting code (figures) or a column silently left out (tables).
+        (
+            WORKLOAD + '[[figures]]\nmetric = "commands"\nx = "workload"\n',
+            "figures[0].metric: 'commands' is a group of stats with one column per entry, not one "
+            "metric; name an entry: commands.ACT, commands.PRE,",
+        ),
+        (
+            WORKLOAD + '[[tables]]\nmetrics = ["bandwidth_gbps", "commands"]\n',
+            "tables[0].metrics[1]: 'commands' is a group of stats with one column per entry",
+        ),
+        (
+            WORKLOAD + '[[tables]]\nmetrics = ["commands.ACTT"]\n',
+            "tables[0].metrics[0]: 'commands' has no entry 'commands.ACTT' (did you mean 'commands.ACT'?); "
+            "valid: commands.ACT,",
+        ),
+        (
+            WORKLOAD + '[[figures]]\nmetric = "bandwidth_gbps"\nx = "commands"\n',
+            "figures[0].x: unknown column 'commands'",
+        ),
         ("description = 3\n" + WORKLOAD, "description: expected a string, got an integer (3)"),
     ],
 )
@@ -159,6 +180,20 @@ def test_misspelled_figure_metric_fails_before_anything_runs(tmp_path):
     path.write_text('name = "x"\n[base]\npreset = 1\n' + WORKLOAD)
     r = bulksim("sweep", path)
     assert r.returncode == 1 and "base.preset: expected a string" in one_error_line(r)
+
+
+def test_a_stat_group_as_a_metric_fails_before_anything_runs(tmp_path):
+    path = tmp_path / "e.toml"
+    for output in (
+        '[[figures]]\nmetric = "commands"\nx = "workload"\n',
+        '[[tables]]\nmetrics = ["commands"]\n',
+    ):
+        path.write_text(WORKLOAD + output)
+        r = bulksim("sweep", path, "--results", tmp_path / "r.db")
+        assert r.returncode == 1
+        line = one_error_line(r)
+        assert line.startswith(f"error: {path}: ") and "'commands' is a group of stats" in line, line
+        assert not (tmp_path / "r.db").exists(), "nothing may run before the experiment is checked"
 
 
 def test_sweep_where_every_point_failed_exits_nonzero_with_a_summary(tmp_path):
@@ -521,6 +556,43 @@ def test_paths_that_cannot_be_written_are_one_line(finished_db, tmp_path):
     r = bulksim("reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json")
     assert r.returncode == 1
     assert r.stderr.strip() == f"error: {tmp_path / 'no' / 'x.json'}: No such file or directory"
+
+
+def test_run_output_paths_are_checked_before_simulating(tmp_path):
+    """A bad --json or --command-log path once failed after the run, losing its results."""
+    trace = tmp_path / "t.trace"
+    trace.write_text("0,R,0x40\n")
+    log, stats = tmp_path / "cmds.csv", tmp_path / "s.json"
+    missing = tmp_path / "no" / "x"
+    for args, message in [
+        (
+            ["--json", missing, "--command-log", log],
+            f"error: --json {missing}: cannot be written: No such file",
+        ),
+        (["--command-log", missing, "--json", stats], f"error: --command-log {missing}: cannot be written"),
+        (["--json", tmp_path], "Invalid value for '--json'"),
+        (["--json", ""], "Invalid value for '--json': an empty path"),
+    ]:
+        r = bulksim("run", "--trace", trace, *args)
+        assert r.returncode in (1, 2) and message in one_error_line(r), (args, r.stderr)
+        # Nothing ran: the other output was not written.
+        assert not log.exists() and not stats.exists(), args
+    workload = tmp_path / "w.msc"
+    workload.write_text("3 R 0x40 0x1\n")
+    r = bulksim("run", "--workload", workload, "--command-log", log, "--json", missing)
+    assert r.returncode == 1 and f"--json {missing}: cannot be written" in one_error_line(r)
+    assert not log.exists()
+    # A good path is left as it was: an existing file keeps its content until the run writes.
+    stats.write_text("old")
+    assert bulksim("run", "--trace", trace, "--json", stats, "--quiet").returncode == 0
+    assert json.loads(stats.read_text())["reads"] == 1
+
+
+def test_an_empty_path_argument_is_named():
+    r = bulksim("trace", "gen", "", "--pattern", "stream", "--requests", "10")
+    assert r.returncode == 2
+    line = one_error_line(r)
+    assert "trace gen: Invalid value for 'OUT': an empty path; expected a file or directory name" in line
 
 
 def test_deeply_nested_input_is_an_error_not_a_recursion_crash(finished_db, tmp_path):

@@ -135,12 +135,14 @@ def test_foreign_readers_count_what_docs_workloads_md_defines():
         ("rowclone", b"R 40 0 1 2\n"),
         ("msc", b"1 W " + b"0" * 5000 + b"\n"),  # a line above 4,096 bytes (docs/errors.md)
         ("msc", gzip.compress(b"1 W 40\n")[:-1]),
+        ("msc", b"1\vW 40\n"),  # fields are separated by spaces or tabs only
+        ("ramulator-cpu", b"31 472988046\r41088\n"),  # a CR inside the line is no separator
     ]:
         with pytest.raises(oracle.Malformed):
             oracle.read_foreign(bad, fmt)
+    assert oracle.read_foreign(b"31 472988046 41088\r\n", "ramulator-cpu").records == 1
     for fmt, undecided in [
         ("rowclone", b"S 1000 100 64 0\n"),  # 0x100 does not fit a byte, decimal 100 does
-        ("msc", b"1\vW 40\n"),
         ("msc", gzip.compress(b"1 W 40\n") + bytes(4)),
     ]:
         with pytest.raises(oracle.Unspecified):
@@ -158,7 +160,7 @@ def test_champsim_reader_counts_operands_and_reads_every_xz_stream():
     more = record(sources=(0x40, 0, 0, 0))
     two_streams = lzma.compress(raw) + bytes(4) + lzma.compress(more)  # padding between streams
     assert oracle.read_foreign(two_streams, "champsim").loads == 3
-    for bad in [raw[:-1], record(sources=(1 << 48, 0, 0, 0)), lzma.compress(raw) + b"garbage"]:
+    for bad in [raw[:-1], record(sources=(1 << 48, 0, 0, 0)), lzma.compress(raw) + b"garbage", bytes(64)]:
         with pytest.raises(oracle.Malformed):
             oracle.read_foreign(bad, "champsim")
 

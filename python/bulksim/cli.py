@@ -24,6 +24,16 @@ U64 = click.IntRange(0, api.U64_MAX)
 MAX_WORKERS = 1024
 
 
+class PathType(click.Path):
+    """A path argument or option: ``click.Path`` that also refuses an empty string, which the
+    OS would answer with ': No such file or directory', naming neither the path nor the option."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str | bytes) and not value:
+            self.fail("an empty path; expected a file or directory name", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 class UserError(click.ClickException):
     """A bad config, trace or argument: printed as ``error: message``, exit status 1."""
 
@@ -135,7 +145,7 @@ def _workload_progress():
     return report
 
 
-config_option = click.option("--config", "config", type=click.Path(dir_okay=False), help="TOML config file.")
+config_option = click.option("--config", "config", type=PathType(dir_okay=False), help="TOML config file.")
 preset_option = click.option("--preset", help="Memory part preset (see `bulksim spec list`).")
 set_option = click.option(
     "--set", "overrides", multiple=True, metavar="KEY=VALUE", help="Override a config key (repeatable)."
@@ -168,7 +178,7 @@ def main() -> None:
 @preset_option
 @config_option
 @set_option
-@click.option("--trace", type=click.Path(dir_okay=False), help="Request trace to replay.")
+@click.option("--trace", type=PathType(dir_okay=False), help="Request trace to replay.")
 @click.option(
     "--trace-format",
     type=click.Choice(TRACE_FORMATS),
@@ -178,7 +188,7 @@ def main() -> None:
 )
 @click.option(
     "--workload",
-    type=click.Path(exists=True),
+    type=PathType(exists=True),
     help="Full-system workload: a trace file or a directory of thread-N.trace/.btrace files "
     "(bulksim format), or a trace in another --workload-format.",
 )
@@ -194,10 +204,10 @@ def main() -> None:
     show_default=True,
     help="Run N copies of --workload on N cores, each in its own address space.",
 )
-@click.option("--json", "json_out", type=click.Path(dir_okay=False), help="Write the stats as JSON here.")
+@click.option("--json", "json_out", type=PathType(dir_okay=False), help="Write the stats as JSON here.")
 @click.option(
     "--command-log",
-    type=click.Path(dir_okay=False),
+    type=PathType(dir_okay=False),
     help="Write every DRAM command (CSV) here (--trace and --workload runs).",
 )
 @click.option("--quiet", is_flag=True, help="Do not print the summary.")
@@ -220,6 +230,10 @@ def run(
         raise click.UsageError("give exactly one of --trace (request trace) and --workload (full system)")
     if workload is None and (workload_format is not None or copies != 1):
         raise click.UsageError("--workload-format and --copies go with --workload")
+    # Before simulating: a path found unwritable only at the end would lose the run.
+    for option, path in (("--json", json_out), ("--command-log", command_log)):
+        if path is not None:
+            _check_output_path(option, path)
     if workload is not None:
         how = "given"
         if workload_format is None:
@@ -264,9 +278,31 @@ def run(
                 click.echo(note)
 
 
+def _check_output_path(option: str, path: str) -> None:
+    """UserError naming ``option`` unless ``path`` can be written (a file that can be created
+    or appended to; its content is left as it is, and a file created to find out is removed)."""
+    target = Path(path)
+    if target.is_dir():
+        raise UserError(f"{option} {path}: is a directory; expected a file name")
+    if target.exists() and not target.is_file():
+        # A device or a pipe (/dev/null, a FIFO read by another program): opening it to try
+        # could block or consume it.
+        if not os.access(target, os.W_OK):
+            raise UserError(f"{option} {path}: cannot be written: Permission denied")
+        return
+    existed = target.exists()
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o666)
+    except OSError as e:
+        raise UserError(f"{option} {path}: cannot be written: {e.strerror}") from e
+    os.close(fd)
+    if not existed:
+        target.unlink(missing_ok=True)
+
+
 @main.command("convert")
-@click.argument("src", type=click.Path(exists=True))
-@click.argument("dst", type=click.Path(dir_okay=False))
+@click.argument("src", type=PathType(exists=True))
+@click.argument("dst", type=PathType(dir_okay=False))
 @click.option("--from", "from_", help="Format of SRC (a workload or request format); detected when omitted.")
 @click.option(
     "--to",
@@ -279,7 +315,13 @@ def run(
 @click.option(
     "--no-cache", is_flag=True, help="Do not filter an instruction-level input through the cache levels."
 )
-def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
+@click.option(
+    "--max-instructions",
+    type=click.IntRange(1, api.U64_MAX),
+    help="Stop with an error once the output stands for more than this many instructions "
+    "(default 10^11, as many as trace replay's default sim.max_cycles): an endless input ends.",
+)
+def convert_cmd(src, dst, from_, to, config, overrides, no_cache, max_instructions) -> None:
     """Convert SRC into DST in another format (docs/workloads.md). From an instruction-level
     format (bulksim, champsim) to a post-LLC or request format, accesses go through the
     config's [[cache.level]] (misses become reads, dirty evictions write-backs)."""
@@ -292,7 +334,15 @@ def convert_cmd(src, dst, from_, to, config, overrides, no_cache) -> None:
         if value is not None and value not in known:
             raise click.UsageError(f"{option} {value}: expected one of {', '.join(known)}")
     done = _guard(
-        conversion.convert, src, dst, to, from_=from_, cache=not no_cache, config=config, overrides=overrides
+        conversion.convert,
+        src,
+        dst,
+        to,
+        from_=from_,
+        cache=not no_cache,
+        config=config,
+        overrides=overrides,
+        max_instructions=max_instructions,
     )
     click.echo(f"{src} ({done.input_format}) -> {dst} ({to}): {done.summary()}")
 
@@ -303,7 +353,7 @@ def workload() -> None:
 
 
 @workload.command("forkbench")
-@click.argument("out", type=click.Path(file_okay=False))
+@click.argument("out", type=PathType(file_okay=False))
 @click.option(
     "--size-mb",
     type=click.IntRange(1, api.U64_MAX >> 20),
@@ -335,7 +385,7 @@ SLOT = copy_workloads.SLOT_BYTES
 
 
 @workload.command("network")
-@click.argument("out", type=click.Path(file_okay=False))
+@click.argument("out", type=PathType(file_okay=False))
 @click.option(
     "--payload",
     type=click.IntRange(1, SLOT),
@@ -417,7 +467,7 @@ def workload_network(
 
 
 @workload.command("bulkcopy")
-@click.argument("out", type=click.Path(file_okay=False))
+@click.argument("out", type=PathType(file_okay=False))
 @click.option(
     "--size",
     type=click.IntRange(1, copy_workloads.MAX_COPY_BYTES),
@@ -445,7 +495,7 @@ STANDIN = _core.standin_info()
 
 
 @workload.command("cmmp")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=PathType(dir_okay=False))
 @click.option(
     "--kind",
     type=click.Choice(list(STANDIN["kinds"])),
@@ -486,7 +536,7 @@ STANDIN = _core.standin_info()
 )
 @click.option(
     "--dump",
-    type=click.Path(dir_okay=False),
+    type=PathType(dir_okay=False),
     help="Also write the stream's first --dump-instructions instructions here as a bulksim "
     "trace (text; .btrace for binary), for inspection.",
 )
@@ -520,9 +570,7 @@ def workload_cmmp(out, kind, size_mb, instructions, seed, instructions_per_ms, d
 
 @main.command()
 @click.argument("name")
-@click.option(
-    "--out", type=click.Path(file_okay=False), required=True, help="New or empty directory to write."
-)
+@click.option("--out", type=PathType(file_okay=False), required=True, help="New or empty directory to write.")
 @click.option(
     "--threads",
     type=click.IntRange(1, 2**32 - 1),
@@ -583,7 +631,7 @@ def capture(out, max_instructions, keep_raw, command) -> None:
     "--out",
     default="build/demo",
     show_default=True,
-    type=click.Path(file_okay=False),
+    type=PathType(file_okay=False),
     help="Directory for traces and JSON.",
 )
 def demo(requests: int, out: str) -> None:
@@ -635,6 +683,11 @@ def spec_list() -> None:
         )
 
 
+#: How a preset's `power.source` starts when its currents are borrowed from another part
+#: (the engine's `spec::STAND_IN_SOURCE`).
+STAND_IN_CURRENTS = "stand-in"
+
+
 @spec.command("show")
 @click.argument("preset")
 @set_option
@@ -647,6 +700,13 @@ def spec_show(preset, overrides, as_json) -> None:
         return
     click.echo(f"{s['name']}: {s['standard']}-{s['data_rate_mts']} (tCK {s['tck_ns']:.4g} ns)")
     click.echo(f"source: {s['source']}")
+    currents = s["power"]["source"]
+    click.echo(f"energy currents: {currents}")
+    if currents.startswith(STAND_IN_CURRENTS):
+        click.echo(
+            "note: these currents are a stand-in, not this part's own: its energy figures are "
+            "estimates (docs/energy.md)"
+        )
     for key, value in s["organisation"].items():
         click.echo(f"  {key:20} {value}")
     descriptions = dict(_core.timing_params())
@@ -693,7 +753,7 @@ def config_show(preset, config, overrides) -> None:
 
 
 @config.command("check")
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=PathType(dir_okay=False))
 def config_check(file) -> None:
     """Validate a config file (and the files it includes); name every problem."""
     problems = api.check_config(file)
@@ -710,7 +770,7 @@ def trace() -> None:
 
 
 @trace.command("gen")
-@click.argument("out", type=click.Path(dir_okay=False))
+@click.argument("out", type=PathType(dir_okay=False))
 @click.option(
     "--pattern", type=click.Choice(PATTERNS), required=True, help="Access pattern (docs/traces.md)."
 )
@@ -826,8 +886,8 @@ def _guard_exp(fn, *args, **kwargs):
 
 
 sweep_options = [
-    click.option("--results", type=click.Path(dir_okay=False), help="SQLite results file."),
-    click.option("--out", type=click.Path(file_okay=False), help="Directory for report.md and figures."),
+    click.option("--results", type=PathType(dir_okay=False), help="SQLite results file."),
+    click.option("--out", type=PathType(file_okay=False), help="Directory for report.md and figures."),
     click.option("--scheduler", help="Address of an existing Dask scheduler, e.g. tcp://host:8786."),
     click.option(
         "--workers", type=click.IntRange(1, MAX_WORKERS), help="Local worker processes (default: cores)."
@@ -850,7 +910,7 @@ def _with(options):
 
 
 @main.command()
-@click.argument("file", type=click.Path(dir_okay=False, exists=True))
+@click.argument("file", type=PathType(dir_okay=False, exists=True))
 @_with(sweep_options)
 def sweep(file, results, out, scheduler, workers, force) -> None:
     """Run an experiment file's points; resume where a previous run stopped."""
@@ -886,7 +946,7 @@ RANK_FIGURES = {
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the bundled experiments.")
 @click.option(
-    "--json", "json_out", type=click.Path(dir_okay=False), help="Table reproductions: write the rows here."
+    "--json", "json_out", type=PathType(dir_okay=False), help="Table reproductions: write the rows here."
 )
 @click.option(
     "--quick",
@@ -1039,12 +1099,12 @@ def reproduce(
 
 
 @main.command("results")
-@click.argument("db", type=click.Path(dir_okay=False))
+@click.argument("db", type=PathType(dir_okay=False))
 @click.option("--where", "filters", multiple=True, metavar="COLUMN=VALUE", help="Keep matching rows.")
 @click.option("--failed", is_flag=True, help="Include failed runs (with their errors).")
 @click.option("--columns", help="Comma-separated columns to print.")
-@click.option("--csv", "csv_out", type=click.Path(dir_okay=False), help="Export the rows as CSV.")
-@click.option("--parquet", "parquet_out", type=click.Path(dir_okay=False), help="Export the rows as Parquet.")
+@click.option("--csv", "csv_out", type=PathType(dir_okay=False), help="Export the rows as CSV.")
+@click.option("--parquet", "parquet_out", type=PathType(dir_okay=False), help="Export the rows as Parquet.")
 def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
     """List, filter and export a results file."""
     from bulksim.results import load
@@ -1083,9 +1143,9 @@ def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
 @main.command()
 @click.argument("experiment_file")
 @click.option(
-    "--results", type=click.Path(dir_okay=False), help="Results file (default: next to the experiment)."
+    "--results", type=PathType(dir_okay=False), help="Results file (default: next to the experiment)."
 )
-@click.option("--out", type=click.Path(file_okay=False), help="Directory for figures and report.md.")
+@click.option("--out", type=PathType(file_okay=False), help="Directory for figures and report.md.")
 def plot(experiment_file, results, out) -> None:
     """Draw an experiment's figures and report from its results."""
     from bulksim import experiment, plots

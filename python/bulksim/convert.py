@@ -10,7 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from bulksim import _core
-from bulksim.api import ArgumentError, ConfigLike, _config_args
+from bulksim.api import ArgumentError, ConfigLike, _check_int, _config_args
 
 #: Formats whose records are instructions (loads, stores, compute), not memory requests.
 INSTRUCTION_LEVEL = ("bulksim", "champsim")
@@ -54,11 +54,17 @@ def convert(
     cache: bool = True,
     config: ConfigLike = None,
     overrides: Iterable[str] = (),
+    max_instructions: int | None = None,
 ) -> Converted:
     """Converts ``src`` (format ``from_``, detected from the content when None) into ``dst``
     in format ``to``. From an instruction-level format to a post-LLC or request format, line
     accesses go through a functional cache built from the config's ``[[cache.level]]``
-    (``config`` and ``overrides`` as for ``run``) unless ``cache`` is False."""
+    (``config`` and ``overrides`` as for ``run``) unless ``cache`` is False. A TraceError
+    naming the input record stops the conversion once the output stands for more than
+    ``max_instructions`` instructions (None: the engine's default, 10^11, as many as trace
+    replay's default ``sim.max_cycles``), so that an endless input ends."""
+    if max_instructions is not None:
+        max_instructions = _check_int("max_instructions", max_instructions, minimum=1)
     if to not in output_formats():
         raise ArgumentError(f"to={to!r}: expected one of {', '.join(output_formats())}")
     if from_ is not None and from_ not in input_formats():
@@ -83,6 +89,7 @@ def convert(
         cache=filtered,
         config_path=path,
         sets=sets,
+        max_instructions=max_instructions,
     )
     name, reads, writes, copies, inits, instructions = got
     return Converted(name, reads, writes, copies, inits, instructions, filtered)

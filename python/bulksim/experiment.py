@@ -270,9 +270,35 @@ def _stat_kinds() -> tuple[list[str], list[str], list[str]]:
     return names, numeric, scalar
 
 
+def _stat_groups() -> dict[str, list[str]]:
+    """The stats that are groups of named entries (``commands``), each with its entries."""
+    return dict(_core.stat_groups())
+
+
 def _is_stat(metric: str, names: list[str]) -> bool:
-    # A map-valued stat (commands) is flattened into one column per entry: commands.ACT.
-    return metric in names or any(metric.startswith(n + ".") for n in names)
+    """Whether ``metric`` is a results column of one of ``names``: a stat with one value, or an
+    entry of a group (``commands.ACT``), which results hold one column each."""
+    groups = _stat_groups()
+    group, _, entry = metric.rpartition(".")
+    if group in groups and group in names:
+        return entry in groups[group]
+    return metric in names and metric not in groups
+
+
+def _group_problem(metric: str) -> str | None:
+    """What is wrong with ``metric`` when it names a stat group (``commands``) or an entry the
+    group does not have (``commands.ACTT``); None when it names neither."""
+    groups = _stat_groups()
+    group = metric if metric in groups else metric.rpartition(".")[0]
+    if group not in groups:
+        return None
+    entries = [f"{group}.{e}" for e in groups[group]]
+    if metric == group:
+        return (
+            f"'{group}' is a group of stats with one column per entry, not one metric; "
+            f"name an entry: {', '.join(entries)}"
+        )
+    return f"'{group}' has no entry '{metric}'{_did_you_mean(metric, entries)}; valid: {', '.join(entries)}"
 
 
 def _check_workload(check: _Checker, i: int, w: dict[str, Any], base_dir: Path) -> dict[str, Any]:
@@ -346,6 +372,8 @@ def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None
                 raise check.fail(where, f"needs '{key}'")
         metric = check.string(f"{where}.metric", spec["metric"])
         if not _is_stat(metric, numeric):
+            if problem := _group_problem(metric):
+                raise check.fail(f"{where}.metric", problem)
             raise check.fail(
                 f"{where}.metric",
                 f"unknown or non-numeric metric '{metric}'{_did_you_mean(metric, numeric)}; "
@@ -381,6 +409,8 @@ def _check_outputs(check: _Checker, exp: Experiment, resolved_base: str) -> None
             raise check.fail(f"{where}.metrics", "is empty")
         for j, metric in enumerate(metrics):
             if not _is_stat(metric, names):
+                if problem := _group_problem(metric):
+                    raise check.fail(f"{where}.metrics[{j}]", problem)
                 raise check.fail(
                     f"{where}.metrics[{j}]",
                     f"unknown metric '{metric}'{_did_you_mean(metric, names)}; valid: {', '.join(names)}",

@@ -46,15 +46,38 @@ class TraceWork:
     bulk_dst_lines: int = 0
 
 
+#: docs/traces.md, docs/workloads.md: fields are separated by spaces or tabs.
+_FIELD_BLANKS = " \t"
+
+
+def _content(line: str) -> str:
+    """A line without its ending (the newline already split off, and a CR before it) and the
+    blanks around it."""
+    return line.removesuffix("\r").strip(_FIELD_BLANKS)
+
+
+def _check_no_control(no: int, content: str) -> None:
+    """Any control character but a tab, or other whitespace than blanks, inside a line is
+    malformed: it is neither a separator nor part of a number or keyword."""
+    for c in content:
+        if c not in _FIELD_BLANKS and (ord(c) < 0x20 or ord(c) == 0x7F or c.isspace()):
+            raise Malformed(f"line {no}: character {c!r} inside the line")
+
+
+def _blank_split(content: str) -> list[str]:
+    return [f for f in content.replace("\t", " ").split(" ") if f]
+
+
 def _text_lines(data: bytes) -> list[tuple[int, str]]:
-    """(line number, stripped text) of the lines that are not blank or `#` comments."""
+    """(line number, content) of the lines that are not blank or `#` comments."""
     # Request traces are bytes: a comment may hold anything; other bytes outside UTF-8 can
     # only sit in fields that must be numbers or keywords, where they fail to parse.
     text = data.decode("utf-8", errors="surrogateescape")
     out = []
     for no, line in enumerate(text.split("\n"), start=1):
-        stripped = line.strip(" \t\r\f\v")
+        stripped = _content(line)
         if stripped and not stripped.startswith("#"):
+            _check_no_control(no, stripped)
             out.append((no, stripped))
     return out
 
@@ -73,9 +96,9 @@ def read_request_trace(data: bytes, fmt: str) -> TraceWork:
 
 def _read_request_line(line: str, fmt: str, work: TraceWork) -> None:
     if fmt == "native":
-        fields = [f.strip(" \t\r\f\v") for f in line.split(",")]
+        fields = [f.strip(_FIELD_BLANKS) for f in line.split(",")]
     else:
-        fields = line.split()
+        fields = _blank_split(line)
     if fmt == "native" and len(fields) >= 2 and fields[1] in ("C", "I"):
         if len(fields) != 5:
             raise Malformed("a bulk line has five fields")
@@ -196,8 +219,8 @@ def read_workload_text(data: bytes) -> Thread:
             lines.append(None)  # an error only if reached before the thread's exit
     if lines[0] is None:
         raise Malformed("line 1: not UTF-8 text")
-    header = lines[0].strip()
-    rest = next((header[len(h) :].strip() for h in HEADERS if header.startswith(h)), None)
+    header = _content(lines[0])
+    rest = next((header[len(h) :].strip(_FIELD_BLANKS) for h in HEADERS if header.startswith(h)), None)
     if rest not in ("", "child"):
         raise Malformed(f"line 1: bad header {header!r}")
     child = rest == "child"
@@ -205,9 +228,11 @@ def read_workload_text(data: bytes) -> Thread:
     for no, line in enumerate(lines[1:], start=2):
         if line is None:
             raise Malformed(f"line {no}: not UTF-8 text")
-        words = line.split()
-        if not words or words[0].startswith("#"):
+        content = _content(line)
+        if not content or content.startswith("#"):
             continue
+        _check_no_control(no, content)
+        words = _blank_split(content)
         letter = words[0]
         if letter not in OPERANDS or letter in "ls":
             raise Malformed(f"line {no}: unknown event {letter!r}")
@@ -329,7 +354,7 @@ def workload_work(threads: dict[int, Thread]) -> WorkloadWork:
 
 
 class Unspecified(ValueError):
-    """Input on which docs/workloads.md does not decide (an unusual blank, trailing zero bytes
+    """Input on which docs/workloads.md does not decide (trailing zero bytes
     after a gzip member, a byte value readable in two bases): bulksim may accept or reject it,
     but an acceptance is not checked against a reading."""
 
@@ -437,7 +462,6 @@ def _gunzip_members(data: bytes) -> bytes:
 
 
 #: Blanks between fields; any other whitespace inside a line is not described by the docs.
-_FIELD_BLANKS = " \t"
 #: docs/errors.md: any text line of a trace or text workload is at most 4,096 bytes. Whether
 #: a CR or the newline counts is not said: lines within a byte or two of it are undecided.
 MAX_LINE_BYTES = 4096
@@ -458,14 +482,11 @@ def foreign_text_records(content: bytes) -> list[tuple[int, list[str]]]:
         raise Malformed(f"not UTF-8 text ({e.reason})") from e
     out = []
     for no, line in enumerate(text.split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
-        stripped = line.strip(_FIELD_BLANKS)
+        stripped = _content(line)
         if not stripped or stripped.startswith("#"):
             continue
-        if any(c.isspace() and c not in _FIELD_BLANKS for c in stripped):
-            raise Unspecified(f"line {no}: whitespace other than blanks and tabs")
-        out.append((no, [f for f in stripped.replace("\t", " ").split(" ") if f]))
+        _check_no_control(no, stripped)
+        out.append((no, _blank_split(stripped)))
     return out
 
 
@@ -620,6 +641,9 @@ def read_champsim(data: bytes) -> ForeignWork:
     work = ForeignWork("champsim")
     for no in range(len(content) // CHAMPSIM_RECORD):
         rec = content[no * CHAMPSIM_RECORD : (no + 1) * CHAMPSIM_RECORD]
+        if not any(rec):
+            # docs/workloads.md: 64 zero bytes have no instruction address; not a record.
+            raise Malformed(f"record {no + 1}: 64 zero bytes")
         words = [int.from_bytes(rec[at : at + 8], "little") for at in range(16, 64, 8)]
         stores = [a for a in words[:2] if a]
         loads = [a for a in words[2:] if a]

@@ -265,6 +265,16 @@ pub struct StatDoc {
 /// `EnergyBreakdown`'s); docs/stats.md is generated from it.
 pub static STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(Stats::stat_docs);
 
+/// The memory-system stats that are groups of named entries rather than one value (`commands`,
+/// one count per command), each with the names of its entries. Results hold one column per
+/// entry (`commands.ACT`), so a figure or table names an entry, never the group.
+pub fn stat_groups() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![(
+        "commands",
+        crate::spec::Command::ALL.iter().map(|c| c.name()).collect(),
+    )]
+}
+
 impl Stats {
     /// A few readable lines with units.
     pub fn summary(&self) -> String {
@@ -321,6 +331,12 @@ impl Stats {
             uj(c.background_nj),
             uj(c.io_nj)
         );
+        if crate::spec::is_stand_in_power(&e.power_source) {
+            s += &format!(
+                "note                the energy uses stand-in currents, not this part's own: {}\n",
+                e.power_source
+            );
+        }
         let b = &self.bulk;
         if b.copies + b.inits > 0 {
             s += &format!(
@@ -455,6 +471,36 @@ mod tests {
     #[test]
     fn every_stat_is_documented_and_every_doc_is_a_stat() {
         assert_documented(&Stats::default(), "commands", &[], &STAT_DOCS, "STAT_DOCS");
+    }
+
+    /// `stat_groups` lists exactly the documented stats whose value is a JSON object, with the
+    /// entries a run gives them.
+    #[test]
+    fn stat_groups_are_the_stats_held_as_objects() {
+        let json = serde_json::to_value(Stats::default()).unwrap();
+        let objects: Vec<&str> = STAT_DOCS
+            .iter()
+            .map(|d| d.name.as_str())
+            .filter(|name| {
+                name.split('.')
+                    .try_fold(&json, |v, key| v.get(key))
+                    .is_some_and(|v| v.is_object())
+            })
+            .collect();
+        let groups = stat_groups();
+        let names: Vec<&str> = groups.iter().map(|(name, _)| *name).collect();
+        assert_eq!(objects, names);
+        let run = Stats {
+            commands: crate::spec::Command::ALL
+                .iter()
+                .map(|c| (c.name().to_string(), 0))
+                .collect(),
+            ..Default::default()
+        };
+        let entries: Vec<&str> = run.commands.keys().map(String::as_str).collect();
+        let mut listed = groups[0].1.clone();
+        listed.sort_unstable();
+        assert_eq!(entries, listed);
     }
 
     #[test]

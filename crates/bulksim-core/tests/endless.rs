@@ -363,3 +363,108 @@ fn memory_refreshes_on_time_before_the_first_request() {
         );
     }
 }
+
+/// Endless ChampSim records without memory operands (one instruction at 0x401000 over and
+/// over: what a long register-only loop, or an endless pipe, gives).
+struct EndlessInstructions {
+    record: [u8; 64],
+    at: usize,
+}
+
+impl std::io::Read for EndlessInstructions {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        for b in buf.iter_mut() {
+            *b = self.record[self.at];
+            self.at = (self.at + 1) % 64;
+        }
+        Ok(buf.len())
+    }
+}
+
+fn endless_champsim() -> Box<dyn bulksim_core::workload::source::EventSource> {
+    use bulksim_core::workload::formats::champsim::{ChampsimReader, Instr};
+    let record = Instr {
+        ip: 0x401000,
+        ..Default::default()
+    }
+    .encode();
+    let input = std::io::BufReader::new(EndlessInstructions { record, at: 0 });
+    Box::new(ChampsimReader::new(
+        Box::new(input),
+        "endless.champsimtrace",
+    ))
+}
+
+/// Records without memory operands advance the run as they are read, so `sim.max_cycles`
+/// stops an endless ChampSim input (it once read on for 2^40 records before the core saw one).
+#[test]
+fn an_endless_champsim_input_without_memory_operands_stops_at_max_cycles() {
+    use bulksim_core::system::run_opened_workload;
+    use bulksim_core::workload::source::{Workload, WorkloadFormat, WorkloadThread};
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let workload = Workload {
+            format: WorkloadFormat::Champsim,
+            threads: vec![WorkloadThread {
+                source: endless_champsim(),
+                reopen: Box::new(|| Err(Error::Trace("not reopened".into()))),
+                copy: 0,
+                base: 0,
+            }],
+        };
+        let c = paper_system(&["sim.max_cycles=1000000"]);
+        let path = std::path::Path::new("endless.champsimtrace");
+        tx.send(run_opened_workload(&c, workload, path, None, None).map(|(s, _)| s.instructions))
+            .unwrap();
+    });
+    let got = rx
+        .recv_timeout(Duration::from_secs(60))
+        .expect("an endless ChampSim input must stop at sim.max_cycles");
+    let err = got.expect_err("an endless input cannot finish");
+    let Error::Trace(msg) = err else {
+        panic!("expected a trace error, got {err:?}")
+    };
+    assert!(msg.starts_with("endless.champsimtrace:"), "{msg}");
+    assert!(
+        msg.contains("sim.max_cycles (1000000 core cycles)"),
+        "{msg}"
+    );
+}
+
+/// The reader gives a run of instructions without memory operands out in pieces of
+/// `COMPUTE_CHUNK`, and the core takes the pieces as it takes the whole run.
+#[test]
+fn long_compute_runs_in_pieces_time_as_one_run() {
+    use bulksim_core::workload::formats::champsim::COMPUTE_CHUNK;
+    let mut source = endless_champsim();
+    let first: Vec<Event> = (0..3)
+        .map(|_| source.next_event().unwrap().unwrap())
+        .collect();
+    assert!(matches!(first[0], Event::MapResident { .. }));
+    assert_eq!(first[1..], [Event::Compute(COMPUTE_CHUNK); 2]);
+    assert_eq!(source.location(), "endless.champsimtrace:131072");
+
+    // A load, the compute run (whole or in pieces), a load, as a bulksim workload.
+    let run = |name: &str, compute: &[u64]| {
+        let d = dir("endless", name);
+        let mut events = vec![
+            Event::Map {
+                vaddr: 0x10000,
+                bytes: 1 << 20,
+            },
+            Event::Load(0x10000),
+        ];
+        events.extend(compute.iter().map(|&n| Event::Compute(n)));
+        events.extend([Event::Load(0x80000), Event::Exit]);
+        write_thread(&d, 0, false, &events);
+        run_workload(&paper_system(&[]), &d).unwrap().0
+    };
+    let whole = run("compute-whole", &[3 * COMPUTE_CHUNK + 7]);
+    let pieces = run(
+        "compute-pieces",
+        &[COMPUTE_CHUNK, COMPUTE_CHUNK, COMPUTE_CHUNK, 7],
+    );
+    assert!(whole.core_cycles > COMPUTE_CHUNK, "{}", whole.core_cycles);
+    assert_eq!(whole.core_cycles, pieces.core_cycles);
+    assert_eq!(whole.instructions, pieces.instructions);
+}

@@ -470,3 +470,42 @@ fn generators_refuse_parameters_that_would_wrap_or_be_unreadable() {
     let mut r = ProgramReader::open(&d.join("thread-0.trace")).unwrap();
     while r.next_event().unwrap().is_some() {}
 }
+
+/// Request traces separate fields by spaces or tabs (dramsim3, ramulator) or commas (native)
+/// only: a carriage return or form feed inside a line is an error naming the line, never a
+/// separator (`LD\r0x40` once read as a load); `\r\n` line endings still read.
+#[test]
+fn control_characters_inside_request_trace_lines_name_the_line() {
+    let cases = [
+        (TraceFormat::Ramulator, "LD 0x40\nLD\r0x80\n", 2, 3),
+        (TraceFormat::Ramulator, "LD\x0c0x40\n", 1, 3),
+        (TraceFormat::Dramsim3, "0x40 READ 1\n0x80 READ\r2\n", 2, 10),
+        (TraceFormat::Native, "0,R,0x40\n1,W\r,0x80\n", 2, 4),
+        (TraceFormat::Native, "0,R,0x40\r\r\n", 1, 9),
+    ];
+    for (format, text, line, byte) in cases {
+        let mut reader = TraceReader::new(text.as_bytes(), format, "t.trace");
+        let err = loop {
+            match reader.next_request() {
+                Ok(Some(_)) => continue,
+                Ok(None) => panic!("{text:?}: read without an error"),
+                Err(e) => break e.to_string(),
+            }
+        };
+        assert!(
+            err.starts_with(&format!("t.trace:{line}: a "))
+                && err.contains(&format!(
+                    ") at byte {byte} of the line; fields are separated"
+                )),
+            "{text:?}: {err}"
+        );
+    }
+    let mut reader = TraceReader::new(
+        "LD 0x40\r\n\tST\t0x80 \r\n".as_bytes(),
+        TraceFormat::Ramulator,
+        "t.trace",
+    );
+    assert!(reader.next_request().unwrap().is_some());
+    assert!(reader.next_request().unwrap().is_some());
+    assert!(reader.next_request().unwrap().is_none());
+}

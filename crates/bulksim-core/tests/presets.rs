@@ -273,3 +273,44 @@ fn pcm_runs_idle_gaps_without_a_refresh_interval() {
     assert_eq!(s.row_conflicts, 1);
     assert_eq!(s.read_latency.max_mem_cycles, 11 + 11 + 11 + 4);
 }
+
+/// A preset whose currents are borrowed from another part says so in every run's summary, not
+/// only in `energy.power_source`; a part with its own currents does not.
+#[test]
+fn a_run_on_stand_in_currents_says_so_in_its_summary() {
+    use bulksim_core::spec::is_stand_in_power;
+    use bulksim_core::spec::presets::PRESET_NAMES;
+    let stand_ins: Vec<&str> = PRESET_NAMES
+        .iter()
+        .copied()
+        .filter(|n| is_stand_in_power(&preset(n).unwrap().power.source))
+        .collect();
+    assert_eq!(
+        stand_ins,
+        [
+            "DDR3_4Gb_x8_1600",
+            "DDR4_8Gb_x8_1600",
+            "DDR4_16Gb_x8_1600",
+            "DDR4_32Gb_x8_1600",
+            "PCM_x8_1600",
+            "DRAM_CMMP_1000",
+            "PCM_CMMP_400"
+        ]
+    );
+    let summary = |name: &str| {
+        let c = config(&[&format!("dram.preset=\"{name}\"")]);
+        sim::run(&c, &mut vec![write(0, 0)].into_iter(), None, None)
+            .unwrap()
+            .summary()
+    };
+    let s = summary("DDR3_4Gb_x8_1600");
+    assert!(
+        s.contains(
+            "\nnote                the energy uses stand-in currents, not this part's own: \
+             stand-in: Micron 2Gb x8 DDR3-1066 currents (no 4Gb DDR3-1600 values entered yet)\n"
+        ),
+        "{s}"
+    );
+    assert!(!summary("DDR3_2Gb_x8_1066").contains("stand-in"));
+    assert!(!summary("DDR4_8Gb_x8_2400").contains("stand-in"));
+}

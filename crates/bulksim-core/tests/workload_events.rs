@@ -369,3 +369,54 @@ fn dependent_loads_through_the_caches_wait_for_each_other() {
         "{n} independent misses in {independent} ns, dependent {chained} ns"
     );
 }
+
+/// `memcpy_ops` and `meminit_ops` count what docs/stats.md says: with `system.memcpy = bulk`
+/// one operation per piece of a copy within one 4 KiB page of both source and destination,
+/// one per piece of an initialization within one page, and one per first-touch zero fill;
+/// with a memcpy routine one per memcpy event.
+#[test]
+fn memcpy_and_meminit_ops_count_one_per_page_piece() {
+    let d = dir("workload-events", "ops-per-page");
+    let base = 0x10_0000;
+    let events = [
+        Event::Map {
+            vaddr: base,
+            bytes: 16 * PAGE,
+        },
+        // Two whole pages, aligned: two pieces.
+        Event::Memcpy {
+            src: base,
+            dst: base + 4 * PAGE,
+            bytes: 2 * PAGE,
+        },
+        // One page from half a page in: its source spans two pages, so two pieces.
+        Event::Memcpy {
+            src: base + PAGE / 2,
+            dst: base + 8 * PAGE,
+            bytes: PAGE,
+        },
+        // Three whole pages: three pieces.
+        Event::Meminit {
+            dst: base + 10 * PAGE,
+            bytes: 3 * PAGE,
+            value: 7,
+        },
+        Event::Exit,
+    ];
+    write_thread(&d, 0, false, &events);
+    // Pages touched, each zero-filled on its first touch: 0-1, 4-5, 8, 10-12.
+    let touched = 8;
+    let bulk = run_workload(&paper_system(&[]), &d).unwrap().0;
+    assert_eq!(bulk.os.zero_fills, touched);
+    assert_eq!(bulk.memcpy_ops, 2 + 2);
+    assert_eq!(bulk.meminit_ops, 3 + touched);
+    let software = run_workload(&paper_system(&["system.memcpy=\"software\""]), &d)
+        .unwrap()
+        .0;
+    assert_eq!(software.memcpy_ops, 2, "one per memcpy event");
+    assert_eq!(software.meminit_ops, 3 + touched);
+    let functional = run_workload(&paper_system(&["sim.mode=\"functional\""]), &d)
+        .unwrap()
+        .0;
+    assert_eq!((functional.memcpy_ops, functional.meminit_ops), (0, 0));
+}

@@ -353,6 +353,124 @@ fn bad_text_records_are_errors_naming_file_record_and_form() {
     }
 }
 
+/// Fields are separated by spaces or tabs only: a carriage return or form feed inside a line
+/// once split a field in two (`31 472988046\r41088` read as a read plus an invented
+/// write-back). It is now an error naming the line, and a line ending in `\r\n` still reads.
+#[test]
+fn control_characters_inside_text_records_are_errors_naming_the_line() {
+    let d = dir("formats", "control");
+    let cases: &[(WorkloadFormat, &str, &str)] = &[
+        (
+            WorkloadFormat::RamulatorCpu,
+            "5 64\n31 472988046\r41088\n",
+            "a carriage return (0x0d) at byte 13 of the line",
+        ),
+        (
+            WorkloadFormat::RamulatorCpu,
+            "31 472988046\x0c41088\n",
+            "a form feed (0x0c) at byte 13 of the line",
+        ),
+        (
+            WorkloadFormat::Msc,
+            "1 R 0x40 0x1\n2 R\r0x80 0x1\n",
+            "a carriage return (0x0d) at byte 4 of the line",
+        ),
+        (
+            WorkloadFormat::Msc,
+            "1 W 0x40\x0b\n",
+            "a vertical tab (0x0b) at byte 9 of the line",
+        ),
+        (
+            WorkloadFormat::Rowclone,
+            "R 40 0 1\nR 40\r80 2\n",
+            "a carriage return (0x0d) at byte 5 of the line",
+        ),
+        (
+            WorkloadFormat::Bulksim,
+            "bulksim-workload 1\nN 0 1048576\nL 4096\r128\nX\n",
+            "a carriage return (0x0d) at byte 7 of the line",
+        ),
+    ];
+    for (i, &(format, text, what)) in cases.iter().enumerate() {
+        let path = d.join(format!("case{i}.trace"));
+        std::fs::write(&path, text).unwrap();
+        let record = text
+            .lines()
+            .position(|l| l.contains(what_char(what)))
+            .unwrap() as u64
+            + 1;
+        assert_error(format, &path, record, what);
+        let err = events(format, &path).unwrap_err().to_string();
+        assert!(
+            err.ends_with(
+                "fields are separated by spaces or tabs, and a line ends in \\n or \\r\\n"
+            ),
+            "{err}"
+        );
+    }
+    // Windows line endings and tabs between fields are fine.
+    let path = d.join("crlf.trace");
+    std::fs::write(&path, "31\t472988046 41088\r\n2 64\r\n").unwrap();
+    assert_eq!(
+        events(WorkloadFormat::RamulatorCpu, &path).unwrap(),
+        [
+            RESIDENT,
+            Event::Compute(31),
+            Event::MemRead(472988046),
+            Event::MemWrite(41088),
+            Event::Compute(2),
+            Event::MemRead(64),
+        ]
+    );
+    // Detection leaves such a line to the reader, which names it.
+    let path = d.join("detect.trace");
+    std::fs::write(&path, "2 R 0x40 0x1\n3 W 0x80\r\n4 R\x0c0xc0 0x1\n").unwrap();
+    assert_eq!(WorkloadFormat::detect(&path).unwrap(), WorkloadFormat::Msc);
+    assert_error(
+        WorkloadFormat::Msc,
+        &path,
+        3,
+        "a form feed (0x0c) at byte 4",
+    );
+}
+
+/// The control character an expected message names.
+fn what_char(what: &str) -> char {
+    match what {
+        w if w.contains("carriage return") => '\r',
+        w if w.contains("form feed") => '\x0c',
+        _ => '\x0b',
+    }
+}
+
+/// A file of zeros (or `/dev/zero`) is not a ChampSim trace: detection does not take it for
+/// one, and read as one its first record is refused (it once ran for 2^40 records).
+#[test]
+fn zero_records_are_not_champsim_instructions() {
+    let d = dir("formats", "zeros");
+    let zeros = d.join("zeros.champsimtrace");
+    std::fs::write(&zeros, [0u8; 64 * 100]).unwrap();
+    assert_error(
+        WorkloadFormat::Champsim,
+        &zeros,
+        1,
+        "64 zero bytes, not a ChampSim `input_instr` record (it has no instruction address)",
+    );
+    let dev_zero = Path::new("/dev/zero");
+    let err = WorkloadFormat::detect(dev_zero).unwrap_err().to_string();
+    assert!(
+        err.starts_with("/dev/zero: cannot tell the workload format from the content"),
+        "{err}"
+    );
+    assert_error(WorkloadFormat::Champsim, dev_zero, 1, "64 zero bytes");
+    // A zero record after real ones names its place.
+    let mut bytes = champsim_bytes();
+    bytes.extend([0u8; 64]);
+    let path = d.join("tail.champsimtrace");
+    std::fs::write(&path, &bytes).unwrap();
+    assert_error(WorkloadFormat::Champsim, &path, 7, "64 zero bytes");
+}
+
 #[test]
 fn bad_binary_and_compressed_input_names_the_record() {
     let d = dir("formats", "bad-binary");

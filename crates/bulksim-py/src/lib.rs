@@ -230,10 +230,11 @@ fn detect_workload_format(path: &str) -> PyResult<String> {
 
 /// Converts a workload or request trace (`bulksim convert`, docs/workloads.md): `src` in
 /// `from_fmt` (detected when None) into `dst` in `to_fmt`, through a functional cache built
-/// from the resolved config's `[[cache.level]]` when `cache` is true. Returns (input format,
-/// reads, writes, copies, initializations, instructions) written.
+/// from the resolved config's `[[cache.level]]` when `cache` is true, stopping with an error
+/// once the output stands for more than `max_instructions` (None: the default, 10^11). Returns
+/// (input format, reads, writes, copies, initializations, instructions) written.
 #[pyfunction]
-#[pyo3(signature = (src, dst, to_fmt, from_fmt=None, cache=false, config_path=None, sets=Vec::new()))]
+#[pyo3(signature = (src, dst, to_fmt, from_fmt=None, cache=false, config_path=None, sets=Vec::new(), max_instructions=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert(
     py: Python<'_>,
@@ -244,6 +245,7 @@ fn convert(
     cache: bool,
     config_path: Option<&str>,
     sets: Vec<String>,
+    max_instructions: Option<u64>,
 ) -> PyResult<(String, u64, u64, u64, u64, u64)> {
     let levels = if cache {
         Some(
@@ -257,12 +259,14 @@ fn convert(
     };
     let report = py
         .detach(|| {
-            bulksim_core::workload::formats::convert::convert(
+            bulksim_core::workload::formats::convert::convert_limited(
                 Path::new(src),
                 from_fmt,
                 Path::new(dst),
                 to_fmt,
                 levels.as_deref(),
+                max_instructions
+                    .unwrap_or(bulksim_core::workload::formats::convert::DEFAULT_MAX_INSTRUCTIONS),
             )
         })
         .map_err(to_py)?;
@@ -423,6 +427,12 @@ fn stat_docs() -> String {
     serde_json::to_string(&*STAT_DOCS).expect("docs serialize")
 }
 
+/// The stats that are groups of named entries (`commands`), each with its entries' names.
+#[pyfunction]
+fn stat_groups() -> Vec<(&'static str, Vec<&'static str>)> {
+    bulksim_core::stats::stat_groups()
+}
+
 #[pyfunction]
 fn timing_params() -> Vec<(&'static str, &'static str)> {
     Timing::PARAMS.to_vec()
@@ -573,6 +583,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(config_fields, m)?)?;
     m.add_function(wrap_pyfunction!(stat_docs, m)?)?;
+    m.add_function(wrap_pyfunction!(stat_groups, m)?)?;
     m.add_function(wrap_pyfunction!(timing_params, m)?)?;
     m.add_function(wrap_pyfunction!(default_config, m)?)?;
     m.add_function(wrap_pyfunction!(generate_trace, m)?)?;

@@ -289,6 +289,16 @@ impl Organisation {
 /// Supply voltages and datasheet currents of one chip, and I/O power per data pin. Currents
 /// in mA, voltages in V, I/O powers in mW per DQ while it carries a burst. VPP currents are 0
 /// for parts without a VPP rail (DDR3).
+/// How a `PowerSpec::source` starts when the currents are not the part's own but borrowed from
+/// another part (no data sheet values entered): runs and `bulksim spec show` then say so.
+pub const STAND_IN_SOURCE: &str = "stand-in";
+
+/// Whether currents described by `source` (a `PowerSpec::source`, as the stats' `energy.power_source`
+/// report it) are a stand-in for the part's own.
+pub fn is_stand_in_power(source: &str) -> bool {
+    source.starts_with(STAND_IN_SOURCE)
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct PowerSpec {
     pub vdd: f64,

@@ -159,15 +159,15 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
         ("core_cycles", "core cycles", "from 0 until the last thread exited, or until the core cycle in which the memory devices accepted the sim.stop_after_dram_accesses-th request (every stat is then that moment's, requests in flight included as far as they got)"),
         ("simulated_ns", "ns", "`core_cycles` in nanoseconds"),
         ("instructions", "instructions", "instructions retired by all threads (a memcpy or meminit counts as one; the loads and stores a `cpu` copy performs do not)"),
-        ("ipc", "instructions per cycle", "instructions / core_cycles"),
+        ("ipc", "instructions per cycle", "instructions / core_cycles: with several cores, their throughput together (about the sum of the cores' IPCs; each core's is cores[].ipc)"),
         ("cores", "list", "per core: instructions retired, core_cycles until its last thread exited, and IPC over those cycles (a program's IPC in a multi-programmed mix); with sim.measure_instructions also warmup_end_cycle and measure_end_cycle (core cycles: its milestones), measured_cycles (their difference) and measured_instructions (docs/hybrid.md, Measurement)"),
         ("threads", "list", "per thread: trace file, instructions (its own, also when threads share a core), start and end time (ns), memory_stalls (times the window head waited for a line from memory), memory_stall_ns (that waiting summed) and, with sim.record_intervals, stall_intervals_ns"),
         ("traffic_bytes", "bytes", "sum of the traffic split: requests at the memory controllers x 64 (`memory.reads` + `memory.writes`, forwarded and merged ones included), plus RowClone seed-row writes"),
         ("fmtc", "fraction", "fraction of memory traffic due to copies: traffic.copy_bytes / traffic_bytes (RowClone's FMTC)"),
         ("bytes_per_instruction", "bytes per instruction", "traffic_bytes / instructions (memory bandwidth per instruction)"),
         ("energy_nj_per_instruction", "nJ per instruction", "memory.energy.total_nj / instructions"),
-        ("memcpy_ops", "operations", "memcpy and copy-on-write copies executed"),
-        ("meminit_ops", "operations", "meminit and first-touch zeroing executed"),
+        ("memcpy_ops", "operations", "copies begun: with system.memcpy = bulk (the default), one per page touched, that is one per piece of a memcpy (`M` event) lying within one 4 KiB page of both its source and its destination (an aligned N-page copy counts N, a misaligned one up to 2N), whoever performs the piece; with a memcpy routine (software, movblk), one per memcpy event; and one per copy-on-write page copy; 0 in functional mode"),
+        ("meminit_ops", "operations", "initializations begun, one per page touched: one per piece of a meminit (`I` event) lying within one 4 KiB page (an aligned N-page meminit counts N), and one per page zeroed on its first touch (os.zero_fills; a page mapped resident reads zero without one); 0 in functional mode"),
         ("memory_devices", "list", "only with several [[memory.device]]: per device its name, base (first physical byte address), bytes (capacity) and stats (as `memory`); `memory` itself is the first device's; with sim.warmup_instructions both cover from measurement.stats_from_cycle on (counters, energy and read_latency; their peaks, ends of time and bulk latencies cover the whole run)"),
         ("unavailable", "list", "per channel of every device in order: ranks[].refreshes and ranks[].refresh_mem_cycles (memory cycles from each refresh falling due to the end of its tRFC, summed), write_drains and write_drain_mem_cycles (periods the controller served writes while reads waited), and with sim.record_intervals every interval (rank, cause, start_mem_cycles, end_mem_cycles)"),
     ];
@@ -209,13 +209,29 @@ impl SystemStats {
             self.core_ghz,
             self.mechanism
         );
+        // Cores that ran something: with several, `ipc` is their throughput together (about
+        // the sum of their IPCs), so it is labelled as such and each core's follows.
+        let busy: Vec<(usize, &CoreStats)> = self
+            .cores
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.instructions > 0)
+            .collect();
+        let together = if busy.len() > 1 {
+            format!(" of all {} cores together", busy.len())
+        } else {
+            String::new()
+        };
         s += &format!(
-            "performance         {} instructions in {} cycles ({:.1} us): IPC {:.3}\n",
+            "performance         {} instructions in {} cycles ({:.1} us): IPC {:.3}{together}\n",
             self.instructions,
             self.core_cycles,
             self.simulated_ns / 1000.0,
             self.ipc
         );
+        if busy.len() > 1 {
+            s += &format!("per-core IPC        {}\n", per_core_ipc(&busy));
+        }
         if let Some(m) = &self.measurement {
             s += &format!(
                 "measured            {} cores x {} instructions after {} of warm-up: mean {:.0} cycles, slowest core {} {} cycles; memory stats from cycle {}\n",
@@ -268,9 +284,72 @@ impl SystemStats {
     }
 }
 
+/// The most cores whose IPC the summary lists one by one; more are summarised.
+const LISTED_CORES: usize = 8;
+
+/// Each busy core's IPC (`core 0 1.172, core 1 1.173`), or for many cores their range.
+fn per_core_ipc(busy: &[(usize, &CoreStats)]) -> String {
+    if busy.len() <= LISTED_CORES {
+        let each: Vec<String> = busy
+            .iter()
+            .map(|(i, c)| format!("core {i} {:.3}", c.ipc))
+            .collect();
+        return each.join(", ");
+    }
+    let by_ipc = |a: &&(usize, &CoreStats), b: &&(usize, &CoreStats)| a.1.ipc.total_cmp(&b.1.ipc);
+    let low = busy.iter().min_by(by_ipc).expect("busy cores");
+    let high = busy.iter().max_by(by_ipc).expect("busy cores");
+    let mean = busy.iter().map(|(_, c)| c.ipc).sum::<f64>() / busy.len() as f64;
+    format!(
+        "{} cores: min {:.3} (core {}), mean {mean:.3}, max {:.3} (core {}); each in cores[] of the JSON",
+        busy.len(),
+        low.1.ipc,
+        low.0,
+        high.1.ipc,
+        high.0
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn core(instructions: u64, ipc: f64) -> CoreStats {
+        CoreStats {
+            instructions,
+            ipc,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_multi_core_summary_labels_the_ipc_of_all_cores_and_gives_each() {
+        let mut stats = SystemStats {
+            instructions: 300,
+            core_cycles: 100,
+            ipc: 3.0,
+            cores: vec![core(100, 1.0), core(0, 0.0), core(200, 2.0)],
+            ..Default::default()
+        };
+        let summary = stats.summary();
+        assert!(
+            summary.contains("in 100 cycles (0.0 us): IPC 3.000 of all 2 cores together\n"),
+            "{summary}"
+        );
+        assert!(
+            summary.contains("\nper-core IPC        core 0 1.000, core 2 2.000\n"),
+            "{summary}"
+        );
+        stats.cores = (0..10).map(|i| core(1, 0.5 + i as f64 / 10.0)).collect();
+        assert!(stats.summary().contains(
+            "per-core IPC        10 cores: min 0.500 (core 0), mean 0.950, max 1.400 (core 9)"
+        ));
+        // One core: its IPC is the run's, unlabelled.
+        stats.cores = vec![core(300, 3.0)];
+        let summary = stats.summary();
+        assert!(summary.contains("IPC 3.000\n"), "{summary}");
+        assert!(!summary.contains("per-core"), "{summary}");
+    }
 
     #[test]
     fn every_system_stat_is_documented_and_every_doc_is_a_stat() {

@@ -300,12 +300,12 @@ impl ProgramReader {
     pub fn from_text(mut r: Box<dyn BufRead + Send>, name: &str) -> Result<ProgramReader> {
         let mut header = Vec::new();
         lines::read_line(&mut r, &mut header).map_err(|e| trace_err(name, 1, read_error(&e)))?;
-        let header = String::from_utf8_lossy(&header);
-        let header = header.trim();
+        let header_text = String::from_utf8_lossy(&header);
+        let header = lines::content_str(&header_text);
         let rest = TEXT_HEADERS
             .iter()
             .find_map(|h| header.strip_prefix(h))
-            .map(str::trim);
+            .map(lines::content_str);
         let child = match rest {
             Some("") => false,
             Some("child") => true,
@@ -313,7 +313,10 @@ impl ProgramReader {
                 return Err(trace_err(
                     name,
                     1,
-                    format!("expected the header `{TEXT_HEADER}` (or `{TEXT_HEADER} child`), got '{header}'"),
+                    format!(
+                        "expected the header `{TEXT_HEADER}` (or `{TEXT_HEADER} child`), got '{}'",
+                        lines::shown(header.as_bytes())
+                    ),
                 ))
             }
         };
@@ -371,12 +374,19 @@ impl ProgramReader {
             let Ok(text) = std::str::from_utf8(&self.line) else {
                 return Err(trace_err(&self.name, self.record, "not UTF-8 text"));
             };
-            let text = text.trim();
+            let text = lines::content_str(text);
             if text.is_empty() || text.starts_with('#') {
                 continue;
             }
+            if let Some(what) = lines::control_character(&self.line) {
+                return Err(trace_err(&self.name, self.record, what));
+            }
             return parse_text(text).map(Some).map_err(|what| {
-                trace_err(&self.name, self.record, format!("{what}; got '{text}'"))
+                trace_err(
+                    &self.name,
+                    self.record,
+                    format!("{what}; got '{}'", lines::shown(text.as_bytes())),
+                )
             });
         }
     }
@@ -488,7 +498,7 @@ fn num(s: Option<&str>) -> std::result::Result<u64, &'static str> {
 const EXPECTED: &str = "expected one of `C n`, `L vaddr [bytes]`, `S vaddr [bytes]`, `M src dst bytes`, `I dst bytes value`, `A vaddr bytes`, `P vaddr bytes`, `N vaddr bytes`, `U vaddr bytes`, `K vaddr bytes`, `G vaddr bytes`, `R vaddr`, `D vaddr`, `Q vaddr`, `B vaddr`, `B src dst`, `F thread`, `T thread`, `Y thread`, `E`, `W`, `X`";
 
 fn parse_text(text: &str) -> std::result::Result<Event, String> {
-    let mut f = text.split_ascii_whitespace();
+    let mut f = lines::fields(text);
     let op = f.next().unwrap_or_default();
     let sized = f.clone().count() == 2;
     let mut n = || num(f.next()).map_err(|e| format!("{e}; {EXPECTED}"));

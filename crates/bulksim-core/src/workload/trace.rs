@@ -141,16 +141,18 @@ impl<R: BufRead> TraceReader<R> {
         }
     }
 
+    /// The error for the current line, which failed to parse with `what`. A control
+    /// character in the line is named instead: it sits inside a field (only spaces, tabs and
+    /// commas separate them), which is why the line failed.
     fn error(&self, what: &str) -> Error {
-        let mut text = String::from_utf8_lossy(&self.line).trim_end().to_string();
-        if text.chars().count() > 80 {
-            text = text.chars().take(77).collect::<String>() + "...";
+        let place = format!("{}:{}", self.name, self.line_no);
+        if let Some(control) = lines::control_character(&self.line) {
+            return Error::Trace(format!("{place}: {control}"));
         }
         Error::Trace(format!(
-            "{}:{}: {what}; expected {}, got '{text}'",
-            self.name,
-            self.line_no,
-            self.format.expected()
+            "{place}: {what}; expected {}, got '{}'",
+            self.format.expected(),
+            lines::shown(lines::content(&self.line))
         ))
     }
 
@@ -257,7 +259,9 @@ fn ends_below_top(start: u64, bytes: u64) -> std::result::Result<(), &'static st
     }
 }
 
-/// Fields of a line split at `sep` (a comma; for a space, any run of blanks), each trimmed.
+/// Fields of a line split at `sep` (a comma; for a space, any run of spaces and tabs), each
+/// without the spaces and tabs around it. Other control characters stay in the field, which
+/// then fails to parse: no field holds one legitimately.
 struct Fields<'a> {
     rest: &'a [u8],
     sep: u8,
@@ -267,14 +271,19 @@ impl<'a> Fields<'a> {
     #[inline(always)]
     fn next(&mut self) -> Option<&'a [u8]> {
         if self.sep == b' ' {
-            self.rest = self.rest.trim_ascii_start();
+            let start = self
+                .rest
+                .iter()
+                .position(|&b| !lines::is_blank(b))
+                .unwrap_or(self.rest.len());
+            self.rest = &self.rest[start..];
             if self.rest.is_empty() {
                 return None;
             }
             let end = self
                 .rest
                 .iter()
-                .position(|b| b.is_ascii_whitespace())
+                .position(|&b| lines::is_blank(b))
                 .unwrap_or(self.rest.len());
             let (field, rest) = self.rest.split_at(end);
             self.rest = rest;
@@ -292,10 +301,10 @@ impl<'a> Fields<'a> {
                 } else {
                     &self.rest[end + 1..]
                 };
-                Some(field.trim_ascii())
+                Some(lines::trim_blanks(field))
             }
             None => {
-                let field = self.rest.trim_ascii();
+                let field = lines::trim_blanks(self.rest);
                 self.rest = &[];
                 Some(field)
             }
@@ -322,7 +331,7 @@ impl<R: BufRead> RequestSource for TraceReader<R> {
             if n == 0 {
                 return Ok(None);
             }
-            let text = self.line.trim_ascii();
+            let text = lines::content(&self.line);
             if text.is_empty() || text[0] == b'#' {
                 continue;
             }

@@ -4,13 +4,17 @@
 //! xz, gzip or plain. Before the caches: loads and stores go through the hierarchy like
 //! bulksim's own `L`/`S`.
 //!
-//! Each record is one instruction. One without memory operands adds to a run of `Compute`;
-//! one with operands becomes `Load(address)` per nonzero source operand, then
-//! `Store(address)` per nonzero destination operand. bulksim's core model counts each such
-//! event as an instruction, so an instruction with k memory operands counts k; branches and
-//! registers are not modelled (the core has no branch predictor or register dependences).
+//! Each record is one instruction. One without memory operands adds to a run of `Compute`,
+//! given out every `COMPUTE_CHUNK` instructions so that a long run (or an endless input
+//! without memory operands) still advances the core and meets `sim.max_cycles`; one with
+//! operands becomes `Load(address)` per nonzero source operand, then `Store(address)` per
+//! nonzero destination operand. bulksim's core model counts each such event as an
+//! instruction, so an instruction with k memory operands counts k; branches and registers are
+//! not modelled (the core has no branch predictor or register dependences). A record of 64
+//! zero bytes (no instruction address) is refused: it is what a file of zeros, a sparse hole or
+//! `/dev/zero` holds, never an instruction.
 
-use super::{address, open_decompressed, push_compute, whole_address_space, MAX_RECORD_GAP};
+use super::{address, open_decompressed, push_compute, whole_address_space};
 use crate::error::{Error, Result};
 use crate::workload::program::Event;
 use crate::workload::source::EventSource;
@@ -20,6 +24,13 @@ use std::path::Path;
 
 /// Bytes of one `input_instr` record.
 pub const RECORD_BYTES: usize = 64;
+
+/// The longest run of instructions without memory operands read before it is given out as
+/// `Compute`: 4 MiB of records, a few milliseconds of reading, so that the core advances (and
+/// `sim.max_cycles` or convert's instruction limit can stop an endless input) while the
+/// events stay few. Splitting a run changes no timing: the core takes `Compute(a)` then
+/// `Compute(b)` as it takes `Compute(a + b)`.
+pub const COMPUTE_CHUNK: u64 = 1 << 16;
 
 /// One decoded `input_instr` record (the fields bulksim uses).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -113,7 +124,16 @@ impl ChampsimReader {
             }
         }
         match got {
-            0 => Ok(None),
+            0 => {
+                // No such record: where the stream is (for errors found at its end) stays
+                // the last one.
+                self.record -= 1;
+                Ok(None)
+            }
+            RECORD_BYTES if buf == [0; RECORD_BYTES] => Err(self.error(
+                "64 zero bytes, not a ChampSim `input_instr` record (it has no instruction \
+                 address); a file of zeros?",
+            )),
             RECORD_BYTES => Ok(Some(Instr::decode(&buf))),
             n => Err(self.error(format!(
                 "record cut short: {n} of {RECORD_BYTES} bytes (a ChampSim `input_instr` \
@@ -135,7 +155,7 @@ impl ChampsimReader {
             let stores = instr.destination_memory.iter().filter(|&&a| a != 0);
             if loads.clone().count() + stores.clone().count() == 0 {
                 self.compute += 1;
-                if self.compute == MAX_RECORD_GAP {
+                if self.compute == COMPUTE_CHUNK {
                     push_compute(&mut self.pending, std::mem::take(&mut self.compute));
                 }
                 continue;
@@ -187,10 +207,10 @@ impl EventSource for ChampsimReader {
 }
 
 /// Whether `bytes` (the start of a decompressed file) could be ChampSim records: at least
-/// one record whose flag bytes are 0 or 1.
+/// one record, each with flag bytes 0 or 1 and none all zero (`/dev/zero` is not a trace).
 pub fn looks_like_records(bytes: &[u8]) -> bool {
     bytes.len() >= RECORD_BYTES
         && bytes
             .chunks_exact(RECORD_BYTES)
-            .all(|r| r[8] <= 1 && r[9] <= 1)
+            .all(|r| r[8] <= 1 && r[9] <= 1 && r.iter().any(|&b| b != 0))
 }

@@ -5,7 +5,9 @@
 //! format, line accesses go through a functional cache hierarchy (`cache_filter`) when one
 //! is given: misses become reads, dirty evictions write-backs, hits count as non-memory
 //! instructions; without one every line access is a request. See `sink` for how each output
-//! writes gaps, cycles and bulk operations.
+//! writes gaps, cycles and bulk operations. A conversion stops with an error once the output
+//! stands for more than its instruction limit (`DEFAULT_MAX_INSTRUCTIONS` unless given), so an
+//! endless input ends instead of running (or filling the disk) forever.
 
 use super::cache_filter::{CacheFilter, MemoryRequest, MEMORY_LINE};
 use super::sink::{OutputFormat, Sink, Written};
@@ -17,6 +19,13 @@ use crate::workload::program::Event;
 use crate::workload::source::{EventSource, WorkloadFormat};
 use crate::workload::trace::{RequestSource, TraceFormat, TraceOp, TraceReader};
 use std::path::Path;
+
+/// The default limit on the instructions a conversion's output stands for (`bulksim convert
+/// --max-instructions`): as many as trace replay's default `sim.max_cycles`, since a native or
+/// dramsim3 output counts one instruction per memory cycle and replay refuses a cycle beyond
+/// `sim.max_cycles`. Far above any real trace (ChampSim's are about 10^9 instructions); an
+/// endless input stops here.
+pub const DEFAULT_MAX_INSTRUCTIONS: u64 = crate::config::DEFAULT_MAX_CYCLES;
 
 /// What a conversion read and wrote.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,13 +84,27 @@ pub fn input_names() -> Vec<&'static str> {
 }
 
 /// Converts `input` (in `from`, detected from the content when None) into `output` in `to`,
-/// through a cache of `cache` levels when given (instruction-level inputs only).
+/// through a cache of `cache` levels when given (instruction-level inputs only), up to
+/// `DEFAULT_MAX_INSTRUCTIONS`.
 pub fn convert(
     input: &Path,
     from: Option<&str>,
     output: &Path,
     to: &str,
     cache: Option<&[CacheLevelConfig]>,
+) -> Result<ConvertReport> {
+    convert_limited(input, from, output, to, cache, DEFAULT_MAX_INSTRUCTIONS)
+}
+
+/// `convert`, stopping with an error naming the input record once the output stands for more
+/// than `max_instructions` instructions.
+pub fn convert_limited(
+    input: &Path,
+    from: Option<&str>,
+    output: &Path,
+    to: &str,
+    cache: Option<&[CacheLevelConfig]>,
+    max_instructions: u64,
 ) -> Result<ConvertReport> {
     let to_format = OutputFormat::from_name(to)?;
     let (mut source, from_name, instruction_level) = open_input(input, from)?;
@@ -97,7 +120,20 @@ pub fn convert(
     let lines_to_requests = instruction_level && to_format != OutputFormat::Bulksim;
     let mut sink = Sink::create(output, to_format)?;
     let mut requests = Vec::new();
+    let over_limit = |source: &Input| {
+        Error::Trace(format!(
+            "{}: the input stands for more than {max_instructions} instructions, the \
+             conversion's limit (convert --max-instructions; the default, 10^11, is as many \
+             cycles as trace replay takes by default); an endless input? raise \
+             --max-instructions to convert more",
+            source.location()
+        ))
+    };
     while let Some(event) = source.next()? {
+        // Checked as each event arrives: the error names the record the input had reached.
+        if sink.written.instructions > max_instructions {
+            return Err(over_limit(&source));
+        }
         let at = || source.location();
         if !lines_to_requests {
             sink.event(&event, &at)?;
@@ -172,6 +208,9 @@ pub fn convert(
             };
             sink.event(&e, &at)?;
         }
+    }
+    if sink.written.instructions > max_instructions {
+        return Err(over_limit(&source));
     }
     Ok(ConvertReport {
         from: from_name,

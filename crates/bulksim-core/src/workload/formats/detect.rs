@@ -8,6 +8,7 @@ use super::ramulator_cpu::RamulatorCpu;
 use super::rowclone::Rowclone;
 use super::{open_decompressed, Compression, LineFormat};
 use crate::error::{Error, Result};
+use crate::workload::lines;
 use crate::workload::program::thread_files;
 use crate::workload::source::WorkloadFormat;
 use crate::workload::standin::spec::Spec;
@@ -86,9 +87,11 @@ fn text_format(head: &[u8]) -> Option<WorkloadFormat> {
     } else {
         &text[..text.rfind('\n')?]
     };
+    // A line with a stray control character is left to the reader, which names it.
     let records: Vec<&str> = complete
-        .lines()
-        .map(str::trim)
+        .split('\n')
+        .filter(|l| lines::control_character(l.as_bytes()).is_none())
+        .map(lines::content_str)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .take(PEEK_RECORDS)
         .collect();

@@ -129,7 +129,9 @@ impl LineInput {
         }
     }
 
-    /// The next non-blank line, trimmed; None at the end of the input.
+    /// The next line that is neither blank nor a `#` comment, without its ending and the
+    /// blanks around it; None at the end of the input. A control character inside it (other
+    /// than a tab) is an error: fields are separated by spaces or tabs only.
     pub fn next_line(&mut self) -> Result<Option<&str>> {
         loop {
             self.record += 1;
@@ -141,13 +143,16 @@ impl LineInput {
             let Ok(text) = std::str::from_utf8(&self.line) else {
                 return Err(self.error("not UTF-8 text"));
             };
-            let text = text.trim();
+            let text = lines::content_str(text);
             if !text.is_empty() && !text.starts_with('#') {
                 break;
             }
         }
+        if let Some(what) = lines::control_character(&self.line) {
+            return Err(self.error(what));
+        }
         // Checked UTF-8 above; taken again outside the loop, which reuses the buffer.
-        Ok(std::str::from_utf8(&self.line).ok().map(str::trim))
+        Ok(std::str::from_utf8(&self.line).ok().map(lines::content_str))
     }
 
     pub fn error(&self, what: impl std::fmt::Display) -> Error {
@@ -208,7 +213,7 @@ impl<F: LineFormat> PostLlcReader<F> {
         match F::parse(text) {
             Ok(record) => Ok(Some(record)),
             Err(what) => {
-                let got = shorten(text);
+                let got = lines::shown(text.as_bytes());
                 Err(self.input.error(format!(
                     "{what}; expected {} ({} format), got '{got}'",
                     F::EXPECTED,
@@ -216,15 +221,6 @@ impl<F: LineFormat> PostLlcReader<F> {
                 )))
             }
         }
-    }
-}
-
-/// A line cut to 80 characters for an error message.
-fn shorten(text: &str) -> String {
-    if text.chars().count() > 80 {
-        text.chars().take(77).collect::<String>() + "..."
-    } else {
-        text.to_string()
     }
 }
 
@@ -276,9 +272,10 @@ pub fn push_compute(out: &mut VecDeque<Event>, mut gap: u64) {
     }
 }
 
-/// Fields of a line split at blanks, with the counts checked by the caller.
+/// Fields of a line split at spaces and tabs (`lines::fields`), with the counts checked by
+/// the caller.
 pub fn fields(text: &str) -> Vec<&str> {
-    text.split_ascii_whitespace().collect()
+    lines::fields(text).collect()
 }
 
 /// An instruction gap: decimal, at most `MAX_RECORD_GAP`.

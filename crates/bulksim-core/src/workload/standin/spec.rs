@@ -4,6 +4,7 @@
 //! naming the file and the key.
 
 use crate::error::{Error, Result};
+use crate::workload::lines;
 use std::path::Path;
 
 /// The marker key (and its value, the spec version) that tells a stand-in spec from a trace.
@@ -241,11 +242,17 @@ impl Spec {
             .map_err(|e| Error::Io(format!("{}: cannot write the spec: {e}", path.display())))
     }
 
-    /// Reads the spec at `path`.
+    /// Reads the spec at `path`: at most `lines::MAX_CONFIG_BYTES`, like a config file (a
+    /// spec is a few lines; `/dev/zero` given as one stops there).
     pub fn read(path: &Path) -> Result<Spec> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::Trace(format!("{name}: cannot read the stand-in spec: {e}")))?;
+        let text = lines::read_small_text_file(path, "a stand-in spec").map_err(|e| {
+            let what = match e.kind() {
+                std::io::ErrorKind::InvalidData => e.to_string(),
+                _ => format!("cannot read the stand-in spec: {e}"),
+            };
+            Error::Trace(format!("{name}: {what}"))
+        })?;
         Spec::parse(&text, &name)
     }
 
