@@ -13,9 +13,12 @@
      allocated in creation order across every process by creating ids/<id> exclusively, so
      fork (F) and spawn (T) operands are final when written.
    - index: one line per fact, appended atomically by every process: `thread <id> <kind>
-     <parent> <pid> <tid>`, `counts <id> key=value...`, `end <id>` (its X is written).
+     <parent> <pid> <tid>`, `counts <id> key=value...` (what the stream gained since its last
+     counts line: one at its end, and one before an execve, whose instance's memory goes with
+     the exec), `end <id>` (its X is written).
    - budget: one 8-byte instruction count per id, summed for --capture-max-instructions.
-   - exec-<pid>: the id whose stream continues after an execve (read by the new instance).
+   - exec-<pid>: the id whose stream continues after an execve, the next id to try and the
+     stream's instructions so far (read by the new instance).
    - limit: present when the instruction limit stopped the capture. */
 
 #include "pub_tool_basics.h"
@@ -79,6 +82,7 @@ typedef struct {
    Int used;
    ULong pending_c;     /* non-memory instructions since the last record */
    ULong total;         /* every instruction this thread ran (for the budget) */
+   ULong reported;      /* the part of total already in a counts line of the index */
    ULong budget_seen;   /* total >> BUDGET_STRIDE_BITS at the last budget look */
    Bool needs_resident; /* the initial mappings (N) are still to be written */
    /* Inside a memcpy-family call: its loads, stores and instructions are the bulk event. */
@@ -88,7 +92,7 @@ typedef struct {
    /* The rep-prefixed string instruction being repeated, and the count its next iteration sees. */
    Addr rep_ip;
    ULong rep_next;
-   /* Counts for the summary: events by opcode, bytes by opcode. */
+   /* Counts for the summary since the last counts line: events by opcode, bytes by opcode. */
    ULong events[256];
    ULong bytes[256];
 } Stream;
@@ -258,11 +262,13 @@ static void open_stream(ThreadId tid, Int id, Bool child, Bool append)
    }
 }
 
+/* Appends what the stream gained since its last counts line to the index, then starts
+   counting afresh (the driver sums a stream's lines). */
 static void write_counts(Stream* s)
 {
    static const UChar ops[] = "CLlSsMIAUNEKGFTYWX";
    HChar line[2048];
-   Int n = VG_(sprintf)(line, "counts %d instructions=%llu", s->id, s->total);
+   Int n = VG_(sprintf)(line, "counts %d instructions=%llu", s->id, s->total - s->reported);
    for (Int i = 0; ops[i]; i++) {
       UChar op = ops[i];
       n += VG_(sprintf)(line + n, " %c=%llu", op, s->events[op]);
@@ -271,6 +277,9 @@ static void write_counts(Stream* s)
    }
    VG_(sprintf)(line + n, "\n");
    index_line(line);
+   s->reported = s->total;
+   VG_(memset)(s->events, 0, sizeof s->events);
+   VG_(memset)(s->bytes, 0, sizeof s->bytes);
 }
 
 /* Moves the instrumented code's counts into the running thread's stream. */
@@ -918,18 +927,21 @@ static void bc_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
       break;
    case __NR_execve:
    case __NR_execveat: {
-      /* The new program's instance continues this stream; every buffer goes out now, as
-         this process's memory is about to be replaced. */
-      HChar path[4096], line[64];
+      /* The new program's instance continues this stream; every buffer and every count
+         goes out now, as this process's memory is about to be replaced (the other threads
+         end here).  The instructions so far go along, for the shared budget. */
+      HChar path[4096], line[96];
       exec_file(path, VG_(getpid)());
       Int fd = open_or_die(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC);
-      VG_(sprintf)(line, "%d %d\n", s->id, next_id_hint);
+      VG_(sprintf)(line, "%d %d %llu\n", s->id, next_id_hint, s->total);
       write_all(fd, line, VG_(strlen)(line), path);
       VG_(close)(fd);
       put_compute(s);
       for (Int t = 0; t < n_slots; t++)
-         if (streams[t].live)
+         if (streams[t].live) {
             flush_stream(&streams[t]);
+            write_counts(&streams[t]);
+         }
       break;
    }
    default:
@@ -1107,7 +1119,12 @@ static void bc_post_clo_init(void)
       HChar* p;
       Int id = (Int)VG_(strtoll10)(text, &p);
       next_id_hint = (Int)VG_(strtoll10)(p, &p);
+      ULong before = VG_(strtoull10)(p, &p);
       open_stream(tid, id, False, True);
+      /* The instructions before the exec are in the index already; they still count
+         towards the budget. */
+      streams[tid].total = streams[tid].reported = before;
+      streams[tid].budget_seen = before >> BUDGET_STRIDE_BITS;
       put0(&streams[tid], 'E');
       HChar line[128];
       VG_(sprintf)(line, "exec %d %d\n", id, VG_(getpid)());
