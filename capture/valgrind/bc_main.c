@@ -45,6 +45,14 @@
 #define MAX_COMPUTE (1ULL << 32)
 /* Instructions a thread runs between looks at the shared budget. */
 #define BUDGET_STRIDE_BITS 16
+/* The kernel's own buffers of a copy between files (copy_file_range, sendfile, splice): at
+   2^47 and up, above Linux's x86-64 user address space, so no program mapping can overlap
+   them, and below bulksim's 2^48 limit.  Each stream has its own pair of chunks (source and
+   destination) there, so threads never share them.  A copy is recorded a chunk at a time:
+   64 KiB, the 16 pages of the pipe the kernel's generic file copy (splice) moves data
+   through. */
+#define KERNEL_BUFFERS (1ULL << 47)
+#define KERNEL_CHUNK (64ULL * 1024)
 
 /* ---- options ---------------------------------------------------------------------- */
 
@@ -92,9 +100,12 @@ typedef struct {
    /* The rep-prefixed string instruction being repeated, and the count its next iteration sees. */
    Addr rep_ip;
    ULong rep_next;
-   /* Counts for the summary since the last counts line: events by opcode, bytes by opcode. */
+   /* Counts for the summary since the last counts line: events by opcode, bytes by opcode,
+      and the kernel's copies between files (also in the G and K counts). */
    ULong events[256];
    ULong bytes[256];
+   ULong file_copies;
+   ULong file_copy_bytes;
 } Stream;
 
 /* One per Valgrind thread slot (VG_N_THREADS, known once options are read). */
@@ -275,11 +286,14 @@ static void write_counts(Stream* s)
       if (s->bytes[op])
          n += VG_(sprintf)(line + n, " %c_bytes=%llu", op, s->bytes[op]);
    }
+   n += VG_(sprintf)(line + n, " file_copies=%llu file_copy_bytes=%llu", s->file_copies,
+                     s->file_copy_bytes);
    VG_(sprintf)(line + n, "\n");
    index_line(line);
    s->reported = s->total;
    VG_(memset)(s->events, 0, sizeof s->events);
    VG_(memset)(s->bytes, 0, sizeof s->bytes);
+   s->file_copies = s->file_copy_bytes = 0;
 }
 
 /* Moves the instrumented code's counts into the running thread's stream. */
@@ -911,6 +925,31 @@ static void exec_file(HChar* path, Int pid)
    path_of(path, name);
 }
 
+/* A copy the kernel made from one file to another (copy_file_range, sendfile, splice) of
+   `n` bytes into `fd_out`: the kernel's copy loop, as loads of a source buffer (G) and stores
+   to a destination buffer (K) of the kernel's own, a chunk at a time, each chunk's pages
+   resident (N: the page cache holds them) and unmapped after (U: they are not the
+   program's).  Into a pipe the kernel moves page references rather than bytes: no copy. */
+static void put_file_copy(Stream* s, Int fd_out, ULong n)
+{
+   struct vg_stat st;
+   if (n == 0 || (VG_(fstat)(fd_out, &st) == 0 && VKI_S_ISFIFO(st.mode)))
+      return;
+   s->file_copies++;
+   s->file_copy_bytes += n;
+   Addr src = KERNEL_BUFFERS + (Addr)s->id * 2 * KERNEL_CHUNK;
+   Addr dst = src + KERNEL_CHUNK;
+   for (ULong done = 0; done < n; done += KERNEL_CHUNK) {
+      ULong c = n - done < KERNEL_CHUNK ? n - done : KERNEL_CHUNK;
+      put_range(s, 'N', src, KERNEL_CHUNK);
+      put_range(s, 'N', dst, KERNEL_CHUNK);
+      put_range(s, 'G', src, c);
+      put_range(s, 'K', dst, c);
+      put_range(s, 'U', src, KERNEL_CHUNK);
+      put_range(s, 'U', dst, KERNEL_CHUNK);
+   }
+}
+
 static void bc_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
    Stream* s = stream_of(tid);
@@ -980,6 +1019,15 @@ static void bc_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
          put_range(s, 'U', start, bytes);
          put_range(s, 'A', start, bytes);
       }
+      break;
+   case __NR_copy_file_range: /* (fd_in, off_in, fd_out, off_out, len, flags) */
+   case __NR_splice:          /* (fd_in, off_in, fd_out, off_out, len, flags) */
+      if (ok)
+         put_file_copy(s, (Int)args[2], sr_Res(res));
+      break;
+   case __NR_sendfile: /* (fd_out, fd_in, offset, count) */
+      if (ok)
+         put_file_copy(s, (Int)args[0], sr_Res(res));
       break;
    case __NR_execve:
    case __NR_execveat: {

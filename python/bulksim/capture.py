@@ -33,8 +33,8 @@ EVENT_KINDS = {
     "s": "stores (ranges)",
     "M": "memcpy",
     "I": "meminit (memset)",
-    "K": "kernel copies into user memory",
-    "G": "kernel copies out of user memory",
+    "K": "kernel copies in (into user memory, or a file copy's destination)",
+    "G": "kernel copies out (of user memory, or a file copy's source)",
     "A": "maps (mmap, brk)",
     "N": "resident maps",
     "U": "unmaps",
@@ -162,6 +162,10 @@ class CaptureResult:
             "events": {k: totals[k] for k in EVENT_KINDS},
             "bytes": {k: totals[f"{k}_bytes"] for k in "lsMIKGANU" if totals[f"{k}_bytes"]},
             "non_memory_instructions": totals["C_bytes"],
+            # Copies the kernel made between files (copy_file_range, sendfile, splice), also
+            # in the G and K counts above: calls and bytes.
+            "file_copies": totals["file_copies"],
+            "file_copy_bytes": totals["file_copy_bytes"],
             "threads": [
                 {"id": t.id, "kind": t.kind, "parent": t.parent, "pid": t.pid, "execs": t.execs}
                 for t in self.threads
@@ -195,6 +199,11 @@ class CaptureResult:
                 size = totals[f"{kind}_bytes"]
                 extra = f", {size:,} bytes" if size and kind != "C" else ""
                 lines.append(f"    {kind} {totals[kind]:>12,}  {what}{extra}")
+        if totals["file_copies"]:
+            lines.append(
+                f"  of the kernel copies, {totals['file_copies']:,} between files (copy_file_range, "
+                f"sendfile, splice): {totals['file_copy_bytes']:,} bytes copied"
+            )
         lines.append("  page faults: derived by bulksim's OS model when simulated")
         lines.append(f"simulate it: bulksim run --workload {self.out}")
         return "\n".join(lines) + "\n"
