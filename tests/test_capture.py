@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
+import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -235,6 +237,181 @@ def test_live_capture_of_an_exec_continues_the_stream(tmp_path):
     assert main[execs[0] + 1][0] == "N"
     stats = bulksim.run_workload(workload=out)
     assert stats["os"]["execs"] == 1
+
+
+@needs_capture
+def test_capture_json_counts_what_the_streams_hold_across_fork_and_exec(tmp_path):
+    # sh forks once to run the first command, then both processes exec: an exec ends the tool's
+    # instance in that process, and what it had counted must still be in capture.json.
+    out = tmp_path / "cap"
+    result = cap.capture(["sh", "-c", "/bin/true; exec /bin/true"], out)
+    assert [t.kind for t in result.threads] == ["main", "fork"]
+    meta = json.loads((out / "capture.json").read_text())
+    assert meta["processes"] == result.processes == 2
+    streams = [events(out / f"thread-{t.id}.btrace") for t in result.threads]
+    held = Counter(op for stream in streams for op, _ in stream)
+    assert (held["F"], held["E"], held["X"]) == (1, 2, 2) and held["W"] >= 1
+    assert meta["events"] == {kind: held[kind] for kind in cap.EVENT_KINDS}
+    # Every byte count, and the non-memory instructions (the C operands), as the streams hold.
+    size_operand = {"l": 1, "s": 1, "M": 2, "I": 1, "K": 1, "G": 1, "A": 1, "N": 1, "U": 1}
+    held_bytes = Counter()
+    for stream in streams:
+        for op, values in stream:
+            if op in size_operand:
+                held_bytes[op] += values[size_operand[op]]
+    assert meta["bytes"] == {kind: n for kind, n in held_bytes.items() if n}
+    assert meta["non_memory_instructions"] == sum(v[0] for stream in streams for op, v in stream if op == "C")
+    stats = bulksim.run_workload(workload=out)
+    assert (stats["os"]["forks"], stats["os"]["execs"], stats["os"]["processes"]) == (1, 2, 2)
+
+
+SPIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static unsigned long x;
+int main(int argc, char** argv) {
+   if (argc > 1) {
+      /* 2 instructions per round (an add to memory, a loop), then the program again, spinning */
+      unsigned long n = strtoul(argv[1], NULL, 10);
+      __asm__ volatile("1: addq $1, %0\n\tloop 1b" : "+m"(x), "+c"(n));
+      printf("%lu\n", (unsigned long)&x);
+      fflush(stdout);
+      execl(argv[0], argv[0], (char*)NULL);
+      return 1;
+   }
+   for (;;) __asm__ volatile("addq $1, %0" : "+m"(x));
+}
+"""
+
+
+@needs_capture
+def test_max_instructions_counts_the_instructions_before_an_exec(tmp_path, capfd):
+    (tmp_path / "spin.c").write_text(SPIN)
+    subprocess.run(["cc", "-O1", "-no-pie", "-o", tmp_path / "spin", tmp_path / "spin.c"], check=True)
+    rounds, limit = 300_000, 1_500_000
+    out = tmp_path / "cap"
+    result = cap.capture([str(tmp_path / "spin"), str(rounds)], out, max_instructions=limit)
+    x = int(capfd.readouterr().out)
+    assert result.stopped_at_limit and len(result.threads) == 1
+    assert limit <= result.instructions < limit + (1 << 16) + 64
+    # The budget goes on across the exec: the program spinning after it had what the 2 x
+    # rounds instructions before it left, not a fresh limit.
+    stream = events(out / "thread-0.btrace")
+    after_exec = stream[[op for op, _ in stream].index("E") :]
+    spins = after_exec.count(("S", [x]))
+    assert 0 < 2 * spins <= limit - 2 * rounds + (1 << 16) + 64
+
+
+@needs_capture
+def test_wall_time_covers_the_whole_capture(tmp_path, monkeypatch):
+    finish = cap._finish
+
+    def slow_finish(*args):
+        time.sleep(0.5)  # as compressing a large capture's streams takes time
+        return finish(*args)
+
+    monkeypatch.setattr(cap, "_finish", slow_finish)
+    out = tmp_path / "cap"
+    result = cap.capture(["true"], out)
+    meta = json.loads((out / "capture.json").read_text())
+    assert meta["compress_seconds"] >= 0.5 and meta["program_seconds"] > 0
+    parts = meta["program_seconds"] + meta["compress_seconds"]
+    assert meta["wall_seconds"] == pytest.approx(parts, abs=0.002)
+    said = f"{result.wall_seconds:.2f} s in all: the program ran {result.program_seconds:.2f} s under"
+    assert said in result.summary()
+
+
+#: Bytes the file-copy program moves with each call.
+BY_COPY_FILE_RANGE, BY_SENDFILE, BY_SPLICE = 300_000, 70_000, 4096
+
+FILE_COPIES = r"""
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+/* argv[1]: a file of at least 300,000 bytes; argv[2..4]: the files to write. */
+int main(int argc, char** argv) {
+   int in = open(argv[1], O_RDONLY);
+   int a = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+   long copied = 0, sent = 0, n;
+   while (copied < 300000 && (n = copy_file_range(in, NULL, a, NULL, 300000 - copied, 0)) > 0)
+      copied += n;
+   int b = open(argv[3], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+   off_t at = 0;
+   while (sent < 70000 && (n = sendfile(b, in, &at, 70000 - sent)) > 0)
+      sent += n;
+   int pipe_ends[2];
+   pipe(pipe_ends);
+   int c = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC, 0600);
+   loff_t from = 0;
+   long into_pipe = splice(in, &from, pipe_ends[1], NULL, 4096, 0);
+   long out_of_pipe = splice(pipe_ends[0], NULL, c, NULL, 4096, 0);
+   printf("%ld %ld %ld %ld\n", copied, sent, into_pipe, out_of_pipe);
+   return 0;
+}
+"""
+
+#: Where the tool puts the kernel's buffers of a copy between files (above user space).
+KERNEL_BUFFERS = 1 << 47
+
+
+def kernel_buffer_copies(stream: list[tuple[str, list[int]]]) -> tuple[int, int]:
+    """Bytes the kernel copied out of (G) and into (K) its own buffers, checking that each
+    buffer is resident (N) while it is used and unmapped (U) after."""
+    resident: set[int] = set()
+    out = into = 0
+    for op, v in stream:
+        if not v or v[0] < KERNEL_BUFFERS:
+            continue
+        if op == "N":
+            resident.add(v[0])
+        elif op == "U":
+            resident.discard(v[0])
+        else:
+            assert op in "GK" and v[0] in resident, (op, v)
+            out += v[1] if op == "G" else 0
+            into += v[1] if op == "K" else 0
+    assert not resident
+    return out, into
+
+
+@needs_capture
+def test_copies_between_files_are_kernel_copies_of_the_bytes_moved(tmp_path, capfd):
+    (tmp_path / "copies.c").write_text(FILE_COPIES)
+    subprocess.run(["cc", "-O1", "-o", tmp_path / "copies", tmp_path / "copies.c"], check=True)
+    data = tmp_path / "input.bin"
+    data.write_bytes(os.urandom(BY_COPY_FILE_RANGE))
+    targets = [tmp_path / name for name in ("a", "b", "c")]
+    out = tmp_path / "cap"
+    cap.capture([str(tmp_path / "copies"), str(data), *map(str, targets)], out)
+    moved = [int(n) for n in capfd.readouterr().out.split()]
+    assert moved == [BY_COPY_FILE_RANGE, BY_SENDFILE, BY_SPLICE, BY_SPLICE]
+    source = data.read_bytes()
+    assert [t.read_bytes() for t in targets] == [source, source[:BY_SENDFILE], source[:BY_SPLICE]]
+    # Into a pipe the kernel moves page references, not bytes: the first splice is no copy.
+    copied = BY_COPY_FILE_RANGE + BY_SENDFILE + BY_SPLICE
+    assert kernel_buffer_copies(events(out / "thread-0.btrace")) == (copied, copied)
+    meta = json.loads((out / "capture.json").read_text())
+    # One call each, unless the kernel returned a part and the program called again.
+    assert meta["file_copies"] >= 3 and meta["file_copy_bytes"] == copied
+    stats = bulksim.run_workload(workload=out)
+    assert stats["threads"][0]["kernel_copy_bytes"] >= 2 * copied
+
+
+@needs_capture
+def test_cp_of_a_file_is_one_kernel_copy_of_its_size(tmp_path):
+    # GNU cp copies a file with copy_file_range, so the bytes never pass through its memory.
+    data = tmp_path / "input.bin"
+    data.write_bytes(os.urandom(200_000))
+    out = tmp_path / "cap"
+    cap.capture(["cp", str(data), str(tmp_path / "copy.bin")], out)
+    assert (tmp_path / "copy.bin").read_bytes() == data.read_bytes()
+    assert kernel_buffer_copies(events(out / "thread-0.btrace")) == (200_000, 200_000)
+    meta = json.loads((out / "capture.json").read_text())
+    assert (meta["file_copies"], meta["file_copy_bytes"]) == (1, 200_000)
+    bulksim.run_workload(workload=out)
 
 
 @needs_capture

@@ -13,9 +13,12 @@
      allocated in creation order across every process by creating ids/<id> exclusively, so
      fork (F) and spawn (T) operands are final when written.
    - index: one line per fact, appended atomically by every process: `thread <id> <kind>
-     <parent> <pid> <tid>`, `counts <id> key=value...`, `end <id>` (its X is written).
+     <parent> <pid> <tid>`, `counts <id> key=value...` (what the stream gained since its last
+     counts line: one at its end, and one before an execve, whose instance's memory goes with
+     the exec), `end <id>` (its X is written).
    - budget: one 8-byte instruction count per id, summed for --capture-max-instructions.
-   - exec-<pid>: the id whose stream continues after an execve (read by the new instance).
+   - exec-<pid>: the id whose stream continues after an execve, the next id to try and the
+     stream's instructions so far (read by the new instance).
    - limit: present when the instruction limit stopped the capture. */
 
 #include "pub_tool_basics.h"
@@ -42,6 +45,14 @@
 #define MAX_COMPUTE (1ULL << 32)
 /* Instructions a thread runs between looks at the shared budget. */
 #define BUDGET_STRIDE_BITS 16
+/* The kernel's own buffers of a copy between files (copy_file_range, sendfile, splice): at
+   2^47 and up, above Linux's x86-64 user address space, so no program mapping can overlap
+   them, and below bulksim's 2^48 limit.  Each stream has its own pair of chunks (source and
+   destination) there, so threads never share them.  A copy is recorded a chunk at a time:
+   64 KiB, the 16 pages of the pipe the kernel's generic file copy (splice) moves data
+   through. */
+#define KERNEL_BUFFERS (1ULL << 47)
+#define KERNEL_CHUNK (64ULL * 1024)
 
 /* ---- options ---------------------------------------------------------------------- */
 
@@ -79,6 +90,7 @@ typedef struct {
    Int used;
    ULong pending_c;     /* non-memory instructions since the last record */
    ULong total;         /* every instruction this thread ran (for the budget) */
+   ULong reported;      /* the part of total already in a counts line of the index */
    ULong budget_seen;   /* total >> BUDGET_STRIDE_BITS at the last budget look */
    Bool needs_resident; /* the initial mappings (N) are still to be written */
    /* Inside a memcpy-family call: its loads, stores and instructions are the bulk event. */
@@ -88,9 +100,12 @@ typedef struct {
    /* The rep-prefixed string instruction being repeated, and the count its next iteration sees. */
    Addr rep_ip;
    ULong rep_next;
-   /* Counts for the summary: events by opcode, bytes by opcode. */
+   /* Counts for the summary since the last counts line: events by opcode, bytes by opcode,
+      and the kernel's copies between files (also in the G and K counts). */
    ULong events[256];
    ULong bytes[256];
+   ULong file_copies;
+   ULong file_copy_bytes;
 } Stream;
 
 /* One per Valgrind thread slot (VG_N_THREADS, known once options are read). */
@@ -258,19 +273,27 @@ static void open_stream(ThreadId tid, Int id, Bool child, Bool append)
    }
 }
 
+/* Appends what the stream gained since its last counts line to the index, then starts
+   counting afresh (the driver sums a stream's lines). */
 static void write_counts(Stream* s)
 {
    static const UChar ops[] = "CLlSsMIAUNEKGFTYWX";
    HChar line[2048];
-   Int n = VG_(sprintf)(line, "counts %d instructions=%llu", s->id, s->total);
+   Int n = VG_(sprintf)(line, "counts %d instructions=%llu", s->id, s->total - s->reported);
    for (Int i = 0; ops[i]; i++) {
       UChar op = ops[i];
       n += VG_(sprintf)(line + n, " %c=%llu", op, s->events[op]);
       if (s->bytes[op])
          n += VG_(sprintf)(line + n, " %c_bytes=%llu", op, s->bytes[op]);
    }
+   n += VG_(sprintf)(line + n, " file_copies=%llu file_copy_bytes=%llu", s->file_copies,
+                     s->file_copy_bytes);
    VG_(sprintf)(line + n, "\n");
    index_line(line);
+   s->reported = s->total;
+   VG_(memset)(s->events, 0, sizeof s->events);
+   VG_(memset)(s->bytes, 0, sizeof s->bytes);
+   s->file_copies = s->file_copy_bytes = 0;
 }
 
 /* Moves the instrumented code's counts into the running thread's stream. */
@@ -902,6 +925,31 @@ static void exec_file(HChar* path, Int pid)
    path_of(path, name);
 }
 
+/* A copy the kernel made from one file to another (copy_file_range, sendfile, splice) of
+   `n` bytes into `fd_out`: the kernel's copy loop, as loads of a source buffer (G) and stores
+   to a destination buffer (K) of the kernel's own, a chunk at a time, each chunk's pages
+   resident (N: the page cache holds them) and unmapped after (U: they are not the
+   program's).  Into a pipe the kernel moves page references rather than bytes: no copy. */
+static void put_file_copy(Stream* s, Int fd_out, ULong n)
+{
+   struct vg_stat st;
+   if (n == 0 || (VG_(fstat)(fd_out, &st) == 0 && VKI_S_ISFIFO(st.mode)))
+      return;
+   s->file_copies++;
+   s->file_copy_bytes += n;
+   Addr src = KERNEL_BUFFERS + (Addr)s->id * 2 * KERNEL_CHUNK;
+   Addr dst = src + KERNEL_CHUNK;
+   for (ULong done = 0; done < n; done += KERNEL_CHUNK) {
+      ULong c = n - done < KERNEL_CHUNK ? n - done : KERNEL_CHUNK;
+      put_range(s, 'N', src, KERNEL_CHUNK);
+      put_range(s, 'N', dst, KERNEL_CHUNK);
+      put_range(s, 'G', src, c);
+      put_range(s, 'K', dst, c);
+      put_range(s, 'U', src, KERNEL_CHUNK);
+      put_range(s, 'U', dst, KERNEL_CHUNK);
+   }
+}
+
 static void bc_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
 {
    Stream* s = stream_of(tid);
@@ -918,18 +966,21 @@ static void bc_pre_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs)
       break;
    case __NR_execve:
    case __NR_execveat: {
-      /* The new program's instance continues this stream; every buffer goes out now, as
-         this process's memory is about to be replaced. */
-      HChar path[4096], line[64];
+      /* The new program's instance continues this stream; every buffer and every count
+         goes out now, as this process's memory is about to be replaced (the other threads
+         end here).  The instructions so far go along, for the shared budget. */
+      HChar path[4096], line[96];
       exec_file(path, VG_(getpid)());
       Int fd = open_or_die(path, VKI_O_WRONLY | VKI_O_CREAT | VKI_O_TRUNC);
-      VG_(sprintf)(line, "%d %d\n", s->id, next_id_hint);
+      VG_(sprintf)(line, "%d %d %llu\n", s->id, next_id_hint, s->total);
       write_all(fd, line, VG_(strlen)(line), path);
       VG_(close)(fd);
       put_compute(s);
       for (Int t = 0; t < n_slots; t++)
-         if (streams[t].live)
+         if (streams[t].live) {
             flush_stream(&streams[t]);
+            write_counts(&streams[t]);
+         }
       break;
    }
    default:
@@ -968,6 +1019,15 @@ static void bc_post_syscall(ThreadId tid, UInt sysno, UWord* args, UInt nargs, S
          put_range(s, 'U', start, bytes);
          put_range(s, 'A', start, bytes);
       }
+      break;
+   case __NR_copy_file_range: /* (fd_in, off_in, fd_out, off_out, len, flags) */
+   case __NR_splice:          /* (fd_in, off_in, fd_out, off_out, len, flags) */
+      if (ok)
+         put_file_copy(s, (Int)args[2], sr_Res(res));
+      break;
+   case __NR_sendfile: /* (fd_out, fd_in, offset, count) */
+      if (ok)
+         put_file_copy(s, (Int)args[0], sr_Res(res));
       break;
    case __NR_execve:
    case __NR_execveat: {
@@ -1107,7 +1167,12 @@ static void bc_post_clo_init(void)
       HChar* p;
       Int id = (Int)VG_(strtoll10)(text, &p);
       next_id_hint = (Int)VG_(strtoll10)(p, &p);
+      ULong before = VG_(strtoull10)(p, &p);
       open_stream(tid, id, False, True);
+      /* The instructions before the exec are in the index already; they still count
+         towards the budget. */
+      streams[tid].total = streams[tid].reported = before;
+      streams[tid].budget_seen = before >> BUDGET_STRIDE_BITS;
       put0(&streams[tid], 'E');
       HChar line[128];
       VG_(sprintf)(line, "exec %d %d\n", id, VG_(getpid)());

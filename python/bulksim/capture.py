@@ -33,8 +33,8 @@ EVENT_KINDS = {
     "s": "stores (ranges)",
     "M": "memcpy",
     "I": "meminit (memset)",
-    "K": "kernel copies into user memory",
-    "G": "kernel copies out of user memory",
+    "K": "kernel copies in (into user memory, or a file copy's destination)",
+    "G": "kernel copies out (of user memory, or a file copy's source)",
     "A": "maps (mmap, brk)",
     "N": "resident maps",
     "U": "unmaps",
@@ -119,7 +119,12 @@ class CaptureResult:
     out: Path
     command: list[str]
     exit_status: int
+    #: The whole capture: the program under Valgrind, then writing the compressed streams.
     wall_seconds: float
+    #: The program's run under Valgrind (the tool writes the raw streams meanwhile).
+    program_seconds: float
+    #: Compressing the raw streams into thread-<id>.btrace after the program ended.
+    compress_seconds: float
     threads: list[ThreadInfo]
     stopped_at_limit: bool
     raw_bytes: int
@@ -128,6 +133,12 @@ class CaptureResult:
     @property
     def instructions(self) -> int:
         return sum(t.counts["instructions"] for t in self.threads)
+
+    @property
+    def processes(self) -> int:
+        """Processes: the program's, each forked one (an exec keeps its process), and each
+        child of a fork that failed after its F was written."""
+        return sum(t.kind != "spawn" for t in self.threads)
 
     def totals(self) -> Counter:
         total: Counter = Counter()
@@ -141,6 +152,9 @@ class CaptureResult:
             "command": self.command,
             "exit_status": self.exit_status,
             "wall_seconds": round(self.wall_seconds, 3),
+            "program_seconds": round(self.program_seconds, 3),
+            "compress_seconds": round(self.compress_seconds, 3),
+            "processes": self.processes,
             # Guest instructions executed, including those inside memcpy-family calls and rep
             # instructions, which the streams carry as single bulk events.
             "instructions": self.instructions,
@@ -148,6 +162,10 @@ class CaptureResult:
             "events": {k: totals[k] for k in EVENT_KINDS},
             "bytes": {k: totals[f"{k}_bytes"] for k in "lsMIKGANU" if totals[f"{k}_bytes"]},
             "non_memory_instructions": totals["C_bytes"],
+            # Copies the kernel made between files (copy_file_range, sendfile, splice), also
+            # in the G and K counts above: calls and bytes.
+            "file_copies": totals["file_copies"],
+            "file_copy_bytes": totals["file_copy_bytes"],
             "threads": [
                 {"id": t.id, "kind": t.kind, "parent": t.parent, "pid": t.pid, "execs": t.execs}
                 for t in self.threads
@@ -162,13 +180,13 @@ class CaptureResult:
 
     def summary(self) -> str:
         totals = self.totals()
-        kinds = Counter(t.kind for t in self.threads)
-        processes = kinds["main"] + kinds["fork"]
         lines = [
             f"captured {' '.join(self.command)}",
-            f"  exit status {self.exit_status}, {self.wall_seconds:.2f} s under Valgrind"
+            f"  exit status {self.exit_status}"
             + (", stopped at --max-instructions" if self.stopped_at_limit else ""),
-            f"  {len(self.threads)} threads in {processes} processes, "
+            f"  {self.wall_seconds:.2f} s in all: the program ran {self.program_seconds:.2f} s under "
+            f"Valgrind, compressing the streams took {self.compress_seconds:.2f} s",
+            f"  {len(self.threads)} threads in {self.processes} processes, "
             f"{self.instructions:,} instructions executed; the streams carry "
             f"{totals['C_bytes']:,} non-memory instructions and "
             f"{sum(totals[k] for k in EVENT_KINDS if k not in 'CWXY'):,} events (instructions inside "
@@ -181,6 +199,11 @@ class CaptureResult:
                 size = totals[f"{kind}_bytes"]
                 extra = f", {size:,} bytes" if size and kind != "C" else ""
                 lines.append(f"    {kind} {totals[kind]:>12,}  {what}{extra}")
+        if totals["file_copies"]:
+            lines.append(
+                f"  of the kernel copies, {totals['file_copies']:,} between files (copy_file_range, "
+                f"sendfile, splice): {totals['file_copy_bytes']:,} bytes copied"
+            )
         lines.append("  page faults: derived by bulksim's OS model when simulated")
         lines.append(f"simulate it: bulksim run --workload {self.out}")
         return "\n".join(lines) + "\n"
@@ -258,7 +281,7 @@ def capture(
     env = dict(os.environ, VALGRIND_LIB=str(lib))
     start = time.monotonic()
     status = subprocess.run([*args, *command], env=env).returncode
-    wall = time.monotonic() - start
+    program_end = time.monotonic()
     threads = _read_index(raw)
     if 0 not in threads or not (raw / "stream-0.raw").exists():
         raise CaptureError(
@@ -267,19 +290,23 @@ def capture(
     if status == TOOL_FAILURE_STATUS and not all(t.ended for t in threads.values()):
         raise CaptureError(f"the capture tool failed (its message is above); the raw streams are in {raw}")
     raw_bytes, compressed = _finish(raw, out, threads)
+    stopped_at_limit = (raw / "limit").exists()
+    if not keep_raw:
+        shutil.rmtree(raw)
+    end = time.monotonic()
     result = CaptureResult(
         out=out,
         command=list(command),
         exit_status=status,
-        wall_seconds=wall,
+        wall_seconds=end - start,
+        program_seconds=program_end - start,
+        compress_seconds=end - program_end,
         threads=[threads[t] for t in sorted(threads)],
-        stopped_at_limit=(raw / "limit").exists(),
+        stopped_at_limit=stopped_at_limit,
         raw_bytes=raw_bytes,
         compressed_bytes=compressed,
     )
     (out / "capture.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    if not keep_raw:
-        shutil.rmtree(raw)
     if status != 0 and not result.stopped_at_limit:
         raise CaptureError(
             f"{command[0]} exited with status {status}; the capture up to its exit is in {out} "

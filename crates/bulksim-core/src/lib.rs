@@ -23,11 +23,12 @@
 //! and the bytes they move) are the vocabulary shared across layers, so that the input
 //! formats never name the controller and `bulk` and `controller` never name each other
 //! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
-//! the bytes that bulk operations move; `hybrid` holds the hybrid DRAM+PCM memory's tables
-//! (PACT, ART), access redirection and migration policy as pure units, not yet wired in;
-//! `mapping`, `stats` (with `stat_struct`, the macro that declares stats structs), `config`
-//! (with `limits`, what the model can simulate and the host memory a run needs up front) and
-//! `error` serve them all.
+//! the bytes that bulk operations move; `hybrid` is the hybrid DRAM+PCM memory (CMMP): its
+//! tables (PACT, ART), access redirection and migration policy as pure units, and the memory
+//! router's hybrid variant that carries them out (`hybrid::engine`, used by `memory::router`;
+//! the system's side of a migration is `system/hybrid.rs`); `mapping`, `stats` (with
+//! `stat_struct`, the macro that declares stats structs), `config` (with `limits`, what the
+//! model can simulate and the host memory a run needs up front) and `error` serve them all.
 
 pub mod bulk;
 pub mod cache;

@@ -20,7 +20,7 @@ pub enum Origin {
     Init,
     /// Bulk-operation coherence work done for the memory controller (write-backs it asks for).
     Coherence,
-    /// Page migration between memory devices (hybrid memory; none yet).
+    /// Page migration between memory devices (the hybrid memory's copies, docs/hybrid.md).
     Migration,
 }
 
