@@ -52,6 +52,18 @@ fn a_recycled_destination_is_allocated_anew_in_each_sources_subarray() {
     assert_eq!(fresh.os.renewed_pages, 7);
     assert_eq!(fresh.memory.bulk.fpm_bytes, 8 * PAGE);
     assert_eq!(fresh.memory.bulk.channel_bytes, 0);
+    // Each renewal frees the old frame before the new one is taken: the 8 sources and one
+    // destination at most (16 if the old frames leaked); the page counts once as populated.
+    assert_eq!(fresh.os.frames_used, 9);
+    assert_eq!(fresh.os.populated, 9);
+    // The functional mode places the pages alike.
+    let mut functional = RC.to_vec();
+    functional.push("sim.mode=\"functional\"");
+    let f = run(&path, &functional);
+    assert_eq!(f.os.copy_placements, 8);
+    assert_eq!(f.os.copy_placements_same_subarray, 8);
+    assert_eq!(f.os.renewed_pages, 7);
+    assert_eq!(f.os.frames_used, 9);
 
     let mut keep = RC.to_vec();
     keep.push("os.trace_bulk_destinations=\"keep\"");
@@ -127,4 +139,20 @@ fn trace_reads_of_a_cpu_copys_destination_hit_the_cache() {
     let rc = run(&path, RC);
     assert_eq!(rc.cache["l1"].trace_hits, 0);
     assert_eq!(rc.traffic.read_bytes, 3 * 64);
+}
+
+/// A zeroing record renews a page the trace touched before: a new frame, counted once as
+/// populated, the old one freed.
+#[test]
+fn a_zeroing_record_renews_a_page_touched_before() {
+    let text = "R 300000 0 5\nR 300040 0 5\nS 300000 0 4096 5\nR 300080 0 5\n";
+    let path = trace("zeroing", text);
+    let s = run(&path, RC);
+    assert_eq!(s.os.renewed_pages, 1);
+    assert_eq!(s.os.populated, 1);
+    assert_eq!(s.os.frames_used, 1);
+    assert_eq!(s.os.copy_placements, 0);
+    let mut keep = RC.to_vec();
+    keep.push("os.trace_bulk_destinations=\"keep\"");
+    assert_eq!(run(&path, &keep).os.renewed_pages, 0);
 }

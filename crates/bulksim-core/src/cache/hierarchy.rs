@@ -484,7 +484,13 @@ impl Hierarchy {
         if let Some(level) = self.trace_hit(core, addr) {
             // The trace's record is a miss in the caches of the run that wrote it, which
             // never saw the bulk work that put the line here since: a hit now.
-            let latency: u64 = self.levels[..=level].iter().map(|l| l.hit_fs).sum();
+            // As a fill from the first level would take: each level's lookup, and the port
+            // down to each lower level and back.
+            let latency = self.levels[0].hit_fs
+                + self.levels[1..=level]
+                    .iter()
+                    .map(|l| l.hit_fs + 2 * l.port_fs)
+                    .sum::<u64>();
             self.fixed_responses.push((id, self.now + latency));
             return;
         }
@@ -573,22 +579,26 @@ impl Hierarchy {
     /// them too, its bytes (the last level's first, the first level's last: the newest)
     /// written into memory, where the write-back finds them.
     fn take_out_for_trace(&mut self, core: usize, addr: u64) {
+        // The memory line the write-back covers, in each level's (smaller or equal) lines.
+        let bytes = self.last_line_bytes();
+        let start = addr / bytes * bytes;
         for l in self.levels.iter_mut().rev() {
             let a = &mut l.arrays[l.array_of[core]];
-            let line = addr / l.line_bytes;
-            let Some(way) = a.probe(line).filter(|&w| is_bulk_work(a.origin(w))) else {
-                continue;
-            };
-            if a.is_dirty(way) {
-                write_masked(
-                    &mut self.router,
-                    line * l.line_bytes,
-                    a.data(way),
-                    &a.sectors(way),
-                );
+            for line in start / l.line_bytes..(start + bytes) / l.line_bytes {
+                let Some(way) = a.probe(line).filter(|&w| is_bulk_work(a.origin(w))) else {
+                    continue;
+                };
+                if a.is_dirty(way) {
+                    write_masked(
+                        &mut self.router,
+                        line * l.line_bytes,
+                        a.data(way),
+                        &a.sectors(way),
+                    );
+                }
+                a.invalidate(line);
+                l.trace_takeouts += 1;
             }
-            a.invalidate(line);
-            l.trace_takeouts += 1;
         }
     }
 

@@ -43,6 +43,9 @@ struct Process {
     /// After the process exited: each of its frames' generation at the exit, so that a
     /// read of its image can tell a frame another took since (`lookup_intact`).
     exit_generations: Option<BTreeMap<u32, u32>>,
+    /// Pages `renew_page` took a frame from, not yet placed again (counted once in
+    /// `populated`).
+    renewed: BTreeSet<u64>,
 }
 
 /// A mapped range of virtual pages [start, end).
@@ -79,7 +82,7 @@ stat_struct! {
         /// Made writable without a copy.
         pub cow_reuses: u64 = sum("pages", "writes to a copy-on-write page no longer shared (no copy needed)"),
         pub cow_same_subarray: u64 = sum("pages", "copy-on-write destinations in the source's subarray (FPM-capable)"),
-        pub copy_placements: u64 = sum("pages", "pages of resident mappings (foreign traces, `N` events) first touched as the destination of a copy: given a frame as a copy-on-write destination is (from the source's subarray under os.allocator = subarray_aware), since the copy brings the page into being"),
+        pub copy_placements: u64 = sum("pages", "pages of resident mappings (foreign traces, `N` events) given a frame by the copy that writes them (their first touch, or the first touch after os.trace_bulk_destinations renewed them): placed as a copy-on-write destination is (from the source's subarray under os.allocator = subarray_aware), since the copy brings the page into being"),
         pub copy_placements_same_subarray: u64 = sum("pages", "copy_placements in the source's subarray (FPM-capable)"),
         pub renewed_pages: u64 = sum("pages", "pages a trace's page copy or initialization record gave a new frame before it ran (os.trace_bulk_destinations = allocate): the kernel allocates the destination of a copy-on-write copy or a zeroing when it happens"),
         pub frames_usable: u64 = sum("pages", "4 KB frames the allocator may hand out (capacity minus RowClone's reserved rows)"),
@@ -472,12 +475,13 @@ impl Os {
     /// `subarray_aware`), since the copy is what brings it into being.
     pub fn translate_copy_destination(
         &mut self,
+        core: u32,
         pid: Pid,
         thread: ThreadId,
         vaddr: u64,
         src_frame: u32,
     ) -> Result<(u64, Option<Work>), String> {
-        self.translate_placing(thread, pid, thread, vaddr, true, Some(src_frame))
+        self.translate_placing(core, pid, thread, vaddr, true, Some(src_frame))
     }
 
     /// `pid`'s page at `vaddr` loses its frame (freed when no other process shares it) but
@@ -486,18 +490,35 @@ impl Os {
     /// was present.
     pub fn renew_page(&mut self, pid: Pid, vaddr: u64) -> bool {
         let vpn = vaddr / PAGE;
-        let (table, frames) = (&mut self.table, &mut self.frames);
+        // An evicted page is renewed too: its next touch places it, with no refault.
+        let evicted = self.replacing && self.evicted.remove(&(pid, vpn));
+        let (table, frames, tlbs) = (&mut self.table, &mut self.frames, &mut self.tlbs);
+        let (external, held, released) = (&self.external, &self.held, &mut self.released);
         let mut present = false;
         self.procs[pid as usize]
             .pages
             .remove_range(vpn, vpn + 1, |_, pte| {
                 present = true;
+                tlbs.shoot_down(pte.frame);
                 if table.release(pte.frame) {
-                    frames.free(pte.frame);
+                    // As at an exit: a hybrid memory's DRAM frame, or one a migration copies
+                    // from, goes back to the component that owns it.
+                    let is_external = external
+                        .as_ref()
+                        .is_some_and(|x| x.contains(pte.frame as u64));
+                    if is_external || held.contains(&pte.frame) {
+                        released.push(pte.frame);
+                    } else {
+                        frames.free(pte.frame);
+                    }
                 }
             });
-        self.stats.renewed_pages += present as u64;
-        present
+        if present {
+            self.procs[pid as usize].renewed.insert(vpn);
+            self.note_frames_used();
+        }
+        self.stats.renewed_pages += (present || evicted) as u64;
+        present || evicted
     }
 
     fn translate_placing(
@@ -582,6 +603,7 @@ impl Os {
                 Some(src_frame) => Purpose::CopyOnWrite { src_frame },
                 None => Purpose::Populated,
             };
+            let renewed = self.procs[pid as usize].renewed.remove(&vpn);
             let frame = self.new_page(pid, thread, vpn, purpose)?;
             if let Some(src) = copy_of {
                 self.stats.copy_placements += 1;
@@ -589,7 +611,7 @@ impl Os {
                     self.stats.copy_placements_same_subarray += 1;
                 }
             }
-            self.stats.populated += 1;
+            self.stats.populated += !renewed as u64;
             self.note_frames_used();
             let rank = self.rank_of(frame);
             self.note_access(core, frame, rank);

@@ -105,8 +105,13 @@ impl System {
                 for page in pages(src, bytes) {
                     kernel += self.translate_functional(c, t, page, false)?;
                 }
+                self.renew_bulk_destinations(t, dst, bytes);
                 for page in pages(dst, bytes) {
-                    kernel += self.translate_functional(c, t, page, true)?;
+                    // As the timing mode does: each destination page placed by the source
+                    // page it is copied from.
+                    let from = src + page.max(dst) - dst;
+                    let src_frame = self.os.lookup(pid, from).map(|pa| (pa / PAGE) as u32);
+                    kernel += self.translate_functional_as(c, t, page, true, src_frame)?;
                 }
                 1 + kernel
             }
@@ -121,6 +126,7 @@ impl System {
             }
             Event::Meminit { dst, bytes, .. } => {
                 let mut kernel = 0;
+                self.renew_bulk_destinations(t, dst, bytes);
                 for page in pages(dst, bytes) {
                     kernel += self.translate_functional(c, t, page, true)?;
                 }
@@ -218,11 +224,40 @@ impl System {
     /// counted once, as in timing mode). Returns the fault path's kernel instructions.
     #[inline]
     fn translate_functional(&mut self, c: usize, t: usize, va: u64, write: bool) -> Result<u64> {
+        self.translate_functional_as(c, t, va, write, None)
+    }
+
+    /// Thread `t`'s whole destination pages of a bulk event in [dst, dst + bytes) lose their
+    /// frames first when its bulk events are the kernel's page operations
+    /// (`os.trace_bulk_destinations = allocate`), as in the timing mode.
+    fn renew_bulk_destinations(&mut self, t: usize, dst: u64, bytes: u64) {
+        if !self.threads[t].renews_bulk_destinations {
+            return;
+        }
         let pid = self.threads[t].pid.expect("a started thread");
-        let (_, work) = self
-            .os
-            .translate_on(c as u32, pid, t as u32, va, write)
-            .map_err(|e| self.err(t, e))?;
+        for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
+            self.os.renew_page(pid, page);
+        }
+    }
+
+    /// `translate_functional`; a write that is a copy's destination (`copy_of`: the source
+    /// page's frame) is placed as the timing mode places it.
+    fn translate_functional_as(
+        &mut self,
+        c: usize,
+        t: usize,
+        va: u64,
+        write: bool,
+        copy_of: Option<u32>,
+    ) -> Result<u64> {
+        let pid = self.threads[t].pid.expect("a started thread");
+        let (_, work) = match copy_of {
+            Some(src) => self
+                .os
+                .translate_copy_destination(c as u32, pid, t as u32, va, src),
+            None => self.os.translate_on(c as u32, pid, t as u32, va, write),
+        }
+        .map_err(|e| self.err(t, e))?;
         let kernel = match work {
             None | Some(Work::Resident { .. }) => 0,
             Some(_) => {

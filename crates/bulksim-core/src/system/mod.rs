@@ -1478,6 +1478,12 @@ impl System {
             }
             Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
                 let kind = self.memcpy_kind.expect("a memcpy routine");
+                if self.threads[t].renews_bulk_destinations {
+                    // The routine's stores then place each whole destination page anew.
+                    for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
+                        self.os.renew_page(pid, page);
+                    }
+                }
                 self.threads[t].memcpy = Some(
                     MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
                         .with_chunks(self.dram_chunk_bytes),
@@ -1909,9 +1915,13 @@ impl System {
                 self.os.renew_page(pid, d);
             }
             let (dst_pa, work) = match src_pa {
-                Some(s) => self
-                    .os
-                    .translate_copy_destination(pid, t as u32, d, (s / PAGE) as u32),
+                Some(s) => self.os.translate_copy_destination(
+                    c as u32,
+                    pid,
+                    t as u32,
+                    d,
+                    (s / PAGE) as u32,
+                ),
                 None => self.os.translate(pid, t as u32, d, true),
             }
             .map_err(|e| self.err(t, e))?;
