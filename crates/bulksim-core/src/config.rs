@@ -428,6 +428,9 @@ pub enum MemcpyMode {
     Software,
     /// The copy-engine routine: `movblk` for each whole destination line.
     Movblk,
+    /// The software routine with non-temporal stores through write-combining buffers for
+    /// each whole destination memory line (the copy-engine paper's Sec. 3 alternative).
+    SoftwareNt,
 }
 
 impl Default for SystemConfig {
@@ -671,6 +674,7 @@ pub struct MemcpyConfig {
     pub word_bytes: u32,
     pub check_instructions: u32,
     pub loop_instructions: u32,
+    pub wc_buffers: u32,
 }
 
 impl Default for MemcpyConfig {
@@ -680,6 +684,7 @@ impl Default for MemcpyConfig {
             word_bytes: 4,
             check_instructions: 6,
             loop_instructions: 2,
+            wc_buffers: 4,
         }
     }
 }
@@ -1083,11 +1088,12 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc("cache.level[].writeback_delays_miss", "bool", "a miss (or a copy engine's destination write) whose victim is dirty first writes the victim back: it leaves only after the write-back has crossed the port below and been written there (the level below's port_cycles + hit_cycles; memory.fixed_latency_cycles from the last level; nothing when DRAM devices time the memory): a blocking write-back, for studies of its cost; false: victims leave through the write-back buffer and delay nothing (as in SimpleScalar, whose write-backs cost no time: unlimited write buffers)"),
     doc("cache.level[].serial_lookup", "bool", "a miss leaves for the level below only after this level's lookup (hit_cycles); false: at once, the lookup overlapping the request below"),
     doc("memory.fixed_latency_cycles", "core cycles", "when above 0, memory answers every read this many core cycles after the last level sends it, with no contention, and takes write-backs at once (the copy-engines paper's 100-cycle memory); the DRAM devices only hold the address space. 0: the DRAM devices time every request"),
-    doc("system.memcpy", "bulk | software | movblk", "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy)"),
+    doc("system.memcpy", "bulk | software | movblk | software_nt", "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy), software_nt (the software routine with non-temporal stores, the copy-engine paper's Sec. 3 alternative: memcpy.check_instructions more, ordinary stores for the head up to a destination aligned to the last level's line and for the tail, non-temporal stores for every whole line between, which go around the caches (no fill, no allocation; cached copies of the line are dropped, dirty ones written back first) into memcpy.wc_buffers write-combining buffers, then a fence; docs/copy_engines.md)"),
     doc("memcpy.call_instructions", "instructions", "non-memory instructions of one memcpy call (call, return, set-up); bulksim's choice, the paper's code is unknown"),
     doc("memcpy.word_bytes", "bytes", "software memcpy: bytes per load and store (4: a 32-bit word, bulksim's choice); a power of two from 1 to 8"),
     doc("memcpy.check_instructions", "instructions", "movblk memcpy: the size and alignment test per call (why the copy-engines paper's gains grow with the payload)"),
     doc("memcpy.loop_instructions", "instructions", "movblk memcpy: loop instructions per movblk (pointer increments, count, branch)"),
+    doc("memcpy.wc_buffers", "buffers per core", "software_nt memcpy: write-combining buffers of one last-level line each; a full one is written to memory as one line write, a store into another line with all of them open evicts the oldest early as a partial (masked) write of its stored bytes, the routine's fence writes out the rest. 1 to 64; 4 from Intel's Pentium 4 and Xeon optimization guide as Intel's article \"Write-Combining Store Buffers on Hyper-Threading Technology Enabled Systems\" quotes it (write to no more than four lines at a time: more starts flushing the buffers)"),
     doc("copy_engine.policy", "none | ce_l1 | dce | dce_nt | dce_rowclone", "copy engines beside the caches (docs/copy_engines.md): none; ce_l1 (an engine beside the first level only: every movblk runs there, missing source lines fetched and allocated); dce (engines beside the first two levels: a movblk runs in the first level when one of its source lines is there, else in the second, missing lines allocated); dce_nt (the same, missing source lines go to the engine only); dce_rowclone (beyond the paper: dce_nt, and the movblk memcpy hands each whole destination chunk of copy_engine.dram_chunk_bytes to the memory controller, which runs it as RowClone, when no cache holds its source; needs system.bulk_mechanism = rowclone or rowclone_zi)"),
     doc("copy_engine.dram_chunk_bytes", "bytes", "dce_rowclone: the destination chunk the movblk memcpy hands down as one operation: a power of two from the last level's line to the 4096-byte page (bulksim's choice: 4096, one page, RowClone's copy granularity); a chunk goes down only when its source has the destination's offset within a last-level line and lies in one physically contiguous range, else it runs as movblks"),
     doc("copy_engine.probe_cycles", "core cycles", "dce_rowclone: the tag probe of every cache level for a chunk's source lines holds the memcpy's next instruction this long (bulksim's choice: 0, the probe overlapping the routine's own work)"),
@@ -1628,6 +1634,12 @@ impl Config {
             problems.push(format!(
                 "memcpy.word_bytes: {}; expected 1, 2, 4 or 8",
                 m.word_bytes
+            ));
+        }
+        if !(1..=64).contains(&m.wc_buffers) {
+            problems.push(format!(
+                "memcpy.wc_buffers: {}; expected 1 to 64 buffers per core",
+                m.wc_buffers
             ));
         }
         for (key, v) in [

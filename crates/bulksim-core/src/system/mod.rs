@@ -477,6 +477,9 @@ impl System {
         if config.sim.stop_after_dram_accesses > 0 {
             mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
         }
+        if config.system.memcpy == crate::config::MemcpyMode::SoftwareNt {
+            mem.set_write_combining(core_count, config.memcpy.wc_buffers as usize);
+        }
         let interruptions = config.sim.interruption_metrics.then(|| {
             mem.sent_to_memory = Some(Vec::new());
             InterruptionRecorder::new(
@@ -523,6 +526,7 @@ impl System {
                 crate::config::MemcpyMode::Bulk => None,
                 crate::config::MemcpyMode::Software => Some(MemcpyKind::Software),
                 crate::config::MemcpyMode::Movblk => Some(MemcpyKind::Movblk),
+                crate::config::MemcpyMode::SoftwareNt => Some(MemcpyKind::SoftwareNt),
             },
             memcpy_cost: MemcpyCost {
                 call_instructions: config.memcpy.call_instructions as u64,
@@ -1372,6 +1376,53 @@ impl System {
         Ok(None)
     }
 
+    /// A non-temporal store (`system.memcpy = "software_nt"`) of the `len` bytes at `src` to
+    /// `va`: as a copy's store, but around the caches (`Hierarchy::non_temporal_store`). It
+    /// also waits while a fill of any line of its memory line is in flight (that fill's
+    /// waiting stores are older and would land on top of its bytes). None when dispatched,
+    /// else `Some(moved)` to retry it.
+    #[allow(clippy::too_many_arguments)]
+    fn store_non_temporal(
+        &mut self,
+        c: usize,
+        t: usize,
+        space: Space,
+        va: u64,
+        src: u64,
+        len: u32,
+        budget: &mut usize,
+    ) -> Result<Option<bool>> {
+        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
+            return Ok(Some(false));
+        }
+        let Some(pa) = self.resolve(c, t, space, va, true)? else {
+            return Ok(Some(true));
+        };
+        let memory_line = self.mem.last_line_bytes();
+        let start = pa - pa % memory_line;
+        if self.blocked(pa)
+            || self.chunk_source_held(pa, pa + 1)
+            || self.engine_holds(c, pa)
+            || self.mem.fetching_in(start, start + memory_line)
+        {
+            return Ok(Some(false));
+        }
+        let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
+            return Ok(Some(true));
+        };
+        let mut bytes = [0u8; 8];
+        let bytes = &mut bytes[..len as usize];
+        self.mem.read_as_core(c, src_pa, bytes);
+        if !self.mem.non_temporal_store(c, pa, bytes) {
+            return Ok(Some(false));
+        }
+        self.mem_ports_left -= 1;
+        self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
+        self.os.count_access(t as u32);
+        *budget -= 1;
+        Ok(None)
+    }
+
     /// One step of a memcpy routine (`system.memcpy`): its instructions, its word loads and
     /// stores (`Origin::Copy`), its movblks.
     fn dispatch_copy_step(
@@ -1396,6 +1447,15 @@ impl System {
             CopyStep::StoreWord { dst, src, bytes } => {
                 let data = StoreData::From { src, len: bytes };
                 retry(self.access(c, t, space, dst, data, Origin::Copy, budget)?)
+            }
+            CopyStep::StoreNt { dst, src, bytes } => {
+                retry(self.store_non_temporal(c, t, space, dst, src, bytes, budget)?)
+            }
+            CopyStep::Fence => {
+                self.mem.drain_write_combining(c);
+                self.push_slot(c, self.now + self.core_fs, NO_LINE);
+                *budget -= 1;
+                None
             }
             CopyStep::Movblk { src, dst } => {
                 match self.dispatch_movblk(c, t, space, src, dst, budget)? {
@@ -1486,7 +1546,8 @@ impl System {
                 }
                 self.threads[t].memcpy = Some(
                     MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
-                        .with_chunks(self.dram_chunk_bytes),
+                        .with_chunks(self.dram_chunk_bytes)
+                        .with_nt_line(self.mem.last_line_bytes()),
                 );
                 self.memcpy_ops += 1;
                 Ok(Step::Next)
@@ -1781,7 +1842,8 @@ impl System {
                     PAGE,
                     self.line,
                 )
-                .with_chunks(self.dram_chunk_bytes),
+                .with_chunks(self.dram_chunk_bytes)
+                .with_nt_line(self.mem.last_line_bytes()),
             );
             return;
         }
@@ -2434,6 +2496,8 @@ impl System {
             memory,
             memory_devices: devices,
             copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
+            write_combining: (self.memcpy_kind == Some(MemcpyKind::SoftwareNt))
+                .then(|| self.mem.write_combining_stats.clone()),
             hybrid,
             hybrid_energy,
             measurement,

@@ -130,6 +130,9 @@ pub struct SystemStats {
     pub memory_devices: Vec<DeviceStats>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub copy_engine: Option<crate::copy_engine::CopyEngineStats>,
+    /// With `system.memcpy = "software_nt"`: its non-temporal stores' write-combining buffers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write_combining: Option<crate::cache::write_combining::WriteCombiningStats>,
     /// With `[hybrid]`: the hybrid memory's migrations, accesses and tables.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid: Option<crate::hybrid::engine::HybridStats>,
@@ -190,6 +193,9 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     docs.extend(crate::copy_engine::CopyEngineStats::stat_docs_at(
         "copy_engine",
     ));
+    docs.extend(
+        crate::cache::write_combining::WriteCombiningStats::stat_docs_at("write_combining"),
+    );
     docs.extend(crate::hybrid::engine::HybridStats::stat_docs_at("hybrid"));
     docs.extend(crate::hybrid::energy::HybridEnergy::stat_docs_at(
         "hybrid_energy",
@@ -362,6 +368,7 @@ mod tests {
             ..Default::default()
         });
         stats.copy_engine = Some(Default::default());
+        stats.write_combining = Some(Default::default());
         stats.hybrid = Some(Default::default());
         stats.hybrid_energy = Some(Default::default());
         stats.measurement = Some(Default::default());

@@ -1,6 +1,9 @@
 //! The instruction steps of one `memcpy` as a core dispatches them when `system.memcpy` is
 //! `software` (the unmodified library copy: a call, then word loads and stores carrying the
-//! bytes) or `movblk` (the copy-engine paper's modified memcpy, digest section 1.7: a size
+//! bytes), `software_nt` (the copy with non-temporal stores the copy-engine paper sets beside
+//! its engines, Sec. 3: the same word loads, with the stores of every whole destination line
+//! of the write-combining buffers' size non-temporal, the head and tail ordinary, and a fence
+//! at the end) or `movblk` (the copy-engine paper's modified memcpy, digest section 1.7: a size
 //! and alignment check, software copies of the head up to a line-aligned destination and of
 //! the tail, one `movblk` per whole line between; under `copy_engine.policy = "dce_rowclone"`
 //! each whole destination chunk of the movblk part is first offered to the memory controller
@@ -18,6 +21,12 @@ pub enum CopyStep {
     /// A store of `bytes` at `dst` carrying the bytes at `src` (the load just before it);
     /// never crosses a `word_bytes` boundary of dst.
     StoreWord { dst: u64, src: u64, bytes: u32 },
+    /// A non-temporal store (`software_nt`): as `StoreWord`, but it goes around the caches
+    /// into a write-combining buffer.
+    StoreNt { dst: u64, src: u64, bytes: u32 },
+    /// The fence ending a `software_nt` copy that made non-temporal stores: its
+    /// write-combining buffers are written out.
+    Fence,
     /// One movblk: `line` bytes from `src` to line-aligned `dst`.
     Movblk { src: u64, dst: u64 },
     /// A whole destination chunk (`bytes`, dst aligned to it) offered to the memory
@@ -32,6 +41,10 @@ pub enum MemcpyKind {
     Software,
     /// Word loads and stores for what is not a whole destination line, movblks for the rest.
     Movblk,
+    /// Word loads; ordinary stores for what is not a whole destination line of the
+    /// write-combining buffers (`MemcpyExpansion::with_nt_line`), non-temporal stores for the
+    /// rest, then a fence.
+    SoftwareNt,
 }
 
 /// The instruction cost of the library code around the data movement.
@@ -54,8 +67,8 @@ enum Pending {
     Call,
     /// Nothing half done: the next step starts a chunk or a block at `offset`.
     Nothing,
-    /// The store of the chunk whose load was just emitted.
-    Store { bytes: u32 },
+    /// The store of the chunk whose load was just emitted (`nt`: a non-temporal one).
+    Store { bytes: u32, nt: bool },
     /// The movblk whose loop instructions were just emitted.
     Movblk,
     /// The chunk whose loop instructions were just emitted.
@@ -66,9 +79,11 @@ enum Pending {
 ///
 /// The copy is cut at offsets (bytes from the start): `[0, head_end)` and
 /// `[blocks_end, bytes)` are copied in software chunks, `[head_end, blocks_end)` in whole
-/// lines by movblk (empty for the software kind).
+/// lines by movblk, or for `software_nt` in software chunks with non-temporal stores (empty
+/// for the software kind).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemcpyExpansion {
+    kind: MemcpyKind,
     src: u64,
     dst: u64,
     bytes: u64,
@@ -85,6 +100,20 @@ pub struct MemcpyExpansion {
     chunk: u64,
     /// No chunk starts below this offset (a declined chunk runs as movblks).
     no_chunk_before: u64,
+    /// The fence of a `software_nt` copy with non-temporal stores is still to come.
+    fence: bool,
+}
+
+/// Where a copy of `bytes` to `dst` is cut for whole destination lines of `line` bytes:
+/// (head_end, blocks_end), both `bytes` when no whole line remains after the head.
+fn cut(bytes: u64, dst: u64, line: u64) -> (u64, u64) {
+    // Bytes until dst is line-aligned.
+    let head = (line - dst % line) % line;
+    if bytes < line || bytes - head < line {
+        (bytes, bytes)
+    } else {
+        (head, head + (bytes - head) / line * line)
+    }
 }
 
 impl MemcpyExpansion {
@@ -104,21 +133,18 @@ impl MemcpyExpansion {
         debug_assert!(src.checked_add(bytes).is_some() && dst.checked_add(bytes).is_some());
         let (call_instructions, head_end, blocks_end) = match kind {
             MemcpyKind::Software => (cost.call_instructions, bytes, bytes),
-            MemcpyKind::Movblk => {
+            // software_nt pays the same size and alignment test as movblk (it picks the
+            // non-temporal part); its lines are the first level's until `with_nt_line`.
+            MemcpyKind::Movblk | MemcpyKind::SoftwareNt => {
                 let call = cost
                     .call_instructions
                     .saturating_add(cost.check_instructions);
-                // Bytes until dst is line-aligned.
-                let head = (line - dst % line) % line;
-                if bytes < line || bytes - head < line {
-                    (call, bytes, bytes)
-                } else {
-                    let blocks = (bytes - head) / line;
-                    (call, head, head + blocks * line)
-                }
+                let (head_end, blocks_end) = cut(bytes, dst, line);
+                (call, head_end, blocks_end)
             }
         };
         MemcpyExpansion {
+            kind,
             src,
             dst,
             bytes,
@@ -132,7 +158,21 @@ impl MemcpyExpansion {
             pending: Pending::Call,
             chunk: 0,
             no_chunk_before: 0,
+            fence: kind == MemcpyKind::SoftwareNt && blocks_end > head_end,
         }
+    }
+
+    /// The same `software_nt` expansion with its non-temporal part cut in whole destination
+    /// lines of `nt_line` bytes (the write-combining buffer's line, the memory line) instead
+    /// of first-level lines; other kinds are unchanged. Call before the first step.
+    pub fn with_nt_line(mut self, nt_line: u64) -> Self {
+        if self.kind == MemcpyKind::SoftwareNt && nt_line > 0 {
+            let (head_end, blocks_end) = cut(self.bytes, self.dst, nt_line);
+            self.head_end = head_end;
+            self.blocks_end = blocks_end;
+            self.fence = blocks_end > head_end;
+        }
+        self
     }
 
     /// The same expansion offering each whole `chunk`-byte destination chunk of its movblk
@@ -155,6 +195,7 @@ impl MemcpyExpansion {
     /// Whether a whole destination chunk starts at the current offset.
     fn chunk_here(&self) -> bool {
         self.chunk > 0
+            && self.kind == MemcpyKind::Movblk
             && self.offset >= self.no_chunk_before
             && (self.dst + self.offset) % self.chunk == 0
             && self.offset + self.chunk <= self.blocks_end
@@ -162,7 +203,10 @@ impl MemcpyExpansion {
 
     /// Movblks the expansion emits in all.
     pub fn movblks(&self) -> u64 {
-        (self.blocks_end - self.head_end) / self.line
+        match self.kind {
+            MemcpyKind::Movblk => (self.blocks_end - self.head_end) / self.line,
+            _ => 0,
+        }
     }
 
     /// The next software chunk at the current offset: it ends at the earliest of the end of
@@ -187,12 +231,13 @@ impl Iterator for MemcpyExpansion {
                         return Some(CopyStep::Compute(self.call_instructions));
                     }
                 }
-                Pending::Store { bytes } => {
+                Pending::Store { bytes, nt } => {
                     self.pending = Pending::Nothing;
-                    let step = CopyStep::StoreWord {
-                        dst: self.dst + self.offset,
-                        src: self.src + self.offset,
-                        bytes,
+                    let (dst, src) = (self.dst + self.offset, self.src + self.offset);
+                    let step = if nt {
+                        CopyStep::StoreNt { dst, src, bytes }
+                    } else {
+                        CopyStep::StoreWord { dst, src, bytes }
                     };
                     self.offset += u64::from(bytes);
                     return Some(step);
@@ -218,9 +263,14 @@ impl Iterator for MemcpyExpansion {
                 }
                 Pending::Nothing => {
                     if self.offset >= self.bytes {
+                        if self.fence {
+                            self.fence = false;
+                            return Some(CopyStep::Fence);
+                        }
                         return None;
                     }
-                    if (self.head_end..self.blocks_end).contains(&self.offset) {
+                    let in_blocks = (self.head_end..self.blocks_end).contains(&self.offset);
+                    if in_blocks && self.kind == MemcpyKind::Movblk {
                         self.pending = if self.chunk_here() {
                             Pending::Chunk
                         } else {
@@ -233,12 +283,17 @@ impl Iterator for MemcpyExpansion {
                     }
                     let part_end = if self.offset < self.head_end {
                         self.head_end
+                    } else if in_blocks {
+                        self.blocks_end
                     } else {
                         self.bytes
                     };
                     // At most one word and one line: far below 2^32 for any real config.
                     let bytes = u32::try_from(self.chunk_bytes(part_end)).unwrap_or(u32::MAX);
-                    self.pending = Pending::Store { bytes };
+                    self.pending = Pending::Store {
+                        bytes,
+                        nt: in_blocks,
+                    };
                     return Some(CopyStep::LoadWord {
                         src: self.src + self.offset,
                         bytes,
@@ -319,8 +374,15 @@ mod tests {
         let word = cost.word_bytes;
         let what =
             format!("{kind:?} src {src} dst {dst} n {n} line {line} word {word} chunk {chunk}");
-        let mut expansion = MemcpyExpansion::new(kind, cost, src, dst, n, line).with_chunks(chunk);
+        // software_nt combines in lines twice the first level's (like the preset's 64-byte
+        // memory line over 32-byte first-level lines).
+        let nt_line = 2 * line;
+        let dst_start = dst;
+        let mut expansion = MemcpyExpansion::new(kind, cost, src, dst, n, line)
+            .with_chunks(chunk)
+            .with_nt_line(nt_line);
         let mut offered = 0;
+        let (mut non_temporal, mut fenced) = (0u64, false);
         while let Some(step) = expansion.next() {
             match step {
                 CopyStep::Chunk {
@@ -351,11 +413,36 @@ mod tests {
                     assert_eq!(src / line, last / line, "{what}: {step:?} crosses a line");
                     loaded = Some((src, bytes));
                 }
+                CopyStep::Fence => {
+                    assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: fence");
+                    assert!(!fenced, "{what}: two fences");
+                    assert!(
+                        non_temporal > 0,
+                        "{what}: a fence without non-temporal stores"
+                    );
+                    fenced = true;
+                }
                 CopyStep::StoreWord {
                     dst,
                     src: from,
                     bytes,
+                }
+                | CopyStep::StoreNt {
+                    dst,
+                    src: from,
+                    bytes,
                 } => {
+                    assert!(!fenced, "{what}: a store after the fence");
+                    if matches!(step, CopyStep::StoreNt { .. }) {
+                        assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: {step:?}");
+                        // Only inside whole destination lines of the buffers' size.
+                        let line_start = dst - dst % nt_line;
+                        assert!(
+                            line_start >= dst_start && line_start + nt_line <= dst_start + n,
+                            "{what}: {step:?} outside a whole {nt_line}-byte line"
+                        );
+                        non_temporal += 1;
+                    }
                     assert_eq!(loaded.take(), Some((from, bytes)), "{what}: {step:?}");
                     let last = dst + u64::from(bytes) - 1;
                     assert_eq!(dst / word, last / word, "{what}: {step:?} crosses a word");
@@ -379,6 +466,17 @@ mod tests {
             }
         }
         assert!(loaded.is_none(), "{what}: a load without its store");
+        assert_eq!(fenced, non_temporal > 0, "{what}: fence");
+        if kind == MemcpyKind::SoftwareNt {
+            // Every byte of every whole destination line of nt_line bytes went non-temporal.
+            let first = dst.div_ceil(nt_line) * nt_line;
+            let whole = ((dst + n) / nt_line * nt_line).saturating_sub(first);
+            let words_per_line = nt_line.div_ceil(word);
+            assert!(
+                non_temporal >= whole / nt_line * words_per_line,
+                "{what}: {non_temporal} non-temporal stores for {whole} bytes of whole lines"
+            );
+        }
         for a in 0..size as u64 {
             let inside = (dst..dst + n).contains(&a);
             assert_eq!(writes[a as usize], inside as u32, "{what}: byte {a} writes");
@@ -412,7 +510,11 @@ mod tests {
                 check_instructions: rng.below(3),
                 loop_instructions: rng.below(3),
             };
-            for kind in [MemcpyKind::Software, MemcpyKind::Movblk] {
+            for kind in [
+                MemcpyKind::Software,
+                MemcpyKind::Movblk,
+                MemcpyKind::SoftwareNt,
+            ] {
                 check_copy(kind, cost, src, dst, n, line);
                 check_copy(kind, cost, dst, src, n, line);
                 let chunk = line << (case % 3);
@@ -618,5 +720,53 @@ mod tests {
                 .collect();
             assert_eq!(plain, chunked, "dst {dst:#x} n {n:#x}");
         }
+    }
+
+    /// software_nt with 64-byte write-combining lines over 32-byte first-level lines: an
+    /// aligned 4 KB copy is call + check, then 1024 word loads each followed by a
+    /// non-temporal store, then the fence; a destination 8 bytes past a 64-byte boundary
+    /// stores its 56-byte head and its 8-byte tail the ordinary way.
+    #[test]
+    fn software_nt_stores_whole_memory_lines_non_temporally_then_fences() {
+        let expansion = |dst: u64, n: u64| -> Vec<CopyStep> {
+            MemcpyExpansion::new(MemcpyKind::SoftwareNt, COST, 0x8000, dst, n, 32)
+                .with_nt_line(64)
+                .collect()
+        };
+        let count = |s: &[CopyStep], nt: bool| {
+            s.iter()
+                .filter(|x| match x {
+                    CopyStep::StoreNt { .. } => nt,
+                    CopyStep::StoreWord { .. } => !nt,
+                    _ => false,
+                })
+                .count()
+        };
+        let s = expansion(0x1_0000, 4096);
+        assert_eq!(s[0], CopyStep::Compute(10 + 6));
+        assert_eq!((count(&s, true), count(&s, false)), (1024, 0));
+        assert_eq!(chunks(&s), [4; 1024]);
+        assert_eq!(*s.last().unwrap(), CopyStep::Fence);
+        assert_eq!(movblks(&s), 0);
+        assert_eq!(
+            s[2],
+            CopyStep::StoreNt {
+                dst: 0x1_0000,
+                src: 0x8000,
+                bytes: 4
+            }
+        );
+        // 0x1_0008 + 4096: head 56 bytes (14 words), 63 whole lines (1008 words), tail 8.
+        let s = expansion(0x1_0008, 4096);
+        assert_eq!((count(&s, true), count(&s, false)), (1008, 14 + 2));
+        assert_eq!(*s.last().unwrap(), CopyStep::Fence);
+        // No whole 64-byte line: no non-temporal store and no fence.
+        let s = expansion(0x1_0020, 64);
+        assert_eq!((count(&s, true), count(&s, false)), (0, 16));
+        assert!(!s.contains(&CopyStep::Fence));
+        // Without with_nt_line it cuts at first-level lines.
+        let s: Vec<_> =
+            MemcpyExpansion::new(MemcpyKind::SoftwareNt, COST, 0x8000, 0x1_0020, 64, 32).collect();
+        assert_eq!((count(&s, true), count(&s, false)), (16, 0));
     }
 }
