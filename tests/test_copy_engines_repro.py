@@ -40,11 +40,30 @@ ROW_TYPES = {
     "memory_bytes": int,
     "time_reduction_pct": float,
     "traffic_reduction_pct": float,
+    "copy_share_pct": float,
     "paper": (str, type(None)),
 }
 
 
-DDR3_ROW_TYPES = {**ROW_TYPES, "channel_bytes": int, "paper": type(None)}
+DDR3_ROW_TYPES = {
+    **{k: v for k, v in ROW_TYPES.items() if k != "copy_share_pct"},
+    "channel_bytes": int,
+    "paper": type(None),
+}
+CHOICE_ROW_TYPES = {
+    "preset": str,
+    "workload": str,
+    "payload": int,
+    "choice": str,
+    "label": str,
+    "software_cycles": int,
+    "dce_nt_cycles": int,
+    "copy_share_pct": float,
+    "time_reduction_pct": float,
+    "traffic_reduction_pct": float,
+    "pct_copies_in_l2": float,
+    "paper": (str, type(None)),
+}
 #: The DDR3 preset's (workload, payload) cases in the reduced run, in the rows' order.
 DDR3_CASES = [
     ("network", PAYLOAD),
@@ -87,7 +106,7 @@ def by_mechanism(rows: list[dict]) -> dict[str, dict]:
 
 
 def test_rows_have_the_schema_one_per_mechanism(rows):
-    assert [r["mechanism"] for r in rows] == ["software", "ce_l1", "dce", "dce_nt"]
+    assert [r["mechanism"] for r in rows] == ["software", "software_nt", "ce_l1", "dce", "dce_nt"]
     for r in rows:
         assert set(r) == set(ROW_TYPES)
         for key, kind in ROW_TYPES.items():
@@ -128,7 +147,7 @@ def test_dce_nt_copies_mostly_in_l2_and_moves_the_fewest_offchip_bytes(rows):
 @pytest.fixture(scope="module")
 def by_payload() -> dict[int, dict[str, dict]]:
     """The paper preset at 500 and 1500 B (300 packets each): payload -> mechanism -> row."""
-    rows = ce.run(packets=PACKETS, payloads=(500, PAYLOAD), ddr3_workloads=(), workers=2)
+    rows = ce.paper_rows(ce.run(packets=PACKETS, payloads=(500, PAYLOAD), ddr3_workloads=(), workers=2))
     return {p: by_mechanism([r for r in rows if r["payload"] == p]) for p in (500, PAYLOAD)}
 
 
@@ -137,7 +156,7 @@ def test_every_engine_beats_software_dce_nt_most_and_gains_grow_with_the_payload
     # loop (pipelined engines, copy_engine.pipeline), DCE-NT's L2 copies the most, and the
     # per-call check instructions weigh less on longer payloads.
     gains = {
-        payload: {m: r["time_reduction_pct"] for m, r in rows.items() if m != "software"}
+        payload: {m: r["time_reduction_pct"] for m, r in rows.items() if m not in ("software", "software_nt")}
         for payload, rows in by_payload.items()
     }
     for payload, g in gains.items():
@@ -168,15 +187,19 @@ def test_rows_from_hand_measurements_and_the_check_against_the_paper():
 
     measured = {
         (500, "software"): m(1000, 2000),
+        (500, "software_nt"): m(1050, 1700),
         (500, "ce_l1"): m(880, 1600, l1=10),
         (500, "dce"): m(870, 1400, l1=9, l2=1),
         (500, "dce_nt"): m(800, 1000, l1=1, l2=9),
     }
-    rows = by_mechanism(ce.rows_from(measured))
-    assert [rows[k]["time_reduction_pct"] for k in ce.MECHANISMS] == pytest.approx([0, 12, 13, 20])
-    assert [rows[k]["traffic_reduction_pct"] for k in ce.MECHANISMS] == pytest.approx([0, 20, 30, 50])
-    assert [rows[k]["pct_copies_in_l2"] for k in ce.MECHANISMS] == pytest.approx([0, 0, 10, 90])
-    assert rows["software"]["paper"] is None
+    rows = by_mechanism(ce.rows_from(measured, {500: 35.0}))
+    assert [rows[k]["time_reduction_pct"] for k in ce.MECHANISMS] == pytest.approx([0, -5, 12, 13, 20])
+    assert [rows[k]["traffic_reduction_pct"] for k in ce.MECHANISMS] == pytest.approx([0, 15, 20, 30, 50])
+    assert [rows[k]["pct_copies_in_l2"] for k in ce.MECHANISMS] == pytest.approx([0, 0, 0, 10, 90])
+    assert {rows[k]["copy_share_pct"] for k in ce.MECHANISMS} == {35.0}
+    assert rows["software"]["paper"] is None and rows["software_nt"]["paper"] is None
+    # software_nt slower than software is not "the paper has every mechanism faster".
+    assert ce.slower_than_software(list(rows.values())) == {}
     assert rows["ce_l1"]["paper"] == "time 11-13%, traffic ~20%, in L2 0%"
     assert rows["dce"]["paper"] == "time slightly above CE-L1, traffic slightly above CE-L1, in L2 6%"
     assert rows["dce_nt"]["paper"] == "time >17%, traffic 42%, in L2 >86%"
@@ -211,7 +234,8 @@ def test_render_puts_the_paper_beside_bulksim_and_says_where_it_differs(rows):
     if differs:
         assert f"where bulksim differs from the paper's prose ({len(differs)} values):" in text
         assert all(f"  {d}" in text.splitlines() for d in differs)
-    slower = [r["mechanism"] for r in rows if r["cycles"] > by_mechanism(rows)["software"]["cycles"]]
+    engines = [r for r in rows if r["mechanism"] not in ("software", "software_nt")]
+    slower = [r["mechanism"] for r in engines if r["cycles"] > by_mechanism(rows)["software"]["cycles"]]
     assert ("slower than the software memcpy" in text) == bool(slower)
 
 
@@ -220,14 +244,78 @@ def test_write_json_writes_the_rows(all_rows, tmp_path):
     assert json.loads((tmp_path / "rows.json").read_text()) == all_rows
 
 
-def test_paper_rows_come_first_then_the_ddr3_rows(all_rows, rows):
+def test_paper_rows_come_first_then_the_choices_then_the_ddr3_rows(all_rows, rows):
     assert all_rows[: len(rows)] == rows
-    assert {r["preset"] for r in all_rows[len(rows) :]} == {"ddr3"}
+    choices = ce.choice_rows(all_rows)
+    assert all_rows[len(rows) : len(rows) + len(choices)] == choices
+    assert {r["preset"] for r in all_rows[len(rows) + len(choices) :]} == {"ddr3"}
+
+
+def test_each_paper_row_carries_its_payloads_copy_share_from_a_run_without_the_copies(
+    all_rows, rows, tmp_path
+):
+    shares = {r["copy_share_pct"] for r in rows}
+    assert len(shares) == 1
+    share = shares.pop()
+    # The stand-in spends most of a 1500-byte packet's time in the software copy.
+    assert 40.0 < share < 95.0
+    default = next(r for r in ce.choice_rows(all_rows) if r["choice"] == "default")
+    assert default["copy_share_pct"] == share
+    # The same number from the two runs directly: software, and the trace without its copies.
+    cycles = {}
+    for copy in (True, False):
+        out = tmp_path / f"net-{copy}"
+        cw.write_network(out, payload=PAYLOAD, packets=PACKETS, copy=copy)
+        cycles[copy] = ce.measure(str(out), "software")["cycles"]
+    assert share == pytest.approx(100 * (1 - cycles[False] / cycles[True]))
+    assert ce.copy_share_pct(600, 1000) == pytest.approx(40.0)
+
+
+def test_the_choices_rows_run_dce_nt_without_each_choice(all_rows, rows):
+    choices = ce.choice_rows(all_rows)
+    assert [r["choice"] for r in choices] == list(ce.CHOICES)
+    by = {r["choice"]: r for r in choices}
+    for r in choices:
+        assert set(r) == set(CHOICE_ROW_TYPES)
+        for key, kind in CHOICE_ROW_TYPES.items():
+            assert isinstance(r[key], kind), (key, r[key])
+        assert (r["preset"], r["payload"], r["paper"]) == ("paper_choices", PAYLOAD, ">21%")
+    paper = by_mechanism(rows)
+    # The default is the table's DCE-NT row.
+    assert by["default"]["dce_nt_cycles"] == paper["dce_nt"]["cycles"]
+    assert by["default"]["software_cycles"] == paper["software"]["cycles"]
+    assert by["default"]["time_reduction_pct"] == paper["dce_nt"]["time_reduction_pct"]
+    # Unpipelined: the same software run and the same copies in L2, DCE-NT slower.
+    nopipe = by["no_pipeline"]
+    assert nopipe["software_cycles"] == paper["software"]["cycles"]
+    assert nopipe["pct_copies_in_l2"] == by["default"]["pct_copies_in_l2"]
+    assert nopipe["dce_nt_cycles"] > paper["dce_nt"]["cycles"]
+    # Cold ring: payloads come from memory, so both runs take longer than on the warm ring.
+    cold = by["cold_ring"]
+    assert cold["workload"] == "network_cold"
+    assert cold["software_cycles"] > paper["software"]["cycles"]
+    assert cold["dce_nt_cycles"] > paper["dce_nt"]["cycles"]
+    text = ce.render(all_rows)
+    assert "bulksim's choices, not the paper's" in text
+    for r in choices:
+        assert any(line.split()[:1] == [str(PAYLOAD)] and r["label"] in line for line in text.splitlines())
+
+
+def test_software_nt_fetches_no_destination_line_and_allocates_none(rows, tmp_path):
+    r = by_mechanism(rows)
+    # Sec. 3: the same traffic saving as CE-L1 (no destination fill); here within 10 points.
+    assert r["software_nt"]["traffic_reduction_pct"] > 15.0
+    assert abs(r["software_nt"]["traffic_reduction_pct"] - r["ce_l1"]["traffic_reduction_pct"]) < 10.0
+    cw.write_network(tmp_path / "net", payload=PAYLOAD, packets=20)
+    stats = bulksim.run_workload(ce.CONFIG, workload=tmp_path / "net", overrides=ce.MECHANISMS["software_nt"])
+    wc = stats["write_combining"]
+    # 1500 B to a line-aligned buffer: 23 whole 64-byte lines per packet, 16 stores each.
+    assert (wc["stores"], wc["full_writes"], wc["partial_writes"]) == (20 * 23 * 16, 20 * 23, 0)
 
 
 def test_ddr3_rows_exist_for_each_workload_and_mechanism_with_the_schema(all_rows):
     ddr3_rows = ce.ddr3_rows(all_rows)
-    mechanisms = ["software", "ce_l1", "dce", "dce_nt", "dce_rowclone"]
+    mechanisms = ["software", "software_nt", "ce_l1", "dce", "dce_nt", "dce_rowclone"]
     assert [(r["workload"], r["payload"], r["mechanism"]) for r in ddr3_rows] == [
         (w, p, m) for w, p in DDR3_CASES for m in mechanisms
     ]
@@ -299,24 +387,29 @@ def test_ddr3_rows_from_hand_measurements():
 
     measured = {
         ("forkbench", 4096, "software"): m(1000, 2000),
+        ("forkbench", 4096, "software_nt"): m(950, 1500),
         ("forkbench", 4096, "ce_l1"): m(900, 1000, l1=10),
         ("forkbench", 4096, "dce"): m(900, 1000, l1=5, l2=5),
         ("forkbench", 4096, "dce_nt"): m(800, 1000, l1=2, l2=8),
         ("forkbench", 4096, "dce_rowclone"): m(500, 500, l1=1, l2=2, dram=7),
         ("network", 500, "software"): m(100, 100),
+        ("network", 500, "software_nt"): m(110, 70),
         **{("network", 500, k): m(50, 25, l2=4) for k in ("ce_l1", "dce", "dce_nt", "dce_rowclone")},
     }
     rows = ce.ddr3_rows_from(measured)
     # Workloads in DDR3_WORKLOADS order, whatever the measurements' order.
-    assert [r["workload"] for r in rows] == ["network"] * 5 + ["forkbench"] * 5
+    assert [r["workload"] for r in rows] == ["network"] * 6 + ["forkbench"] * 6
+    assert rows[1]["mechanism"] == "software_nt"
+    assert rows[1]["time_reduction_pct"] == pytest.approx(-10.0)
+    assert rows[7]["traffic_reduction_pct"] == pytest.approx(25.0)
     rowclone = rows[-1]
     assert rowclone["mechanism"] == "dce_rowclone" and rowclone["paper"] is None
     assert rowclone["pct_copies_in_l2"] == pytest.approx(20.0)
     assert rowclone["pct_copies_in_dram"] == pytest.approx(70.0)
     assert rowclone["time_reduction_pct"] == pytest.approx(50.0)
     assert rowclone["traffic_reduction_pct"] == pytest.approx(75.0)
-    assert rows[1]["time_reduction_pct"] == pytest.approx(50.0)  # against network's software
-    assert rows[1]["traffic_reduction_pct"] == pytest.approx(75.0)
+    assert rows[2]["time_reduction_pct"] == pytest.approx(50.0)  # against network's software
+    assert rows[2]["traffic_reduction_pct"] == pytest.approx(75.0)
 
 
 def test_render_adds_the_ddr3_table(all_rows, rows):

@@ -106,6 +106,15 @@ def test_cold_ring_leaves_out_the_ring_load(tmp_path):
     assert cold == warm[:3] + warm[4:]
 
 
+def test_without_copy_the_network_trace_leaves_out_only_the_payload_copies(tmp_path):
+    with_copy = records(cw.write_network(tmp_path / "w", payload=500, packets=3, ring=8))
+    without = records(cw.write_network(tmp_path / "n", payload=500, packets=3, ring=8, copy=False))
+    assert sum(r[0] == "M" for r in with_copy) == 3
+    assert without == [r for r in with_copy if r[0] != "M"]
+    with pytest.raises(api.ArgumentError, match="copy: 0; expected True or False"):
+        cw.write_network(tmp_path / "x", payload=500, packets=3, copy=0)
+
+
 def test_warm_ring_lets_dce_nt_copy_in_l1_and_a_cold_ring_sends_it_to_l2(tmp_path):
     """Ring and user buffer of one slot each (3 pages: they fit the 4-way L1 whatever the frames)
     and 1500-byte payloads: 46 movblks per packet (destination line-aligned, 1500 = 46 x 32 + 28),

@@ -2,9 +2,13 @@
 Figures 3-5; digest /work/shared/papers/copy_engines.md, section 4) on its preset
 (``configs/copy_engines.toml``), beside the paper's prose. Owns the runs (the ``network``
 stand-in, docs/copy_engines_workloads.md, with 500, 1000 and 1500-byte payloads, each with the
-software memcpy and with movblk under CE-L1, DCE and DCE-NT), the rows derived from their
+software memcpy, the software memcpy with non-temporal stores (``software_nt``, the alternative
+Sec. 3 names) and with movblk under CE-L1, DCE and DCE-NT), the rows derived from their
 stats (time and L1-L2 traffic reductions over software, the share of copies the L2 engine
-ran, L2-memory bytes), the paper's bound for each cell and a check of each value against it.
+ran, L2-memory bytes, the copy's share of the software run's time, from a run of the same
+trace without its copies), the paper's bound for each cell and a check of each value against
+it; and DCE-NT without each of the two choices of bulksim's its agreement rests on (a cold
+receive ring, unpipelined engines), beside the default.
 The paper's benchmark is not public, so the numbers are the stand-in's, reported as they are.
 
 Also bulksim's DDR3 preset (``configs/copy_engines_ddr3.toml``: the same core and caches over
@@ -34,12 +38,17 @@ from bulksim.sweep import die_with_parent
 #: The paper's system (Table 1 and Sec. 3).
 CONFIG = REPO / "configs" / "copy_engines.toml"
 PRESET = "paper"
+#: The rows of DCE-NT with and without bulksim's two choices (CHOICES), on the paper preset.
+CHOICES_PRESET = "paper_choices"
 PAYLOADS = (500, 1000, 1500)
 #: Packets per run: the paper's traces have 50,000 (Sec. 3); --quick runs a tenth.
 FULL_PACKETS = 50_000
 QUICK_PACKETS = 5_000
 MECHANISMS = {
     "software": ('system.memcpy="software"', 'copy_engine.policy="none"'),
+    # The software copy with non-temporal stores through write-combining buffers that Sec. 3
+    # sets beside the engines (same traffic saving as CE-L1, it says).
+    "software_nt": ('system.memcpy="software_nt"', 'copy_engine.policy="none"'),
     "ce_l1": ('system.memcpy="movblk"', 'copy_engine.policy="ce_l1"'),
     "dce": ('system.memcpy="movblk"', 'copy_engine.policy="dce"'),
     "dce_nt": ('system.memcpy="movblk"', 'copy_engine.policy="dce_nt"'),
@@ -70,6 +79,36 @@ FORKBENCH_ARRAY_BYTES = 16 << 20
 FORKBENCH_PAGES = 4096
 QUICK_FORKBENCH_PAGES = 1024
 FORKBENCH_PAYLOAD = 4096
+#: The two choices of bulksim's on which DCE-NT's agreement with the paper rests (docs:
+#: copy_engines.md), each run without: the receive ring cold instead of warm (NETWORK_COLD:
+#: a ring of 4,096 slots, 8 MB, eight times the L2, not loaded first, so every payload comes
+#: from memory, as a NIC's DMA leaves it) and the engines one movblk at a time instead of
+#: pipelined. Per choice: (its label, the network trace's variant, the DCE-NT mechanism).
+CHOICES = {
+    "default": ("warm ring, pipelined engines (bulksim's choices)", "network", "dce_nt"),
+    "cold_ring": ("receive ring cold (8 MB, payloads from memory)", "network_cold", "dce_nt"),
+    "no_pipeline": ("copy_engine.pipeline = false", "network", "dce_nt_serial"),
+}
+#: The mechanisms only the choices run (paper preset).
+CHOICE_MECHANISMS = {
+    "dce_nt_serial": (*MECHANISMS["dce_nt"], "copy_engine.pipeline=false"),
+}
+NETWORK_COLD = {"ring": 4096, "warm_ring": False}
+#: The network traces of the paper preset: the default, the cold ring, and each without its
+#: copies (the copy's share of run time: 1 - cycles without the copies / software's cycles).
+NETWORK_VARIANTS = {
+    "network": {},
+    "network_no_copy": {"copy": False},
+    "network_cold": NETWORK_COLD,
+    "network_cold_no_copy": {**NETWORK_COLD, "copy": False},
+}
+#: Which mechanisms run on each variant beside the default's MECHANISMS (paper preset).
+VARIANT_MECHANISMS = {
+    "network": (*MECHANISMS, *CHOICE_MECHANISMS),
+    "network_no_copy": (BASELINE,),
+    "network_cold": (BASELINE, "dce_nt"),
+    "network_cold_no_copy": (BASELINE,),
+}
 #: Line bytes per memory request (DRAM channel bytes = (reads + writes) x this).
 CHANNEL_LINE_BYTES = 64
 #: Row keys the paper's prose bounds, and the word the bound's text uses for each.
@@ -143,9 +182,8 @@ def paper_text(mechanism: str, payload: int) -> str | None:
 def measure(workload: str, mechanism: str, preset: str = PRESET) -> dict:
     """One run of `workload` with `mechanism` on `preset`'s system (in a pool worker): the
     stats the rows need."""
-    stats = api.run_workload(
-        CONFIGS[preset], workload=workload, overrides=list(PRESET_MECHANISMS[preset][mechanism])
-    )
+    overrides = {**PRESET_MECHANISMS[preset], **CHOICE_MECHANISMS}[mechanism]
+    stats = api.run_workload(CONFIGS[preset], workload=workload, overrides=list(overrides))
     below = stats["cache"]["l2"]["below"]
     engine = stats.get("copy_engine")  # absent when no engine is configured
     dram = (engine or {}).get("dram") or {}  # chunks handed to the memory controller
@@ -175,9 +213,19 @@ def _shares(m: dict) -> tuple[float, float]:
     return _pct(m["l2_copies"], whole), _pct(dram, whole)
 
 
-def rows_from(measured: dict[tuple[int, str], dict]) -> list[dict]:
+def copy_share_pct(no_copy_cycles: int, software_cycles: int) -> float:
+    """The copy's share of the software run's time, in percent: 1 - cycles without the copies
+    / cycles with the software memcpy. No mechanism can save more time than this."""
+    return 100.0 * (1.0 - no_copy_cycles / software_cycles) if software_cycles else 0.0
+
+
+def rows_from(
+    measured: dict[tuple[int, str], dict], copy_shares: dict[int, float] | None = None
+) -> list[dict]:
     """The paper preset's rows (payload x mechanism, in PAYLOADS x MECHANISMS order) from each
-    run's measurements; reductions are against software at the same payload."""
+    run's measurements; reductions are against software at the same payload; ``copy_share_pct``
+    is the payload's copy share of the software run's time (``copy_shares``; None without)."""
+    copy_shares = copy_shares or {}
     rows = []
     for payload in sorted({p for p, _ in measured}):
         base = measured[(payload, BASELINE)]
@@ -197,7 +245,42 @@ def rows_from(measured: dict[tuple[int, str], dict]) -> list[dict]:
                     "memory_bytes": m["memory_bytes"],
                     "time_reduction_pct": 100.0 * (1.0 - m["cycles"] / base["cycles"]),
                     "traffic_reduction_pct": 100.0 * (1.0 - m["offchip_bytes"] / base["offchip_bytes"]),
+                    "copy_share_pct": copy_shares.get(payload),
                     "paper": paper_text(mechanism, payload),
+                }
+            )
+    return rows
+
+
+#: DCE-NT's time bound in the paper per payload (the choices' rows print it beside them).
+DCE_NT_PAPER_TIME = {p: b["time_reduction_pct"].text for (m, p), b in PAPER.items() if m == "dce_nt"}
+
+
+def choice_rows_from(measured: dict[tuple[str, int, str], dict]) -> list[dict]:
+    """Per payload and choice (CHOICES order), DCE-NT against software with bulksim's choice
+    and without it, from the paper preset's runs keyed (trace variant, payload, mechanism):
+    both runs' cycles, DCE-NT's time and traffic reductions, its share of copies in L2 and the
+    copy's share of the software run's time on that trace."""
+    rows = []
+    for payload in sorted({p for _, p, _ in measured}):
+        for choice, (label, trace, mechanism) in CHOICES.items():
+            base = measured[(trace, payload, BASELINE)]
+            m = measured[(trace, payload, mechanism)]
+            no_copy = measured[(f"{trace}_no_copy", payload, BASELINE)]
+            rows.append(
+                {
+                    "preset": CHOICES_PRESET,
+                    "workload": trace,
+                    "payload": payload,
+                    "choice": choice,
+                    "label": label,
+                    "software_cycles": base["cycles"],
+                    "dce_nt_cycles": m["cycles"],
+                    "copy_share_pct": copy_share_pct(no_copy["cycles"], base["cycles"]),
+                    "time_reduction_pct": 100.0 * (1.0 - m["cycles"] / base["cycles"]),
+                    "traffic_reduction_pct": 100.0 * (1.0 - m["offchip_bytes"] / base["offchip_bytes"]),
+                    "pct_copies_in_l2": _pct(m["l2_copies"], m["l1_copies"] + m["l2_copies"]),
+                    "paper": DCE_NT_PAPER_TIME.get(payload),
                 }
             )
     return rows
@@ -275,14 +358,15 @@ def run(
     with tempfile.TemporaryDirectory(prefix="bulksim-copy-engines-") as tmp:
         # (preset, workload, payload) -> (trace directory, bytes the run copies: its length)
         cases: dict[tuple[str, str, int], tuple[str, int]] = {}
-        network = {}
         for payload in payloads:
-            network[payload] = os.fspath(
-                write_network(Path(tmp) / f"network-{payload}", payload=payload, packets=packets).parent
-            )
-            cases[(PRESET, "network", payload)] = (network[payload], packets * payload)
+            for variant, options in NETWORK_VARIANTS.items():
+                path = write_network(
+                    Path(tmp) / f"{variant}-{payload}", payload=payload, packets=packets, **options
+                ).parent
+                copied = packets * payload if options.get("copy", True) else packets * 100
+                cases[(PRESET, variant, payload)] = (os.fspath(path), copied)
             if "network" in ddr3_workloads:
-                cases[(DDR3_PRESET, "network", payload)] = (network[payload], packets * payload)
+                cases[(DDR3_PRESET, "network", payload)] = cases[(PRESET, "network", payload)]
         for workload, hot in BULKCOPY_HOT.items():
             if workload not in ddr3_workloads:
                 continue
@@ -300,7 +384,11 @@ def run(
                 os.fspath(path),
                 forkbench_pages * FORKBENCH_PAYLOAD + forkbench_array_bytes // 16,
             )
-        points = [(case, m) for case in cases for m in PRESET_MECHANISMS[case[0]]]
+        points = [
+            (case, m)
+            for case in cases
+            for m in (VARIANT_MECHANISMS[case[1]] if case[0] == PRESET else PRESET_MECHANISMS[case[0]])
+        ]
         # Longest first (about the bytes copied, software the slowest), so that no long run
         # starts last and keeps one worker busy alone.
         points.sort(key=lambda p: (-cases[p[0]][1], p[1] != BASELINE))
@@ -318,14 +406,26 @@ def run(
                 for future in futures:
                     future.cancel()
                 raise
-    paper = {(p, m): r for ((preset, _, p), m), r in measured.items() if preset == PRESET}
+    variants = {(w, p, m): r for ((preset, w, p), m), r in measured.items() if preset == PRESET}
+    paper = {(p, m): r for (w, p, m), r in variants.items() if w == "network" and m in MECHANISMS}
+    shares = {
+        p: copy_share_pct(
+            variants[("network_no_copy", p, BASELINE)]["cycles"], paper[(p, BASELINE)]["cycles"]
+        )
+        for p in payloads
+    }
     ddr3 = {(w, p, m): r for ((preset, w, p), m), r in measured.items() if preset == DDR3_PRESET}
-    return rows_from(paper) + ddr3_rows_from(ddr3)
+    return rows_from(paper, shares) + choice_rows_from(variants) + ddr3_rows_from(ddr3)
 
 
 def paper_rows(rows: list[dict]) -> list[dict]:
     """The rows of the paper's preset."""
     return [r for r in rows if r["preset"] == PRESET]
+
+
+def choice_rows(rows: list[dict]) -> list[dict]:
+    """The rows of DCE-NT with and without bulksim's choices (paper preset)."""
+    return [r for r in rows if r["preset"] == CHOICES_PRESET]
 
 
 def ddr3_rows(rows: list[dict]) -> list[dict]:
@@ -351,24 +451,59 @@ def differences(rows: list[dict]) -> list[str]:
 
 
 def slower_than_software(rows: list[dict]) -> dict[str, list[int]]:
-    """Per mechanism, the payloads at which it took more cycles than software (paper preset)."""
+    """Per engine mechanism, the payloads at which it took more cycles than software (paper
+    preset; software_nt, which the paper does not measure, is left out)."""
     out: dict[str, list[int]] = {}
     for r in paper_rows(rows):
-        if r["time_reduction_pct"] < 0:
+        if r["time_reduction_pct"] < 0 and r["mechanism"] not in (BASELINE, "software_nt"):
             out.setdefault(r["mechanism"], []).append(r["payload"])
     return out
 
 
 def render(rows: list[dict]) -> str:
-    """The paper preset's table, then the DDR3 preset's when the rows have it."""
+    """The paper preset's table, then DCE-NT without bulksim's choices and the DDR3 preset's
+    table when the rows have them."""
     text = render_paper(paper_rows(rows))
+    choices = choice_rows(rows)
+    if choices:
+        text += "\n\n" + render_choices(choices)
     ddr3 = ddr3_rows(rows)
     return text + "\n\n" + render_ddr3(ddr3) if ddr3 else text
 
 
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}%"
+
+
+def render_choices(rows: list[dict]) -> str:
+    head = (
+        f"{'payload':>7} {'run':50} {'software cycles':>15} {'DCE-NT cycles':>13} {'copy share':>10} "
+        f"{'time red.':>9} {'traffic red.':>12} {'in L2':>6}  paper (time)"
+    )
+    lines = [
+        "DCE-NT with and without the two choices its agreement with the paper rests on (bulksim's "
+        "choices, not the paper's): the receive ring warm, the engines pipelined",
+        head,
+        "-" * len(head),
+    ]
+    for r in rows:
+        lines.append(
+            f"{r['payload']:7d} {r['label']:50} {r['software_cycles']:15,d} {r['dce_nt_cycles']:13,d} "
+            f"{_share(r['copy_share_pct']):>10} {r['time_reduction_pct']:8.1f}% "
+            f"{r['traffic_reduction_pct']:11.1f}% "
+            f"{r['pct_copies_in_l2']:5.1f}%  {r['paper'] or '-'}"
+        )
+    lines.append(
+        "each row against software on the same trace; copy share: 1 - cycles of that trace without its "
+        "copies / software's cycles"
+    )
+    return "\n".join(lines)
+
+
 def render_paper(rows: list[dict]) -> str:
     head = (
-        f"{'payload':>7} {'mechanism':9} {'cycles':>12} {'time red.':>9} {'off-chip B':>12} "
+        f"{'payload':>7} {'mechanism':11} {'cycles':>12} {'copy share':>10} {'time red.':>9} "
+        f"{'off-chip B':>12} "
         f"{'traffic red.':>12} {'in L2':>6} {'memory B':>11}  paper"
     )
     lines = [
@@ -379,13 +514,19 @@ def render_paper(rows: list[dict]) -> str:
     ]
     for r in rows:
         lines.append(
-            f"{r['payload']:7d} {r['mechanism']:9} {r['cycles']:12,d} {r['time_reduction_pct']:8.1f}% "
+            f"{r['payload']:7d} {r['mechanism']:11} {r['cycles']:12,d} {_share(r.get('copy_share_pct')):>10} "
+            f"{r['time_reduction_pct']:8.1f}% "
             f"{r['offchip_bytes']:12,d} {r['traffic_reduction_pct']:11.1f}% {r['pct_copies_in_l2']:5.1f}% "
             f"{r['memory_bytes']:11,d}  {r['paper'] or '-'}"
         )
     lines.append(
         "off-chip B: L1-L2 bytes with addresses (the paper's traffic); memory B: L2-memory bytes "
         "(the paper does not report them); in L2: movblks the L2 engine ran"
+    )
+    lines.append(
+        "copy share: the payload's copy share of the software run's time (1 - cycles without the copies / "
+        "software's cycles), the most time any mechanism can save; software_nt: the software memcpy with "
+        "non-temporal stores (Sec. 3 names it, with CE-L1's traffic saving, and gives no numbers)"
     )
     slower = slower_than_software(rows)
     if slower:

@@ -144,13 +144,15 @@ def network_records(
     protocol_instructions: int,
     seed: int,
     warm_ring: bool = True,
+    copy: bool = True,
 ) -> Iterator[str]:
     """The records of the network workload after its header line (arguments already checked)."""
     yield (
         f"# bulksim workload network: payload {payload} B, {packets} packets, header {header_bytes} B, "
         f"ring {ring} x {SLOT_BYTES} B at {RING_BASE:#x}, {buffers} user buffers x {SLOT_BYTES} B at "
         f"{USER_BASE:#x} + {dst_offset}, control block {TCB_BYTES} B at {TCB_BASE:#x}, "
-        f"{protocol_instructions} protocol instructions, seed {seed} (no random choice)\n"
+        f"{protocol_instructions} protocol instructions, seed {seed} (no random choice)"
+        f"{'' if copy else ', payloads not copied'}\n"
     )
     yield f"N {RING_BASE:#x} {_pages(ring * SLOT_BYTES)}\n"
     yield f"N {USER_BASE:#x} {_pages(buffers * SLOT_BYTES)}\n"
@@ -165,8 +167,8 @@ def network_records(
     for i in range(packets):
         slot = ring_slot(i, ring)
         header = f"L {slot:#x} {header_bytes}\n" if header_bytes else ""
-        copy = f"M {slot + header_bytes:#x} {user_buffer(i, buffers, dst_offset):#x} {payload}\n"
-        yield header + tcb_loads + compute + tcb_stores + copy
+        copy_record = f"M {slot + header_bytes:#x} {user_buffer(i, buffers, dst_offset):#x} {payload}\n"
+        yield header + tcb_loads + compute + tcb_stores + (copy_record if copy else "")
     yield "X\n"
 
 
@@ -182,6 +184,7 @@ def write_network(
     protocol_instructions: int = NETWORK_DEFAULTS["protocol_instructions"],
     seed: int = NETWORK_DEFAULTS["seed"],
     warm_ring: bool = True,
+    copy: bool = True,
 ) -> Path:
     """Writes the network stand-in to ``OUT/thread-0.trace`` and returns that path.
 
@@ -193,7 +196,10 @@ def write_network(
     ``L vaddr bytes`` record: a load of every line it touches), the control block is loaded
     and updated around ``protocol_instructions`` of compute, and the payload, right after the
     header in the slot, is copied (``M``) to ``user_buffer(i, buffers, dst_offset)``. The
-    payload is not read again afterwards.
+    payload is not read again afterwards. Without ``copy`` the ``M`` records are left out
+    (everything else is the same): the run without the copy, whose time against the
+    software memcpy's gives the copy's share of run time (``bulksim reproduce
+    copy-engines``).
     """
     header_bytes = _check_int("--header-bytes", header_bytes, maximum=SLOT_BYTES - 1)
     payload = _check_int("--payload", payload, minimum=1)
@@ -215,6 +221,8 @@ def write_network(
     seed = _check_int("--seed", seed)
     if not isinstance(warm_ring, bool):
         raise ArgumentError(f"warm_ring: {warm_ring!r}; expected True or False")
+    if not isinstance(copy, bool):
+        raise ArgumentError(f"copy: {copy!r}; expected True or False")
     path = _thread_file(out)
     _check_room(path, packets * MIN_PACKET_TEXT_BYTES)
     _write(
@@ -229,6 +237,7 @@ def write_network(
             protocol_instructions=protocol_instructions,
             seed=seed,
             warm_ring=warm_ring,
+            copy=copy,
         ),
     )
     return path
