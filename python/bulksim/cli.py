@@ -928,8 +928,9 @@ TABLES = {
     "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
     "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
     "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
-    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software vs CE-L1, DCE, DCE-NT (paper preset);"
-    " DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench",
+    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software and software_nt (non-temporal stores)"
+    " vs CE-L1, DCE, DCE-NT with each payload's copy share, DCE-NT without the warm ring or the pipeline"
+    " (paper preset); DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench",
     "cmmp": "CMMP Sec. IV: CPM, CM, CM+OBM, CM+OBM+PD on a hybrid DRAM+PCM memory, 4 copies per workload"
     " (shared traces on cmmp_scaled, stand-ins on cmmp_table1)",
 }
