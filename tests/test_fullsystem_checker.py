@@ -222,6 +222,23 @@ def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
         assert dram["chunks"] == 0 and logged["ACT2"] == 0
 
 
+def test_software_nt_forkbench_zero_violations_one_line_write_per_copied_line(forkbench, tmp_path):
+    # The copy-on-write copies by the software memcpy with non-temporal stores: each 4 KB page
+    # goes to DRAM as 64 full-line writes through the write-combining buffers.
+    overrides = ["system.memcpy=software_nt", "copy_engine.policy=none"]
+    log = tmp_path / "cmds.csv"
+    stats = dict(
+        api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log)
+    )
+    spec = bulksim.spec(config=COPY_ENGINES_DDR3, overrides=overrides)
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    assert stats["os"]["cow_copies"] == PAGES_UPDATED
+    wc = stats["write_combining"]
+    assert (wc["full_writes"], wc["partial_writes"]) == (PAGES_UPDATED * 64, 0)
+    assert wc["stores"] == PAGES_UPDATED * 4096 // 4
+
+
 # CMMP's Table I system (configs/cmmp_table1.toml): a hybrid run's two command logs, one per
 # device, replay with zero violations, the PCM one under its closed page and tRP per dirty
 # block, under every mechanism. Smaller caches and a 10 us period so that a short run misses,
