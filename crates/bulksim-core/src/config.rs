@@ -152,6 +152,8 @@ pub struct RefreshConfig {
     pub scheme: RefreshScheme,
     /// Elastic: idle time before an owed REF issues, in ns.
     pub idle_ns: f64,
+    /// Elastic under a stagger: a REF waits while another rank of the stagger refreshes.
+    pub elastic_keeps_stagger: bool,
     /// Pausing: fragments per refresh (8: tRFC/8 each, no overhead; 4 or 2: FGR REFs).
     pub pause_granularity: u32,
     /// PCD: how long before a REF its rank's requests go first, in ns (0: tRFC).
@@ -169,6 +171,7 @@ impl Default for RefreshConfig {
             stagger: Stagger::Channel,
             scheme: RefreshScheme::Demand,
             idle_ns: 200.0,
+            elastic_keeps_stagger: true,
             pause_granularity: 8,
             pcd_window_ns: 0.0,
             ar_reads: 8,
@@ -976,7 +979,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "controller.refresh.scheme",
         "demand | elastic | pausing | pcd | adaptive",
-        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window; pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
+        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window (the ranks' windows staggered as their REFs are: ends 8 x tREFI / N apart, the last rank's 8 x tREFI after its first REF); pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
     ),
     doc(
         "controller.refresh.ar_reads",
@@ -987,6 +990,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "controller.refresh.idle_ns",
         "ns",
         "elastic: how long a rank must have had nothing queued before an owed REF issues (bulksim's choice 200 ns)",
+    ),
+    doc(
+        "controller.refresh.elastic_keeps_stagger",
+        "bool",
+        "elastic with a staggered policy: true = a REF (early, in idle time, or forced at a window's end) waits while another rank of the stagger (the channel's ranks, or all ranks under stagger = system) is refreshing, so one rank refreshes at a time as on demand (bulksim's choice: the stagger exists for peak power, Rank Assignment paper §III-A); false = each rank refreshes on its own and idle ranks may refresh together",
     ),
     doc(
         "controller.refresh.pause_granularity",

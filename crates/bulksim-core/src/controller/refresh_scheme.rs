@@ -2,7 +2,8 @@
 //! rank as soon as its REF falls due. `elastic` (Stuecheli et al., MICRO 2010, as the Rank
 //! Assignment paper's §VI-I uses it) postpones: a rank owes REFs until it has had no queued
 //! request for `idle_ns`, and what it still owes at the end of each window of 8 tREFI is
-//! forced. `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
+//! forced; the ranks' windows end in the order and spacing of their stagger (`refresh`), so
+//! forced bursts of different ranks follow one another as their REFs would. `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
 //! fragment is 8 tREFI late. `pcd` (Mukundan et al., ISCA 2013, §VI-G) blocks on demand but
@@ -51,7 +52,8 @@ pub enum Postponement {
     /// Block when due.
     Demand,
     /// Block once the rank has idled `idle` cycles, or at the end of the 8-tREFI window the
-    /// owed REF fell due in.
+    /// owed REF fell due in (the rank's windows end at its first window end plus multiples of
+    /// 8 tREFI).
     Elastic { idle: u64 },
     /// Block whenever the rank is idle, or once the owed REF is `late` cycles past due.
     Pausing { late: u64 },
@@ -69,14 +71,15 @@ impl Postponement {
         }
     }
 
-    /// Whether a rank whose oldest owed REF fell due at `due` (the `index`-th REF of the
-    /// rank, the first due at `first`) is blocked at `now`, and otherwise the cycle it will
-    /// be at the latest if nothing is queued for it meanwhile.
+    /// Whether a rank whose oldest owed REF fell due at `due` (the rank's first window of
+    /// 8 REFs ending at `first_end`) is blocked at `now`, and otherwise the cycle it will be
+    /// at the latest if nothing is queued for it meanwhile. A REF belongs to the first window
+    /// ending after its due cycle.
     #[inline]
     pub fn blocks(
         &self,
         now: u64,
-        (due, first, interval): (u64, u64, u64),
+        (due, first_end, interval): (u64, u64, u64),
         queued: u32,
         idle_since: u64,
     ) -> Result<(), u64> {
@@ -92,8 +95,12 @@ impl Postponement {
                 if now < due {
                     return Err(due);
                 }
-                let index = (due - first) / interval;
-                let window_end = first + (index / 8 + 1) * 8 * interval;
+                let window = 8 * interval;
+                let window_end = if due < first_end {
+                    first_end
+                } else {
+                    first_end + ((due - first_end) / window + 1) * window
+                };
                 let idle_at = if queued == 0 {
                     (idle_since + idle).max(due)
                 } else {
@@ -127,17 +134,24 @@ mod tests {
     #[test]
     fn elastic_waits_for_idleness_or_the_window_end() {
         let p = Postponement::Elastic { idle: 100 };
-        // Due at 1000 (the first REF, due at 1000, interval 1000): busy rank, window of 8.
-        assert_eq!(p.blocks(1500, (1000, 1000, 1000), 3, 0), Err(9000));
-        assert_eq!(p.blocks(9000, (1000, 1000, 1000), 3, 0), Ok(()));
+        // Due at 1000 (the first REF, due at 1000, interval 1000, first window ending at
+        // 9000): busy rank.
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
+        assert_eq!(p.blocks(9000, (1000, 9000, 1000), 3, 0), Ok(()));
         // Idle since 1450: blocks at 1550.
-        assert_eq!(p.blocks(1500, (1000, 1000, 1000), 0, 1450), Err(1550));
-        assert_eq!(p.blocks(1550, (1000, 1000, 1000), 0, 1450), Ok(()));
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 0, 1450), Err(1550));
+        assert_eq!(p.blocks(1550, (1000, 9000, 1000), 0, 1450), Ok(()));
         // Idle long before the due cycle: blocks at the due cycle.
-        assert_eq!(p.blocks(999, (1000, 1000, 1000), 0, 0), Err(1000));
-        assert_eq!(p.blocks(1000, (1000, 1000, 1000), 0, 0), Ok(()));
-        // The 9th REF (index 8) belongs to the second window, ending at 17000.
-        assert_eq!(p.blocks(9500, (9000, 1000, 1000), 2, 0), Err(17000));
+        assert_eq!(p.blocks(999, (1000, 9000, 1000), 0, 0), Err(1000));
+        assert_eq!(p.blocks(1000, (1000, 9000, 1000), 0, 0), Ok(()));
+        // The 9th REF, due at the window's end, belongs to the next window, ending at 17000.
+        assert_eq!(p.blocks(9500, (9000, 9000, 1000), 2, 0), Err(17000));
+        // The first of 4 staggered ranks (due at 250, 1250, ...; first window ending at
+        // 3000): the REFs due at 1250 and 2250 are forced at 3000, the one due at 3250 at
+        // 11000.
+        assert_eq!(p.blocks(1300, (1250, 3000, 1000), 1, 0), Err(3000));
+        assert_eq!(p.blocks(2300, (2250, 3000, 1000), 1, 0), Err(3000));
+        assert_eq!(p.blocks(3300, (3250, 3000, 1000), 1, 0), Err(11000));
     }
 
     #[test]
