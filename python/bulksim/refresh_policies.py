@@ -123,10 +123,10 @@ def concurrency(stats: dict) -> dict:
     ref = stats["memory"]["refresh"]
     at_least = ref["ranks_refreshing_ns"]
     ranks = _ranks(stats)
-    any_ns = at_least.get("1", 0.0)
+    any_ns = at_least[0] if at_least else 0.0
 
     def share(k: int) -> float:
-        return at_least.get(str(k), 0.0) / any_ns if any_ns else 0.0
+        return at_least[k - 1] / any_ns if any_ns and k <= len(at_least) else 0.0
 
     return {
         "most_ranks_refreshing": ref["most_ranks_refreshing"],

@@ -590,8 +590,7 @@ impl MemorySystem {
                     .refresh_concurrency
                     .at_least()
                     .iter()
-                    .enumerate()
-                    .map(|(k, &cycles)| (k as u32 + 1, cycles as f64 * tck_ns))
+                    .map(|&cycles| cycles as f64 * tck_ns)
                     .collect(),
                 overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
                     + self
