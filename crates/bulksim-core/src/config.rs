@@ -139,6 +139,19 @@ pub enum RefreshScheme {
     Adaptive,
 }
 
+/// When elastic refresh forces an owed REF its rank has not found idle time for
+/// (`controller.refresh.elastic_deadline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElasticDeadline {
+    /// Each REF 8 tREFI after it fell due: the JEDEC limit of 8 postponed REFs, reached one
+    /// REF at a time (Stuecheli et al.'s forcing at the postponement limit).
+    PerRef,
+    /// Every REF still owed at the end of the rank's 8 x tREFI window, in one burst (the
+    /// windows of the ranks end in the order and spacing of their stagger).
+    Window,
+}
+
 /// `[controller.refresh]`, or a policy name alone (`controller.refresh = "none"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -152,6 +165,8 @@ pub struct RefreshConfig {
     pub scheme: RefreshScheme,
     /// Elastic: idle time before an owed REF issues, in ns.
     pub idle_ns: f64,
+    /// Elastic: when an owed REF is forced, `per_ref | window`.
+    pub elastic_deadline: ElasticDeadline,
     /// Elastic under a stagger: a REF waits while another rank of the stagger refreshes.
     pub elastic_keeps_stagger: bool,
     /// Pausing: fragments per refresh (8: tRFC/8 each, no overhead; 4 or 2: FGR REFs).
@@ -171,6 +186,7 @@ impl Default for RefreshConfig {
             stagger: Stagger::Channel,
             scheme: RefreshScheme::Demand,
             idle_ns: 200.0,
+            elastic_deadline: ElasticDeadline::PerRef,
             elastic_keeps_stagger: true,
             pause_granularity: 8,
             pcd_window_ns: 0.0,
@@ -992,6 +1008,11 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "elastic: how long a rank must have had nothing queued before an owed REF issues (bulksim's choice 200 ns)",
     ),
     doc(
+        "controller.refresh.elastic_deadline",
+        "per_ref | window",
+        "elastic: when a REF the rank found no idle time for is forced. per_ref: 8 x tREFI after it fell due, one REF at a time (DDR4 allows at most 8 postponed REFs, JESD79-4 4.26; Stuecheli et al., MICRO 2010, force a REF when the postponed count reaches that limit); window: every REF still owed at the end of the rank's 8 x tREFI window, as one burst (a literal reading of the Rank Assignment paper's §VI-I, whose windows it does not align; here they end in stagger order)",
+    ),
+    doc(
         "controller.refresh.elastic_keeps_stagger",
         "bool",
         "elastic with a staggered policy: true = a REF (early, in idle time, or forced at a window's end) waits while another rank of the stagger (the channel's ranks, or all ranks under stagger = system) is refreshing, so one rank refreshes at a time as on demand (bulksim's choice: the stagger exists for peak power, Rank Assignment paper §III-A); false = each rank refreshes on its own and idle ranks may refresh together",
@@ -1335,6 +1356,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         }
         "controller.refresh.stagger" => Some(&["channel", "system"]),
         "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd", "adaptive"]),
+        "controller.refresh.elastic_deadline" => Some(&["per_ref", "window"]),
         "controller.write_drain.scope" => Some(&["channel", "rank"]),
         "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
         "dram.temperature" => Some(&["normal", "extended"]),

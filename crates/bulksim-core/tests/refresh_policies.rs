@@ -415,8 +415,12 @@ fn adaptive_refresh_stays_at_1x_when_idle_and_goes_to_4x_when_reads_wait() {
 /// x 2 ranks of 32 Gb at extended temperature under the system stagger: every rank is almost
 /// never idle for 200 ns, so elastic refresh mostly forces its REFs at its windows' ends.
 fn busy_random(scheme: &str) -> Stats {
+    busy_random_with(scheme, &[])
+}
+
+fn busy_random_with(scheme: &str, extra: &[&str]) -> Stats {
     let scheme = format!("controller.refresh.scheme=\"{scheme}\"");
-    let c = config(&[
+    let mut sets = vec![
         "dram.preset=\"DDR4_32Gb_x8_1600\"",
         "dram.channels=2",
         "dram.ranks=2",
@@ -424,7 +428,9 @@ fn busy_random(scheme: &str) -> Stats {
         "controller.refresh.stagger=\"system\"",
         "controller.address_mapping=\"bank_xor\"",
         &scheme,
-    ]);
+    ];
+    sets.extend_from_slice(extra);
+    let c = config(&sets);
     let opts = GenOptions {
         pattern: Pattern::Random,
         requests: 120_000,
@@ -445,10 +451,12 @@ fn elastic_refresh_keeps_the_stagger_on_a_busy_trace() {
     let any = demand.refreshes as f64 * 512.0 * TCK_NS;
     assert_eq!(demand.refresh.ranks_refreshing_ns.len(), 1);
     assert!((demand.refresh.ranks_refreshing_ns[0] - any).abs() < 1e-6);
-    // Elastic: each rank's windows end 8 tREFI / 4 = 6240 cycles after the previous rank's,
-    // so a busy rank's forced burst (at most 8 REFs, each a PREA and tRFC: under 4,300
-    // cycles) ends before the next rank's window does; and a REF issued early, in an idle
-    // moment of its rank, waits while another rank refreshes. So one rank at a time, as on
+    // Elastic (default `per_ref`): each rank's REFs are forced as they fell due, 8 tREFI
+    // later, so forced REFs of the ranks keep the stagger's spacing (with `window` each
+    // rank's windows end 8 tREFI / 4 = 6240 cycles after the previous rank's, so a forced
+    // burst of at most 8 REFs, under 4,300 cycles, ends before the next rank's window does);
+    // and a REF issued early, in an idle moment of its rank, waits while another rank
+    // refreshes. So one rank at a time, as on
     // demand. (Windows counted from each rank's first REF, 780 cycles apart, and early REFs
     // free to start, had all 4 ranks refreshing at once: a refreshing rank stalls the trace,
     // which idles the other ranks, which then refresh.)
@@ -462,6 +470,49 @@ fn elastic_refresh_keeps_the_stagger_on_a_busy_trace() {
     assert_eq!(at.len(), 1);
     assert!((at[0] - elastic.refreshes as f64 * 512.0 * TCK_NS).abs() < 1e-6);
     assert_eq!(elastic.refresh.overlap_ns, 0.0);
+}
+
+/// Elastic refresh that keeps the stagger gains over demand only when a forced REF comes
+/// one at a time (`per_ref`, the postponement limit): forcing every owed REF at a window's
+/// end stalls a busy rank for a whole burst, and with one rank at a time the next rank's
+/// burst waits for it, so it loses to demand. Free of the stagger, either deadline lets
+/// ranks refresh together and gains, approaching simultaneous refresh.
+#[test]
+fn elastic_gains_over_demand_when_it_forces_one_ref_at_a_time() {
+    let demand = busy_random("demand").mem_cycles;
+    let per_ref = busy_random_with(
+        "elastic",
+        &["controller.refresh.elastic_deadline=\"per_ref\""],
+    );
+    let window = busy_random_with(
+        "elastic",
+        &["controller.refresh.elastic_deadline=\"window\""],
+    );
+    assert_eq!(per_ref.refresh.most_ranks_refreshing, 1);
+    assert_eq!(window.refresh.most_ranks_refreshing, 1);
+    assert!(
+        per_ref.mem_cycles < demand,
+        "{} vs {demand}",
+        per_ref.mem_cycles
+    );
+    assert!(
+        window.mem_cycles > demand,
+        "{} vs {demand}",
+        window.mem_cycles
+    );
+    let free = busy_random_with(
+        "elastic",
+        &[
+            "controller.refresh.elastic_deadline=\"per_ref\"",
+            "controller.refresh.elastic_keeps_stagger=false",
+        ],
+    );
+    assert!(free.mem_cycles < per_ref.mem_cycles);
+    assert!(free.refresh.most_ranks_refreshing > 1);
+    assert!(
+        config_error(&["controller.refresh.elastic_deadline=\"late\""])
+            .contains("controller.refresh.elastic_deadline")
+    );
 }
 
 #[test]

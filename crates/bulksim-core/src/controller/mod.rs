@@ -179,6 +179,7 @@ impl Controller {
             .postponed(Postponement::new(
                 cfg.refresh.scheme,
                 (cfg.refresh.idle_ns / spec.tck_ns()).ceil() as u64,
+                cfg.refresh.elastic_deadline,
                 // The 1x interval: pausing's fragments come pause_granularity to one.
                 match cfg.refresh.scheme {
                     RefreshScheme::Pausing => {

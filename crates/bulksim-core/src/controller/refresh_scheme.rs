@@ -1,9 +1,9 @@
 //! When an owed refresh blocks its rank (`controller.refresh.scheme`). `demand` blocks the
 //! rank as soon as its REF falls due. `elastic` (Stuecheli et al., MICRO 2010, as the Rank
 //! Assignment paper's §VI-I uses it) postpones: a rank owes REFs until it has had no queued
-//! request for `idle_ns`, and what it still owes at the end of each window of 8 tREFI is
-//! forced; the ranks' windows end in the order and spacing of their stagger (`refresh`), so
-//! forced bursts of different ranks follow one another as their REFs would. `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
+//! request for `idle_ns`; a REF is forced 8 tREFI after it fell due (`per_ref`, the
+//! postponement limit), or with every other REF still owed at the end of its 8 x tREFI
+//! window (`window`; the ranks' windows end in the order and spacing of their stagger). `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
 //! fragment is 8 tREFI late. `pcd` (Mukundan et al., ISCA 2013, §VI-G) blocks on demand but
@@ -12,7 +12,7 @@
 //! The thresholds are bulksim's choices where the papers leave them open
 //! (docs/rank_assignment.md).
 
-use crate::config::RefreshScheme;
+use crate::config::{ElasticDeadline, RefreshScheme};
 
 /// Per rank, what the scheme needs to know of the rank's queued requests.
 #[derive(Clone, Debug, Default)]
@@ -51,22 +51,33 @@ impl RankActivity {
 pub enum Postponement {
     /// Block when due.
     Demand,
-    /// Block once the rank has idled `idle` cycles, or at the end of the 8-tREFI window the
-    /// owed REF fell due in (the rank's windows end at its first window end plus multiples of
-    /// 8 tREFI).
-    Elastic { idle: u64 },
+    /// Block once the rank has idled `idle` cycles, or at the owed REF's deadline: 8 tREFI
+    /// after it fell due (`per_ref`), or the end of the 8-tREFI window it fell due in (the
+    /// rank's windows end at its first window end plus multiples of 8 tREFI).
+    Elastic {
+        idle: u64,
+        deadline: ElasticDeadline,
+    },
     /// Block whenever the rank is idle, or once the owed REF is `late` cycles past due.
     Pausing { late: u64 },
 }
 
 impl Postponement {
     /// The rule of `scheme`; `interval` is the 1x tREFI (pausing's fragments are finer).
-    pub fn new(scheme: RefreshScheme, idle_cycles: u64, interval: u64) -> Postponement {
+    pub fn new(
+        scheme: RefreshScheme,
+        idle_cycles: u64,
+        deadline: ElasticDeadline,
+        interval: u64,
+    ) -> Postponement {
         match scheme {
             RefreshScheme::Demand | RefreshScheme::Pcd | RefreshScheme::Adaptive => {
                 Postponement::Demand
             }
-            RefreshScheme::Elastic => Postponement::Elastic { idle: idle_cycles },
+            RefreshScheme::Elastic => Postponement::Elastic {
+                idle: idle_cycles,
+                deadline,
+            },
             RefreshScheme::Pausing => Postponement::Pausing { late: 8 * interval },
         }
     }
@@ -91,15 +102,17 @@ impl Postponement {
                     Err(due)
                 }
             }
-            Postponement::Elastic { idle } => {
+            Postponement::Elastic { idle, deadline } => {
                 if now < due {
                     return Err(due);
                 }
                 let window = 8 * interval;
-                let window_end = if due < first_end {
-                    first_end
-                } else {
-                    first_end + ((due - first_end) / window + 1) * window
+                let window_end = match deadline {
+                    ElasticDeadline::PerRef => due + window,
+                    ElasticDeadline::Window if due < first_end => first_end,
+                    ElasticDeadline::Window => {
+                        first_end + ((due - first_end) / window + 1) * window
+                    }
                 };
                 let idle_at = if queued == 0 {
                     (idle_since + idle).max(due)
@@ -133,7 +146,10 @@ mod tests {
 
     #[test]
     fn elastic_waits_for_idleness_or_the_window_end() {
-        let p = Postponement::Elastic { idle: 100 };
+        let p = Postponement::Elastic {
+            idle: 100,
+            deadline: ElasticDeadline::Window,
+        };
         // Due at 1000 (the first REF, due at 1000, interval 1000, first window ending at
         // 9000): busy rank.
         assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
@@ -152,6 +168,22 @@ mod tests {
         assert_eq!(p.blocks(1300, (1250, 3000, 1000), 1, 0), Err(3000));
         assert_eq!(p.blocks(2300, (2250, 3000, 1000), 1, 0), Err(3000));
         assert_eq!(p.blocks(3300, (3250, 3000, 1000), 1, 0), Err(11000));
+    }
+
+    /// `per_ref`: each owed REF is forced 8 intervals after it fell due, so a busy rank's
+    /// REFs are forced one an interval (as they fell due), never in a burst.
+    #[test]
+    fn elastic_per_ref_forces_each_ref_eight_intervals_late() {
+        let p = Postponement::Elastic {
+            idle: 100,
+            deadline: ElasticDeadline::PerRef,
+        };
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
+        assert_eq!(p.blocks(9000, (1000, 9000, 1000), 3, 0), Ok(()));
+        // The next REF, due at 2000, is forced at 10000, not with the first at 9000.
+        assert_eq!(p.blocks(9001, (2000, 9000, 1000), 3, 0), Err(10000));
+        // Idleness still issues it early.
+        assert_eq!(p.blocks(2500, (2000, 9000, 1000), 0, 2450), Err(2550));
     }
 
     #[test]
