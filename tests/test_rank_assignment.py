@@ -114,3 +114,68 @@ def test_quick_reproduction_from_the_cli(tmp_path):
     fig7 = {(r["system"], r["workload"]): r["exec_time_norm"] for r in rows if r["experiment"] == "fig7"}
     assert all(fig7[("no_refresh", w)] == 1.0 for w in workloads)
     assert all(fig7[("staggered", w)] > 1.0 for w in workloads)
+
+
+def test_fig3_reports_the_per_thread_share_beside_the_any_thread_share():
+    for w in ("synth-mcf", "synth-share60"):
+        for system in ("staggered", "rank_assignment"):
+            any_thread = pick("fig3", f"{system}:any_thread", w)
+            per_thread = pick("fig3", f"{system}:per_thread", w)
+            # The paper's ~50% is a mean over threads; the any-thread share has no paper value.
+            assert (per_thread.paper, any_thread.paper) == (0.5, None)
+            # A thread stalled by a refresh makes that refresh stall at least one thread.
+            assert 0 < per_thread.value <= any_thread.value <= 1
+    # 8 copies of mcf, two per rank under RA: a refresh stalls at most its rank's two threads,
+    # so a thread is stalled by at most about a quarter of the refreshes.
+    assert pick("fig3", "rank_assignment:per_thread", "synth-mcf").value < 0.3
+    assert pick("fig3", "staggered:per_thread", "synth-mcf").value > 0.5
+
+
+def test_ra_against_staggered_and_against_simultaneous():
+    for w in ("synth-mcf", "synth-share60"):
+        vs_stag = pick("ra_vs", "staggered", w)
+        vs_simul = pick("ra_vs", "simultaneous", w)
+        assert (vs_stag.paper, vs_simul.paper) == (0.186, 0.041)
+        ra = pick("fig7", "rank_assignment", w).exec_time_norm
+        assert vs_stag.value == pytest.approx(1 - ra / pick("fig7", "staggered", w).exec_time_norm)
+        assert vs_simul.value == pytest.approx(1 - ra / pick("fig7", "simultaneous", w).exec_time_norm)
+    assert "against simultaneous refresh" in rank_assignment.render(rows())
+
+
+def test_table_iii_keeps_each_workloads_paper_value():
+    # Two sharing workloads in one table: each line's paper value is its own program's (MG for
+    # synth-share15, canneal for synth-share60), not the last workload's for both.
+    def row(system, workload, paper, value):
+        return rank_assignment.Row("tab3", system, workload, "synthetic", None, "", paper, value)
+
+    table = [
+        row("max_off_preferred", "synth-share15", 0.1586, 0.16),
+        row("rank_assignment", "synth-share15", 0.09, 0.2),
+        row("max_off_preferred", "synth-share60", 0.6259, 0.7),
+        row("rank_assignment", "synth-share60", -0.01, 0.01),
+    ]
+    lines = rank_assignment.render(table).splitlines()
+    share15 = lines.index(next(x for x in lines if x.startswith("synth-share15")))
+    share60 = lines.index(next(x for x in lines if x.startswith("synth-share60")))
+    assert lines[share15 + 1].split() == ["paper", "0.159", "0.090"]
+    assert lines[share60 + 1].split() == ["paper", "0.626", "-0.010"]
+    assert not any(x.startswith("paper") for x in lines), "no common paper line for per-workload values"
+    # A paper value shared by every workload still goes on one common line.
+    fig8 = [rank_assignment.Row("fig8", "error50", w, "synthetic", None, "", 0.094, 0.05) for w in ("a", "b")]
+    assert [x.split() for x in rank_assignment.render(fig8).splitlines() if x.startswith("paper")] == [
+        ["paper", "0.094"]
+    ]
+
+
+def test_synth_share15_shares_what_its_name_says():
+    # Its threads place their own partitions as they start (MG's threads initialise their own
+    # grids), so under RA only the halo reads, 15% of each thread's accesses, leave its rank;
+    # a neighbour's halo read no longer places the page on the neighbour's rank (72% before).
+    from bulksim import metrics
+    from bulksim import rank_study as rs
+
+    s = rs.run_one(rs.Run("synth-share15", tuple(rank_assignment.RA), 40_000))
+    counts = [t["dram_accesses_by_rank"] for t in s["interruptions"]["threads"]]
+    assert len(counts) == 8
+    preferred = [i % len(counts[0]) for i in range(len(counts))]
+    assert 0.13 <= metrics.max_off_preferred_share(counts, preferred) <= 0.18

@@ -92,6 +92,29 @@ def test_peak_power_staggered_one_rank_simultaneous_all(rows):
         assert si["peak_w"] - st["peak_w"] == pytest.approx(st["closed_form_w"])
 
 
+def test_every_scheme_reports_ranks_refreshing_at_once(rows):
+    # From the engine's stats, per run: the most ranks refreshing at once and the share of the
+    # refresh time with 2, 3 or all 4 ranks at once.
+    fig = [r for r in rows if r["experiment"] in ("fig10", "fig11") and r["workload"] != "mean"]
+    by = {(r["system"], r["workload"]): r for r in fig}
+    for r in fig:
+        if r["system"] == "no_refresh":
+            assert r["most_ranks_refreshing"] == 0
+            continue
+        assert 1 <= r["most_ranks_refreshing"] <= 4
+        assert 1 >= r["refresh_share_2plus"] >= r["refresh_share_3plus"] >= r["refresh_share_all"] >= 0
+        assert (r["refresh_share_2plus"] > 0) == (r["most_ranks_refreshing"] >= 2)
+    for w in {w for _, w in by}:
+        # On demand the system stagger refreshes one rank at a time, and elastic refresh keeps
+        # it; elastic refresh whose ranks refresh on their own puts several ranks at once.
+        for s in ("staggered", "elastic", "rank_assignment", "pcd"):
+            assert by[(s, w)]["most_ranks_refreshing"] == 1, (s, w)
+        assert by[("elastic_free", w)]["most_ranks_refreshing"] >= 2, w
+    text = refresh_policies.render(rows)
+    assert "Ranks refreshing at once" in text and ">=3 ranks" in text
+    assert "RA below ER (elastic)" in text and "RA below ER (elastic_free)" in text
+
+
 def test_paper_values_are_its_changes_against_staggered():
     assert refresh_policies.paper_norm("no_refresh") == 1.0
     assert refresh_policies.paper_norm("staggered") == 1.369

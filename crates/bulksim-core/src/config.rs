@@ -139,6 +139,19 @@ pub enum RefreshScheme {
     Adaptive,
 }
 
+/// When elastic refresh forces an owed REF its rank has not found idle time for
+/// (`controller.refresh.elastic_deadline`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElasticDeadline {
+    /// Each REF 8 tREFI after it fell due: the JEDEC limit of 8 postponed REFs, reached one
+    /// REF at a time (Stuecheli et al.'s forcing at the postponement limit).
+    PerRef,
+    /// Every REF still owed at the end of the rank's 8 x tREFI window, in one burst (the
+    /// windows of the ranks end in the order and spacing of their stagger).
+    Window,
+}
+
 /// `[controller.refresh]`, or a policy name alone (`controller.refresh = "none"`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -152,6 +165,10 @@ pub struct RefreshConfig {
     pub scheme: RefreshScheme,
     /// Elastic: idle time before an owed REF issues, in ns.
     pub idle_ns: f64,
+    /// Elastic: when an owed REF is forced, `per_ref | window`.
+    pub elastic_deadline: ElasticDeadline,
+    /// Elastic under a stagger: a REF waits while another rank of the stagger refreshes.
+    pub elastic_keeps_stagger: bool,
     /// Pausing: fragments per refresh (8: tRFC/8 each, no overhead; 4 or 2: FGR REFs).
     pub pause_granularity: u32,
     /// PCD: how long before a REF its rank's requests go first, in ns (0: tRFC).
@@ -169,6 +186,8 @@ impl Default for RefreshConfig {
             stagger: Stagger::Channel,
             scheme: RefreshScheme::Demand,
             idle_ns: 200.0,
+            elastic_deadline: ElasticDeadline::PerRef,
+            elastic_keeps_stagger: true,
             pause_granularity: 8,
             pcd_window_ns: 0.0,
             ar_reads: 8,
@@ -981,7 +1000,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "controller.refresh.scheme",
         "demand | elastic | pausing | pcd | adaptive",
-        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window; pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
+        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window (the ranks' windows staggered as their REFs are: ends 8 x tREFI / N apart, the last rank's 8 x tREFI after its first REF); pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
     ),
     doc(
         "controller.refresh.ar_reads",
@@ -992,6 +1011,16 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "controller.refresh.idle_ns",
         "ns",
         "elastic: how long a rank must have had nothing queued before an owed REF issues (bulksim's choice 200 ns)",
+    ),
+    doc(
+        "controller.refresh.elastic_deadline",
+        "per_ref | window",
+        "elastic: when a REF the rank found no idle time for is forced. per_ref: 8 x tREFI after it fell due, one REF at a time (DDR4 allows at most 8 postponed REFs, JESD79-4 4.26; Stuecheli et al., MICRO 2010, force a REF when the postponed count reaches that limit); window: every REF still owed at the end of the rank's 8 x tREFI window, as one burst (a literal reading of the Rank Assignment paper's §VI-I, whose windows it does not align; here they end in stagger order)",
+    ),
+    doc(
+        "controller.refresh.elastic_keeps_stagger",
+        "bool",
+        "elastic with a staggered policy: true = a REF (early, in idle time, or forced at a window's end) waits while another rank of the stagger (the channel's ranks, or all ranks under stagger = system) is refreshing, so one rank refreshes at a time as on demand (bulksim's choice: the stagger exists for peak power, Rank Assignment paper §III-A); false = each rank refreshes on its own and idle ranks may refresh together",
     ),
     doc(
         "controller.refresh.pause_granularity",
@@ -1333,6 +1362,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         }
         "controller.refresh.stagger" => Some(&["channel", "system"]),
         "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd", "adaptive"]),
+        "controller.refresh.elastic_deadline" => Some(&["per_ref", "window"]),
         "controller.write_drain.scope" => Some(&["channel", "rank"]),
         "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
         "dram.temperature" => Some(&["normal", "extended"]),

@@ -211,11 +211,23 @@ stat_struct! {
     }
 }
 
+/// `merge` of per-k lists (`ranks_refreshing_ns`): entry by entry, the longer list's tail kept.
+fn add_each(mine: &mut Vec<f64>, theirs: &[f64]) {
+    if mine.len() < theirs.len() {
+        mine.resize(theirs.len(), 0.0);
+    }
+    for (m, t) in mine.iter_mut().zip(theirs) {
+        *m += t;
+    }
+}
+
 stat_struct! {
     /// How refreshes of different ranks coincided.
     pub struct RefreshStats {
         pub adaptive_windows: u64 = sum("windows", "controller.refresh.scheme = adaptive: 8 x tREFI windows ended, all channels"),
         pub adaptive_fine_windows: u64 = sum("windows", "of those, windows refreshed at 4x granularity"),
+        pub most_ranks_refreshing: u64 = max("ranks", "the most ranks of one memory device refreshing at the same memory cycle (each REF over its tRFC, from its issue), under any refresh schedule and scheme: what sets the peak refresh power (the reason refreshes are staggered)"),
+        pub ranks_refreshing_ns: Vec<f64> = merge(add_each, sub = sub_each, "ns per number of ranks", "list: entry k - 1, for k from 1 to most_ranks_refreshing, is the time during which at least k ranks of a device refreshed at once (each REF over its tRFC), summed over devices; entry 0 is the time any rank refreshed, so entry k - 1 over entry 0 is the share of the refresh time with k or more ranks refreshing"),
         pub overlap_ns: f64 = sum("ns", "for each REF, the part of its tRFC during which another rank's refresh, begun earlier, was still running, summed; among a channel's ranks, or all ranks under controller.refresh.stagger = system (simultaneous refresh overlaps by design)"),
     }
 }

@@ -8,6 +8,7 @@ use bulksim_core::config::Config;
 use bulksim_core::controller::unavailability::{Cause, Unavailability};
 use bulksim_core::sim;
 use bulksim_core::stats::Stats;
+use bulksim_core::workload::generate::{GenOptions, Generator, Pattern};
 use common::*;
 
 const TCK_NS: f64 = 1.25;
@@ -408,4 +409,137 @@ fn adaptive_refresh_stays_at_1x_when_idle_and_goes_to_4x_when_reads_wait() {
         "controller.refresh.granularity=2"
     ])
     .contains("controller.refresh.granularity"));
+}
+
+/// A busy random trace (reads and 30% writes as fast as the memory takes them) on 2 channels
+/// x 2 ranks of 32 Gb at extended temperature under the system stagger: every rank is almost
+/// never idle for 200 ns, so elastic refresh mostly forces its REFs at its windows' ends.
+fn busy_random(scheme: &str) -> Stats {
+    busy_random_with(scheme, &[])
+}
+
+fn busy_random_with(scheme: &str, extra: &[&str]) -> Stats {
+    let scheme = format!("controller.refresh.scheme=\"{scheme}\"");
+    let mut sets = vec![
+        "dram.preset=\"DDR4_32Gb_x8_1600\"",
+        "dram.channels=2",
+        "dram.ranks=2",
+        "dram.temperature=\"extended\"",
+        "controller.refresh.stagger=\"system\"",
+        "controller.address_mapping=\"bank_xor\"",
+        &scheme,
+    ];
+    sets.extend_from_slice(extra);
+    let c = config(&sets);
+    let opts = GenOptions {
+        pattern: Pattern::Random,
+        requests: 120_000,
+        interval: 0,
+        write_fraction: 0.3,
+        footprint: 1 << 30,
+        seed: 7,
+    };
+    sim::run(&c, &mut Generator::new(opts).unwrap(), None, None).unwrap()
+}
+
+#[test]
+fn elastic_refresh_keeps_the_stagger_on_a_busy_trace() {
+    // On demand the system stagger refreshes one rank at a time: any-rank refresh time is
+    // every REF's tRFC (512 cycles), with nothing at two ranks.
+    let demand = busy_random("demand");
+    assert_eq!(demand.refresh.most_ranks_refreshing, 1);
+    let any = demand.refreshes as f64 * 512.0 * TCK_NS;
+    assert_eq!(demand.refresh.ranks_refreshing_ns.len(), 1);
+    assert!((demand.refresh.ranks_refreshing_ns[0] - any).abs() < 1e-6);
+    // Elastic (default `per_ref`): each rank's REFs are forced as they fell due, 8 tREFI
+    // later, so forced REFs of the ranks keep the stagger's spacing (with `window` each
+    // rank's windows end 8 tREFI / 4 = 6240 cycles after the previous rank's, so a forced
+    // burst of at most 8 REFs, under 4,300 cycles, ends before the next rank's window does);
+    // and a REF issued early, in an idle moment of its rank, waits while another rank
+    // refreshes. So one rank at a time, as on
+    // demand. (Windows counted from each rank's first REF, 780 cycles apart, and early REFs
+    // free to start, had all 4 ranks refreshing at once: a refreshing rank stalls the trace,
+    // which idles the other ranks, which then refresh.)
+    let elastic = busy_random("elastic");
+    assert_eq!(
+        elastic.refresh.most_ranks_refreshing, 1,
+        "{:?}",
+        elastic.refresh
+    );
+    let at = &elastic.refresh.ranks_refreshing_ns;
+    assert_eq!(at.len(), 1);
+    assert!((at[0] - elastic.refreshes as f64 * 512.0 * TCK_NS).abs() < 1e-6);
+    assert_eq!(elastic.refresh.overlap_ns, 0.0);
+}
+
+/// Elastic refresh that keeps the stagger gains over demand only when a forced REF comes
+/// one at a time (`per_ref`, the postponement limit): forcing every owed REF at a window's
+/// end stalls a busy rank for a whole burst, and with one rank at a time the next rank's
+/// burst waits for it, so it loses to demand. Free of the stagger, either deadline lets
+/// ranks refresh together and gains, approaching simultaneous refresh.
+#[test]
+fn elastic_gains_over_demand_when_it_forces_one_ref_at_a_time() {
+    let demand = busy_random("demand").mem_cycles;
+    let per_ref = busy_random_with(
+        "elastic",
+        &["controller.refresh.elastic_deadline=\"per_ref\""],
+    );
+    let window = busy_random_with(
+        "elastic",
+        &["controller.refresh.elastic_deadline=\"window\""],
+    );
+    assert_eq!(per_ref.refresh.most_ranks_refreshing, 1);
+    assert_eq!(window.refresh.most_ranks_refreshing, 1);
+    assert!(
+        per_ref.mem_cycles < demand,
+        "{} vs {demand}",
+        per_ref.mem_cycles
+    );
+    assert!(
+        window.mem_cycles > demand,
+        "{} vs {demand}",
+        window.mem_cycles
+    );
+    let free = busy_random_with(
+        "elastic",
+        &[
+            "controller.refresh.elastic_deadline=\"per_ref\"",
+            "controller.refresh.elastic_keeps_stagger=false",
+        ],
+    );
+    assert!(free.mem_cycles < per_ref.mem_cycles);
+    assert!(free.refresh.most_ranks_refreshing > 1);
+    assert!(
+        config_error(&["controller.refresh.elastic_deadline=\"late\""])
+            .contains("controller.refresh.elastic_deadline")
+    );
+}
+
+#[test]
+fn ranks_refreshing_at_once_counts_idle_rounds_booked_in_closed_form() {
+    // The channel stagger puts rank r of both channels at the same cycles: two at once for
+    // every refresh. Without recorded intervals an idle controller books its refreshes in
+    // closed form; the count must be the one stepping gives.
+    let sets = |record: &'static str| {
+        config(&[
+            "dram.preset=\"DDR4_32Gb_x8_1600\"",
+            "dram.channels=2",
+            "dram.ranks=2",
+            // No row left open: every REF issues when due, without a PREA first.
+            "controller.page_policy=\"closed\"",
+            record,
+        ])
+    };
+    let cycles = 40 * 6240;
+    let run = |c: &Config| run_records(c, vec![read(0, 0), read(cycles, 64)]);
+    let booked = run(&sets("sim.record_intervals=false"));
+    let stepped = run(&sets("sim.record_intervals=true"));
+    assert_eq!(booked.refresh, stepped.refresh);
+    assert_eq!(booked.refresh.most_ranks_refreshing, 2);
+    let any = booked.refreshes as f64 / 2.0 * 512.0 * TCK_NS;
+    let at = &booked.refresh.ranks_refreshing_ns;
+    assert!(
+        at.len() == 2 && (at[0] - any).abs() < 1e-6 && (at[1] - any).abs() < 1e-6,
+        "{at:?}"
+    );
 }

@@ -1,6 +1,7 @@
 //! Write drains (`[controller.write_drain]`): per-rank drains let the other ranks keep serving
 //! reads, coordination starts a channel's ranks together, each drain counts the banks it
-//! wrote, `equal_priority` has no drains and `ideal` never issues a write.
+//! wrote and whether the high watermark started it, `equal_priority` has no drains and
+//! `ideal` never issues a write.
 
 mod common;
 use bulksim_core::config::Config;
@@ -69,6 +70,16 @@ fn a_draining_rank_leaves_the_other_rank_serving_reads() {
         ru.write_drains - ru.ranks[1].write_drains
     );
     assert!(ru.write_drain_banks_written >= 10);
+    // Rank 0's ten writes reached its high watermark: the paper's kind of drain. Rank 1's two
+    // drained only once no read waited: a write-serving period, not a watermark drain.
+    assert_eq!(drains[0].by_watermark, Some(true));
+    let rank1: Vec<_> = drains.iter().filter(|i| i.rank == Some(1)).collect();
+    assert!(!rank1.is_empty() && rank1.iter().all(|i| i.by_watermark == Some(false)));
+    assert_eq!(
+        (ru.watermark_drains, ru.watermark_drain_banks_written),
+        (1, 10)
+    );
+    assert!(ru.write_drains > ru.watermark_drains);
     // Channel scope: the drain is the whole channel's.
     assert!(cu
         .intervals

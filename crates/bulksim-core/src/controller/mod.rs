@@ -21,7 +21,7 @@ use crate::config::{
 };
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
-use crate::memory::refresh_overlap::RefreshOverlap;
+use crate::memory::refresh_overlap::{RefSeries, RefreshOverlap};
 use crate::spec::{Command, Spec};
 use crate::stat_struct::stat_struct;
 use crate::stats::LatencyHistogram;
@@ -93,9 +93,20 @@ pub struct Controller {
     /// Tagged requests served since the last drain: (tag, kind, cycle their data is done).
     pub served: Vec<(u32, RequestKind, u64)>,
     pub stats: ControllerStats,
-    /// Under the system-wide stagger, the REF issued in the last tick, if any: (rank,
-    /// cycle, end of its tRFC), for the device's overlap count across channels.
+    /// The REF issued in the last tick, if any: (rank, cycle, end of its tRFC), for the
+    /// device's count of ranks refreshing at once (and its overlap count across channels
+    /// under the system-wide stagger).
     pub refresh_issued: Option<(u32, u64, u64)>,
+    /// REFs an idle controller booked in closed form since the device last took them, per
+    /// rank a series (`skip_idle_refreshes`).
+    pub refreshes_booked: Vec<RefSeries>,
+    /// Elastic refresh under a stagger: a REF issues only while no other rank of the
+    /// stagger's group (the channel's ranks, or every rank under the system stagger) is
+    /// refreshing, so postponed and idle-time REFs keep the stagger's one rank at a time.
+    keeps_stagger: bool,
+    /// The end of the latest refresh of the stagger's group known here (this channel's REFs;
+    /// the device adds the other channels' under the system stagger).
+    pub stagger_busy_until: u64,
     /// The system-wide stagger is on: REFs are reported, and idle refreshes are stepped
     /// rather than booked in closed form, so that the overlap across channels is seen.
     system_stagger: bool,
@@ -168,6 +179,7 @@ impl Controller {
             .postponed(Postponement::new(
                 cfg.refresh.scheme,
                 (cfg.refresh.idle_ns / spec.tck_ns()).ceil() as u64,
+                cfg.refresh.elastic_deadline,
                 // The 1x interval: pausing's fragments come pause_granularity to one.
                 match cfg.refresh.scheme {
                     RefreshScheme::Pausing => {
@@ -186,6 +198,11 @@ impl Controller {
             served: Vec::new(),
             stats: ControllerStats::default(),
             refresh_issued: None,
+            refreshes_booked: Vec::new(),
+            keeps_stagger: cfg.refresh.scheme == RefreshScheme::Elastic
+                && cfg.refresh.elastic_keeps_stagger
+                && cfg.refresh.policy != RefreshPolicy::Simultaneous,
+            stagger_busy_until: 0,
             system_stagger: cfg.refresh.stagger == Stagger::System,
             refresh_overlap: RefreshOverlap::new(1, o.ranks as usize, false),
             low_priority_tag: 0,
@@ -236,6 +253,12 @@ impl Controller {
                 }
             },
         }
+    }
+
+    /// Whether REFs wait for the other ranks of the stagger's group (`stagger_busy_until`).
+    #[inline]
+    pub fn keeps_stagger(&self) -> bool {
+        self.keeps_stagger
     }
 
     /// Keeps every refresh and write-drain interval, besides their totals.
@@ -292,6 +315,13 @@ impl Controller {
         for rank in 0..self.rank_addrs.len() as u32 {
             self.device.count_refreshes(rank, booked);
             self.unavailable.refreshes(rank, booked, self.refresh_busy);
+            // The booked rounds and the last one, each REF when due.
+            self.refreshes_booked.push(RefSeries {
+                start: self.refresh.due(rank),
+                busy: self.refresh_busy,
+                period: interval,
+                count: booked + 1,
+            });
         }
         self.refresh.skip_rounds(booked);
         // The last round, in the order its REFs fall due.
@@ -456,7 +486,11 @@ impl Controller {
                 } else {
                     Command::Ref
                 };
-                let t = self.device.earliest(cmd, &addr);
+                let mut t = self.device.earliest(cmd, &addr);
+                if cmd == Command::Ref && self.keeps_stagger {
+                    // Another rank of the stagger's group is refreshing: wait for its end.
+                    t = t.max(self.stagger_busy_until);
+                }
                 if t <= now {
                     self.device.issue(cmd, &addr, now);
                     if cmd == Command::PreA {
@@ -466,9 +500,9 @@ impl Controller {
                         let due = self.refresh.blocked_from(rank);
                         self.unavailable.refresh(rank, due, now + self.refresh_busy);
                         let end = now + self.refresh_busy;
-                        if self.system_stagger {
-                            self.refresh_issued = Some((rank, now, end));
-                        } else {
+                        self.refresh_issued = Some((rank, now, end));
+                        self.stagger_busy_until = self.stagger_busy_until.max(end);
+                        if !self.system_stagger {
                             self.refresh_overlap.refresh(0, rank, now, end);
                         }
                         self.refresh.done(rank);

@@ -4,7 +4,8 @@
 //! k = channel * ranks + r at (k + 1) * tREFI / (channels * ranks); simultaneous ranks all fall
 //! due at tREFI. A due rank is blocked for new commands until its banks are precharged (PREA)
 //! and the REF issues; a postponing scheme (`refresh_scheme`) decides when an owed REF blocks
-//! its rank instead. An idle controller may
+//! its rank instead. Elastic refresh's windows of 8 tREFI are staggered as the REFs are: a
+//! rank first due at d ends its windows at 8d + (8k + 1) tREFI. An idle controller may
 //! book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes exactly when
 //! due while nothing else happens, so the rounds are known in closed form.
 
@@ -29,8 +30,12 @@ pub struct Refresh {
     pending: Vec<bool>,
     any: bool,
     postponement: Postponement,
-    /// Per rank, its first REF's due cycle (postponing schemes count windows from it).
-    first_due: Vec<u64>,
+    /// Per rank, the end of its first window of 8 tREFI (elastic refresh forces what the rank
+    /// still owes at each window's end): tREFI + 8 x its first REF's due cycle, so that the
+    /// ranks' window ends keep their places in the stagger, 8 tREFI / N apart as their REFs
+    /// are tREFI / N apart; the last rank's (first due at tREFI) ends 8 tREFI after its first
+    /// REF, as a lone rank's does.
+    first_window_end: Vec<u64>,
     /// Per rank not blocked, the cycle it will be at the latest (postponing schemes).
     wake: Vec<u64>,
     /// Per rank, the cycle it was last blocked (postponing schemes).
@@ -59,7 +64,7 @@ impl Refresh {
         Refresh {
             enabled,
             interval,
-            first_due: next_due.clone(),
+            first_window_end: next_due.iter().map(|&d| interval + 8 * d).collect(),
             wake: next_due.clone(),
             next_due,
             pending: vec![false; ranks],
@@ -100,7 +105,7 @@ impl Refresh {
         for r in 0..self.next_due.len() {
             let blocks = self.postponement.blocks(
                 now,
-                (self.next_due[r], self.first_due[r], self.interval),
+                (self.next_due[r], self.first_window_end[r], self.interval),
                 activity.queued[r],
                 activity.idle_since[r],
             );
@@ -285,5 +290,32 @@ mod tests {
         // Three ranks of an interval 1000: due at 333, 666, 1000 (offset 0): gaps 333, 333, 334.
         assert_eq!(Refresh::new(true, 3, 1000).min_spacing(), 333);
         assert_eq!(Refresh::new(false, 1, 1000).rounds_before(u64::MAX), 0);
+    }
+
+    #[test]
+    fn elastic_windows_end_in_stagger_order() {
+        // System stagger of 4 ranks over 1000 cycles (2 channels x 2 ranks): REFs first due
+        // at 250, 500, 750, 1000; windows end at 3000, 5000, 7000, 9000 (then every 8000),
+        // 8 tREFI / 4 apart, not 250 apart as windows counted from each first REF.
+        let ends: Vec<u64> = (0..2)
+            .flat_map(|channel| {
+                let r = Refresh::scheduled(
+                    true,
+                    2,
+                    1000,
+                    Schedule::System {
+                        channel,
+                        channels: 2,
+                    },
+                );
+                r.first_window_end
+            })
+            .collect();
+        assert_eq!(ends, [3000, 5000, 7000, 9000]);
+        assert_eq!(
+            Refresh::scheduled(true, 4, 1000, Schedule::Simultaneous).first_window_end,
+            [9000; 4]
+        );
+        assert_eq!(Refresh::new(true, 1, 1000).first_window_end, [9000]);
     }
 }

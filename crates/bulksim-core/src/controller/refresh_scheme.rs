@@ -1,8 +1,9 @@
 //! When an owed refresh blocks its rank (`controller.refresh.scheme`). `demand` blocks the
 //! rank as soon as its REF falls due. `elastic` (Stuecheli et al., MICRO 2010, as the Rank
 //! Assignment paper's §VI-I uses it) postpones: a rank owes REFs until it has had no queued
-//! request for `idle_ns`, and what it still owes at the end of each window of 8 tREFI is
-//! forced. `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
+//! request for `idle_ns`; a REF is forced 8 tREFI after it fell due (`per_ref`, the
+//! postponement limit), or with every other REF still owed at the end of its 8 x tREFI
+//! window (`window`; the ranks' windows end in the order and spacing of their stagger). `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
 //! fragment is 8 tREFI late. `pcd` (Mukundan et al., ISCA 2013, §VI-G) blocks on demand but
@@ -11,7 +12,7 @@
 //! The thresholds are bulksim's choices where the papers leave them open
 //! (docs/rank_assignment.md).
 
-use crate::config::RefreshScheme;
+use crate::config::{ElasticDeadline, RefreshScheme};
 
 /// Per rank, what the scheme needs to know of the rank's queued requests.
 #[derive(Clone, Debug, Default)]
@@ -50,33 +51,46 @@ impl RankActivity {
 pub enum Postponement {
     /// Block when due.
     Demand,
-    /// Block once the rank has idled `idle` cycles, or at the end of the 8-tREFI window the
-    /// owed REF fell due in.
-    Elastic { idle: u64 },
+    /// Block once the rank has idled `idle` cycles, or at the owed REF's deadline: 8 tREFI
+    /// after it fell due (`per_ref`), or the end of the 8-tREFI window it fell due in (the
+    /// rank's windows end at its first window end plus multiples of 8 tREFI).
+    Elastic {
+        idle: u64,
+        deadline: ElasticDeadline,
+    },
     /// Block whenever the rank is idle, or once the owed REF is `late` cycles past due.
     Pausing { late: u64 },
 }
 
 impl Postponement {
     /// The rule of `scheme`; `interval` is the 1x tREFI (pausing's fragments are finer).
-    pub fn new(scheme: RefreshScheme, idle_cycles: u64, interval: u64) -> Postponement {
+    pub fn new(
+        scheme: RefreshScheme,
+        idle_cycles: u64,
+        deadline: ElasticDeadline,
+        interval: u64,
+    ) -> Postponement {
         match scheme {
             RefreshScheme::Demand | RefreshScheme::Pcd | RefreshScheme::Adaptive => {
                 Postponement::Demand
             }
-            RefreshScheme::Elastic => Postponement::Elastic { idle: idle_cycles },
+            RefreshScheme::Elastic => Postponement::Elastic {
+                idle: idle_cycles,
+                deadline,
+            },
             RefreshScheme::Pausing => Postponement::Pausing { late: 8 * interval },
         }
     }
 
-    /// Whether a rank whose oldest owed REF fell due at `due` (the `index`-th REF of the
-    /// rank, the first due at `first`) is blocked at `now`, and otherwise the cycle it will
-    /// be at the latest if nothing is queued for it meanwhile.
+    /// Whether a rank whose oldest owed REF fell due at `due` (the rank's first window of
+    /// 8 REFs ending at `first_end`) is blocked at `now`, and otherwise the cycle it will be
+    /// at the latest if nothing is queued for it meanwhile. A REF belongs to the first window
+    /// ending after its due cycle.
     #[inline]
     pub fn blocks(
         &self,
         now: u64,
-        (due, first, interval): (u64, u64, u64),
+        (due, first_end, interval): (u64, u64, u64),
         queued: u32,
         idle_since: u64,
     ) -> Result<(), u64> {
@@ -88,12 +102,18 @@ impl Postponement {
                     Err(due)
                 }
             }
-            Postponement::Elastic { idle } => {
+            Postponement::Elastic { idle, deadline } => {
                 if now < due {
                     return Err(due);
                 }
-                let index = (due - first) / interval;
-                let window_end = first + (index / 8 + 1) * 8 * interval;
+                let window = 8 * interval;
+                let window_end = match deadline {
+                    ElasticDeadline::PerRef => due + window,
+                    ElasticDeadline::Window if due < first_end => first_end,
+                    ElasticDeadline::Window => {
+                        first_end + ((due - first_end) / window + 1) * window
+                    }
+                };
                 let idle_at = if queued == 0 {
                     (idle_since + idle).max(due)
                 } else {
@@ -126,18 +146,44 @@ mod tests {
 
     #[test]
     fn elastic_waits_for_idleness_or_the_window_end() {
-        let p = Postponement::Elastic { idle: 100 };
-        // Due at 1000 (the first REF, due at 1000, interval 1000): busy rank, window of 8.
-        assert_eq!(p.blocks(1500, (1000, 1000, 1000), 3, 0), Err(9000));
-        assert_eq!(p.blocks(9000, (1000, 1000, 1000), 3, 0), Ok(()));
+        let p = Postponement::Elastic {
+            idle: 100,
+            deadline: ElasticDeadline::Window,
+        };
+        // Due at 1000 (the first REF, due at 1000, interval 1000, first window ending at
+        // 9000): busy rank.
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
+        assert_eq!(p.blocks(9000, (1000, 9000, 1000), 3, 0), Ok(()));
         // Idle since 1450: blocks at 1550.
-        assert_eq!(p.blocks(1500, (1000, 1000, 1000), 0, 1450), Err(1550));
-        assert_eq!(p.blocks(1550, (1000, 1000, 1000), 0, 1450), Ok(()));
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 0, 1450), Err(1550));
+        assert_eq!(p.blocks(1550, (1000, 9000, 1000), 0, 1450), Ok(()));
         // Idle long before the due cycle: blocks at the due cycle.
-        assert_eq!(p.blocks(999, (1000, 1000, 1000), 0, 0), Err(1000));
-        assert_eq!(p.blocks(1000, (1000, 1000, 1000), 0, 0), Ok(()));
-        // The 9th REF (index 8) belongs to the second window, ending at 17000.
-        assert_eq!(p.blocks(9500, (9000, 1000, 1000), 2, 0), Err(17000));
+        assert_eq!(p.blocks(999, (1000, 9000, 1000), 0, 0), Err(1000));
+        assert_eq!(p.blocks(1000, (1000, 9000, 1000), 0, 0), Ok(()));
+        // The 9th REF, due at the window's end, belongs to the next window, ending at 17000.
+        assert_eq!(p.blocks(9500, (9000, 9000, 1000), 2, 0), Err(17000));
+        // The first of 4 staggered ranks (due at 250, 1250, ...; first window ending at
+        // 3000): the REFs due at 1250 and 2250 are forced at 3000, the one due at 3250 at
+        // 11000.
+        assert_eq!(p.blocks(1300, (1250, 3000, 1000), 1, 0), Err(3000));
+        assert_eq!(p.blocks(2300, (2250, 3000, 1000), 1, 0), Err(3000));
+        assert_eq!(p.blocks(3300, (3250, 3000, 1000), 1, 0), Err(11000));
+    }
+
+    /// `per_ref`: each owed REF is forced 8 intervals after it fell due, so a busy rank's
+    /// REFs are forced one an interval (as they fell due), never in a burst.
+    #[test]
+    fn elastic_per_ref_forces_each_ref_eight_intervals_late() {
+        let p = Postponement::Elastic {
+            idle: 100,
+            deadline: ElasticDeadline::PerRef,
+        };
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
+        assert_eq!(p.blocks(9000, (1000, 9000, 1000), 3, 0), Ok(()));
+        // The next REF, due at 2000, is forced at 10000, not with the first at 9000.
+        assert_eq!(p.blocks(9001, (2000, 9000, 1000), 3, 0), Err(10000));
+        // Idleness still issues it early.
+        assert_eq!(p.blocks(2500, (2000, 9000, 1000), 0, 2450), Err(2550));
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct Interval {
     /// A write drain's distinct banks written.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub banks_written: Option<u32>,
+    /// A write drain: whether the write queue's high watermark started it (else no read
+    /// waited).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by_watermark: Option<bool>,
 }
 
 /// Unavailability of one rank.
@@ -53,6 +57,10 @@ pub struct Unavailability {
     pub write_drain_mem_cycles: u64,
     /// Distinct banks written per drain period, summed over the periods.
     pub write_drain_banks_written: u64,
+    /// Of the periods, those the high watermark started (the paper's write drains), and
+    /// their distinct banks written, summed.
+    pub watermark_drains: u64,
+    pub watermark_drain_banks_written: u64,
     /// Every interval, in order of its end, when recording is on.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<Interval>,
@@ -83,6 +91,7 @@ impl Unavailability {
                 start_mem_cycles: due,
                 end_mem_cycles: end,
                 banks_written: None,
+                by_watermark: None,
             });
         }
     }
@@ -111,6 +120,8 @@ impl Unavailability {
         u.write_drains = drain.periods;
         u.write_drain_mem_cycles = drain.period_mem_cycles;
         u.write_drain_banks_written = drain.banks_written;
+        u.watermark_drains = drain.watermark_periods;
+        u.watermark_drain_banks_written = drain.watermark_banks_written;
         for (r, &(periods, cycles)) in u.ranks.iter_mut().zip(&drain.rank_periods) {
             r.write_drains = periods;
             r.write_drain_mem_cycles = cycles;
@@ -122,6 +133,7 @@ impl Unavailability {
                 start_mem_cycles: p.start,
                 end_mem_cycles: p.end,
                 banks_written: Some(p.banks_written),
+                by_watermark: Some(p.by_watermark),
             });
             let recorded_at = |i: &Interval| match i.cause {
                 Cause::Refresh => i.end_mem_cycles - refresh_busy,

@@ -7,7 +7,8 @@
 //! when one starts). Each drain period is counted where the mode flips, with the banks its
 //! writes went to, so keeping these statistics adds nothing to the cycles in which the mode
 //! stays: a separate per-cycle check of the mode cost trace replay about 1% of its
-//! instructions (docs/performance.md). The `equal_priority` and `ideal` policies have no
+//! instructions (docs/performance.md). Periods the high watermark started (the paper's write
+//! drains) are counted apart from those started because no read waited. The `equal_priority` and `ideal` policies have no
 //! drain periods: the controller schedules reads and writes as one set, or drops writes.
 
 use crate::config::{DrainPolicy, DrainScope};
@@ -19,6 +20,8 @@ struct Unit {
     draining: bool,
     /// Start of the drain period in progress.
     since: u64,
+    /// The period in progress was started by the high watermark (not by an empty read queue).
+    by_watermark: bool,
     /// Banks written in the drain period in progress (bitset over the channel's banks).
     banks: Vec<u64>,
 }
@@ -32,6 +35,8 @@ pub struct DrainPeriod {
     pub end: u64,
     /// Distinct banks that received writes during the period.
     pub banks_written: u32,
+    /// Started by the high watermark (a rank's, under coordination); else by no read waiting.
+    pub by_watermark: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -57,6 +62,9 @@ pub struct WriteDrain {
     pub period_mem_cycles: u64,
     /// Banks written per period, summed over the periods.
     pub banks_written: u64,
+    /// Of the periods, those the high watermark started, and their banks written, summed.
+    pub watermark_periods: u64,
+    pub watermark_banks_written: u64,
     /// Per rank, periods and their cycles (rank scope; empty for the channel scope).
     pub rank_periods: Vec<(u64, u64)>,
     /// Whether to keep each ended period in `recorded`.
@@ -98,6 +106,8 @@ impl WriteDrain {
             periods: 0,
             period_mem_cycles: 0,
             banks_written: 0,
+            watermark_periods: 0,
+            watermark_banks_written: 0,
             rank_periods: match scope {
                 DrainScope::Channel => Vec::new(),
                 DrainScope::Rank => vec![(0, 0); ranks],
@@ -158,7 +168,7 @@ impl WriteDrain {
         if u.draining {
             u.banks[bank as usize / 64] |= 1 << (bank % 64);
             if u.writes == 0 {
-                self.flip(i, now + 1);
+                self.flip(i, now + 1, false);
             }
         }
     }
@@ -187,14 +197,16 @@ impl WriteDrain {
                 u.writes >= self.high || (reads == 0 && u.writes > 0)
             };
             if flip && self.policy == DrainPolicy::Watermark {
-                self.flip(None, now);
+                let by_watermark = u.writes >= self.high;
+                self.flip(None, now, by_watermark);
             }
             return self.channel.draining;
         }
         if self.policy != DrainPolicy::Watermark {
             return false;
         }
-        let mut start_all = false;
+        // Coordinated: some rank started a drain (Some), by its high watermark (true).
+        let mut start_all: Option<bool> = None;
         // Coordinated ranks stop together: once every draining rank is down to its low
         // watermark with reads waiting (or out of writes).
         let all_low = self.coordinate
@@ -212,25 +224,29 @@ impl WriteDrain {
                     u.writes <= self.low && reads > 0
                 };
                 if u.writes == 0 || low {
-                    self.flip(Some(i), now);
+                    self.flip(Some(i), now, false);
                 }
             } else if u.writes >= self.high || (reads == 0 && u.writes > 0) {
-                self.flip(Some(i), now);
-                start_all |= self.coordinate;
+                let by_watermark = u.writes >= self.high;
+                self.flip(Some(i), now, by_watermark);
+                if self.coordinate {
+                    start_all = Some(start_all.unwrap_or(false) || by_watermark);
+                }
             }
         }
-        if start_all {
+        if let Some(by_watermark) = start_all {
             for i in 0..self.units.len() {
                 if !self.units[i].draining && self.units[i].writes > 0 {
-                    self.flip(Some(i), now);
+                    self.flip(Some(i), now, by_watermark);
                 }
             }
         }
         self.draining_units > 0
     }
 
+    /// Starts (`by_watermark`: the high watermark started it) or ends `unit`'s drain.
     #[cold]
-    fn flip(&mut self, unit: Option<usize>, now: u64) {
+    fn flip(&mut self, unit: Option<usize>, now: u64, by_watermark: bool) {
         let per_rank = self.per_rank();
         let i = unit.unwrap_or(0);
         let u = match unit {
@@ -240,6 +256,7 @@ impl WriteDrain {
         if !u.draining {
             u.draining = true;
             u.since = now;
+            u.by_watermark = by_watermark;
             self.draining_units += 1;
         } else {
             u.draining = false;
@@ -249,6 +266,10 @@ impl WriteDrain {
             self.periods += 1;
             self.period_mem_cycles += now - u.since;
             self.banks_written += banks as u64;
+            if u.by_watermark {
+                self.watermark_periods += 1;
+                self.watermark_banks_written += banks as u64;
+            }
             if per_rank {
                 let p = &mut self.rank_periods[i];
                 p.0 += 1;
@@ -260,6 +281,7 @@ impl WriteDrain {
                     start: u.since,
                     end: now,
                     banks_written: banks,
+                    by_watermark: u.by_watermark,
                 });
             }
         }
@@ -314,15 +336,17 @@ mod tests {
         assert!(d.update(0, 31));
         set_writes(&mut d, 0, 0);
         assert!(!d.update(0, 35));
-        // Two drain periods: cycles 11..20 (banks 3 and 7 written) and 30..35.
+        // Two drain periods: cycles 11..20 (banks 3 and 7 written), started by the high
+        // watermark, and 30..35, started because no read waited.
         assert_eq!((d.periods, d.period_mem_cycles), (2, 9 + 5));
         assert_eq!(d.banks_written, 2);
+        assert_eq!((d.watermark_periods, d.watermark_banks_written), (1, 2));
         let spans: Vec<_> = d
             .recorded
             .iter()
-            .map(|p| (p.start, p.end, p.banks_written))
+            .map(|p| (p.start, p.end, p.banks_written, p.by_watermark))
             .collect();
-        assert_eq!(spans, [(11, 20, 2), (30, 35, 0)]);
+        assert_eq!(spans, [(11, 20, 2, true), (30, 35, 0, false)]);
         assert_eq!(d.rank_draining(), [false]);
     }
 
@@ -350,7 +374,16 @@ mod tests {
             set_writes(&mut d, 0, 5);
             assert!(!d.update(4, 1));
             assert_eq!(d.rank_draining(), [false, false]);
-            assert!(d.has_room(0));
+            // Rank 0's drain was its high watermark's; rank 1's, started with it, is too.
+            assert_eq!(d.watermark_periods, 1 + coordinate as u64);
+            assert_eq!(d.periods, 1 + coordinate as u64);
+            // No read waiting: rank 1 drains its 3 writes, not a watermark drain.
+            set_writes(&mut d, 0, 0);
+            assert!(d.update(0, 2));
+            set_writes(&mut d, 1, 0);
+            assert!(!d.update(0, 3));
+            assert_eq!(d.watermark_periods, 1 + coordinate as u64);
+            assert_eq!(d.periods, 2 + coordinate as u64);
             set_writes(&mut d, 0, 20);
             assert!(!d.has_room(0), "2 x high entries per rank");
         }

@@ -19,7 +19,7 @@ use crate::device::RankActivity;
 use crate::energy::{per_bit_energy, rank_energy, BitEnergyStats, EnergyBreakdown};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapper;
-use crate::memory::refresh_overlap::RefreshOverlap;
+use crate::memory::refresh_overlap::{RefSeries, RefreshConcurrency, RefreshOverlap};
 use crate::spec::{Command, Spec};
 use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
 use std::path::Path;
@@ -46,6 +46,8 @@ pub struct MemorySystem {
     /// Under the system-wide stagger, the overlap of all ranks' refreshes (else each
     /// controller counts its channel's).
     system_refresh_overlap: Option<RefreshOverlap>,
+    /// How many of the device's ranks refresh at once (every schedule and scheme).
+    refresh_concurrency: RefreshConcurrency,
 }
 
 impl MemorySystem {
@@ -89,6 +91,7 @@ impl MemorySystem {
             client_outstanding: 0,
             completions: Vec::new(),
             system_refresh_overlap,
+            refresh_concurrency: RefreshConcurrency::default(),
         })
     }
 
@@ -360,15 +363,34 @@ impl MemorySystem {
             next = self.step_copier(now);
         }
         let bulk = bulk || self.client_outstanding > 0;
-        for c in &mut self.controllers {
-            next = next.min(c.tick(now));
-        }
-        if let Some(overlap) = &mut self.system_refresh_overlap {
-            for (ch, c) in self.controllers.iter_mut().enumerate() {
-                if let Some((rank, start, end)) = c.refresh_issued.take() {
-                    overlap.refresh(ch as u32, rank, start, end);
+        let mut refreshed = false;
+        for (ch, c) in self.controllers.iter_mut().enumerate() {
+            if let Some(overlap) = &self.system_refresh_overlap {
+                if c.keeps_stagger() {
+                    // Elastic refresh under the system stagger: REFs of every channel so far,
+                    // this cycle's included, hold this channel's back.
+                    c.stagger_busy_until = c.stagger_busy_until.max(overlap.latest_end());
                 }
             }
+            next = next.min(c.tick(now));
+            if let Some((rank, start, end)) = c.refresh_issued.take() {
+                refreshed = true;
+                if let Some(overlap) = &mut self.system_refresh_overlap {
+                    overlap.refresh(ch as u32, rank, start, end);
+                }
+                self.refresh_concurrency.add(
+                    RefSeries {
+                        start,
+                        busy: end - start,
+                        period: 0,
+                        count: 1,
+                    },
+                    now,
+                );
+            }
+        }
+        if refreshed {
+            self.refresh_concurrency.advance(now);
         }
         if bulk {
             next = next.min(self.collect_bulk_events(now));
@@ -444,6 +466,9 @@ impl MemorySystem {
         if !self.bulk_work && self.client_outstanding == 0 && self.is_idle() {
             for c in &mut self.controllers {
                 booked |= c.skip_idle_refreshes(now, until);
+                for series in c.refreshes_booked.drain(..) {
+                    self.refresh_concurrency.add(series, now);
+                }
             }
         }
         booked
@@ -560,6 +585,13 @@ impl MemorySystem {
                     .filter_map(|c| c.adaptive.as_ref())
                     .map(|a| a.fine_windows)
                     .sum(),
+                most_ranks_refreshing: self.refresh_concurrency.most_at_once(),
+                ranks_refreshing_ns: self
+                    .refresh_concurrency
+                    .at_least()
+                    .iter()
+                    .map(|&cycles| cycles as f64 * tck_ns)
+                    .collect(),
                 overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
                     + self
                         .controllers

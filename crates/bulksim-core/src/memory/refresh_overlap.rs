@@ -3,7 +3,14 @@
 //! `controller.refresh.stagger = "system"`). Staggering is meant to keep one rank refreshing
 //! at a time; when N x tRFC exceeds tREFI (e.g. 4 ranks at FGR-4x and extended temperature:
 //! 4 x 350 ns > 975 ns) that is impossible and refreshes overlap. Each REF adds the part of its
-//! tRFC during which another rank's refresh, begun earlier, was still running.
+//! tRFC during which another rank's refresh, begun earlier, was still running. Besides,
+//! `RefreshConcurrency` counts over all of a device's ranks how many refresh at once (each
+//! REF's tRFC), whatever the schedule or scheme: the most at once, and for how long at least
+//! k did. Peak power follows the most ranks refreshing at once, which is why refreshes are
+//! staggered (the Rank Assignment paper's §III-A).
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// Refresh intervals of a device's ranks, for their overlap.
 #[derive(Clone, Debug)]
@@ -28,6 +35,11 @@ impl RefreshOverlap {
         }
     }
 
+    /// The end of the latest refresh of any rank.
+    pub fn latest_end(&self) -> u64 {
+        self.busy_until.iter().copied().max().unwrap_or(0)
+    }
+
     /// `rank` of `channel` refreshes over [start, end).
     pub fn refresh(&mut self, channel: u32, rank: u32, start: u64, end: u64) {
         let me = channel as usize * self.ranks + rank as usize;
@@ -44,6 +56,115 @@ impl RefreshOverlap {
             .unwrap_or(0);
         self.cycles += latest.min(end).saturating_sub(start);
         self.busy_until[me] = end;
+    }
+}
+
+/// REFs of one rank, `count` of them `period` cycles apart, the first refreshing over
+/// [start, start + busy): one REF, or a round of an idle controller booked in closed form.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct RefSeries {
+    pub start: u64,
+    pub busy: u64,
+    pub period: u64,
+    pub count: u64,
+}
+
+/// How many of a device's ranks refresh at once. REFs arrive as they issue (or are booked
+/// ahead by an idle controller), never starting before the cycle they are reported in, so a
+/// sweep in start order can close everything that starts by that cycle.
+#[derive(Clone, Debug, Default)]
+pub struct RefreshConcurrency {
+    /// REFs reported but not swept yet, earliest start first.
+    pending: BinaryHeap<Reverse<RefSeries>>,
+    /// Ends of the refreshes running at `swept_to`.
+    running: Vec<u64>,
+    /// Cycle up to which the time at each concurrency is counted.
+    swept_to: u64,
+    /// Per k: memory cycles during which exactly k ranks refreshed (index 0 unused).
+    cycles_at: Vec<u64>,
+    /// The most ranks refreshing at the same cycle.
+    pub most: u64,
+}
+
+impl RefreshConcurrency {
+    /// Reports REFs; `now` is the current cycle: none of them starts before it.
+    pub fn add(&mut self, series: RefSeries, now: u64) {
+        debug_assert!(series.start >= now);
+        if series.count > 0 && series.busy > 0 {
+            self.pending.push(Reverse(series));
+        }
+    }
+
+    /// Sweeps every REF starting at or before `now` (none reported later can).
+    pub fn advance(&mut self, now: u64) {
+        while let Some(&Reverse(s)) = self.pending.peek() {
+            if s.start > now {
+                break;
+            }
+            self.pending.pop();
+            self.start(s.start, s.start + s.busy);
+            if s.count > 1 {
+                self.pending.push(Reverse(RefSeries {
+                    start: s.start + s.period,
+                    count: s.count - 1,
+                    ..s
+                }));
+            }
+        }
+    }
+
+    fn start(&mut self, start: u64, end: u64) {
+        self.end_before(start);
+        self.count_to(start);
+        self.running.push(end);
+        self.most = self.most.max(self.running.len() as u64);
+    }
+
+    /// Ends, in order, every running refresh that ends by `t`.
+    fn end_before(&mut self, t: u64) {
+        while let Some((i, &end)) = self
+            .running
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, &e)| e)
+            .filter(|&(_, &e)| e <= t)
+        {
+            self.count_to(end);
+            self.running.swap_remove(i);
+        }
+    }
+
+    fn count_to(&mut self, t: u64) {
+        let k = self.running.len();
+        if k > 0 && t > self.swept_to {
+            if self.cycles_at.len() <= k {
+                self.cycles_at.resize(k + 1, 0);
+            }
+            self.cycles_at[k] += t - self.swept_to;
+        }
+        self.swept_to = self.swept_to.max(t);
+    }
+
+    /// Per k from 1 to the most at once: memory cycles during which at least k ranks
+    /// refreshed, every REF reported so far counted to its end.
+    pub fn at_least(&self) -> Vec<u64> {
+        let mut all = self.clone();
+        all.advance(u64::MAX);
+        all.end_before(u64::MAX);
+        let mut out = vec![0; all.cycles_at.len().saturating_sub(1)];
+        let mut sum = 0;
+        for k in (1..all.cycles_at.len()).rev() {
+            sum += all.cycles_at[k];
+            out[k - 1] = sum;
+        }
+        out
+    }
+
+    /// The most ranks refreshing at once, every REF reported so far counted.
+    pub fn most_at_once(&self) -> u64 {
+        let mut all = self.clone();
+        all.advance(u64::MAX);
+        all.most
     }
 }
 
@@ -65,5 +186,62 @@ mod tests {
         assert_eq!(sys.cycles, 90);
         sys.refresh(1, 1, 200, 300);
         assert_eq!(sys.cycles, 90, "after the others ended");
+    }
+
+    fn one(start: u64, busy: u64) -> RefSeries {
+        RefSeries {
+            start,
+            busy,
+            period: 0,
+            count: 1,
+        }
+    }
+
+    #[test]
+    fn concurrency_counts_time_at_each_number_of_ranks() {
+        let mut c = RefreshConcurrency::default();
+        // [0, 100), [50, 150), [60, 80), [200, 300): 3 at once over 60..80.
+        c.add(one(0, 100), 0);
+        c.advance(0);
+        c.add(one(50, 100), 50);
+        c.add(one(60, 20), 50);
+        c.advance(60);
+        c.add(one(200, 100), 200);
+        assert_eq!(c.most_at_once(), 3);
+        // At least 1: 0..150 and 200..300; at least 2: 50..100; at least 3: 60..80.
+        assert_eq!(c.at_least(), [250, 50, 20]);
+        // Reading the counts changes nothing: more REFs still count.
+        c.advance(200);
+        c.add(one(250, 10), 250);
+        assert_eq!(c.at_least(), [250, 60, 20]);
+    }
+
+    #[test]
+    fn booked_series_interleave_with_later_refs() {
+        let mut c = RefreshConcurrency::default();
+        // An idle controller books REFs at 100, 1100, 2100 (busy 50) at cycle 10; another
+        // channel's REF issues at 1120 (busy 50): they overlap 30 cycles.
+        c.add(
+            RefSeries {
+                start: 100,
+                busy: 50,
+                period: 1000,
+                count: 3,
+            },
+            10,
+        );
+        c.advance(10);
+        c.advance(1120);
+        c.add(one(1120, 50), 1120);
+        c.advance(1120);
+        assert_eq!(c.most_at_once(), 2);
+        assert_eq!(c.at_least(), [50 + 70 + 50, 30]);
+        // Half-open: one ending where another starts is not two at once.
+        let mut d = RefreshConcurrency::default();
+        d.add(one(0, 10), 0);
+        d.advance(10);
+        d.add(one(10, 10), 10);
+        assert_eq!((d.most_at_once(), d.at_least()), (1, vec![20]));
+        assert_eq!(RefreshConcurrency::default().at_least(), Vec::<u64>::new());
     }
 }

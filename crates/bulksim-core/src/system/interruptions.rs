@@ -26,7 +26,10 @@ stat_struct! {
         pub refreshes_stalling_share: f64 = derived("fraction", "share of refreshes that stalled at least one thread"),
         pub write_drains: u64 = sum("write drains", "write-drain periods the metrics cover"),
         pub threads_stalled_per_drain: f64 = derived("threads", "mean over write drains of the threads the drain stalled (window head waiting on a DRAM read of a draining rank, every rank of the channel for a channel-wide drain)"),
-        pub banks_written_per_drain: f64 = derived("banks", "mean over write drains of the distinct banks the drain wrote (the paper's banks busy per drain)"),
+        pub banks_written_per_drain: f64 = derived("banks", "mean over write drains of the distinct banks the drain wrote"),
+        pub watermark_drains: u64 = sum("write drains", "of the write drains, those the write queue's high watermark started (the paper's drains; the others began because no read waited)"),
+        pub threads_stalled_per_watermark_drain: f64 = derived("threads", "mean over the watermark-started drains of the threads the drain stalled (paper §III-D: 5.7 of 8 on PCM)"),
+        pub banks_written_per_watermark_drain: f64 = derived("banks", "mean over the watermark-started drains of the distinct banks the drain wrote (paper §III-D: 8.6 of the 16 banks of a channel on PCM)"),
         pub threads: Vec<ThreadInterruptions> = merge(extend, "list", "per thread: refreshes_stalled (refreshes that stalled it), refresh_stall_share (those over all refreshes), dram_reads_by_rank, dram_writes_by_rank and dram_accesses_by_rank (requests memory took that the thread caused, per global rank: channel x ranks + rank, devices in order; a write-back counts for the thread whose access evicted the line)"),
         #[serde(skip_serializing_if = "Vec::is_empty")]
         pub per_refresh: Vec<RefreshInterruption> = merge(extend, "list", "only with sim.record_intervals: per refresh in `unavailable[].intervals` order, its global rank, start_ns, end_ns, threads_stalled and weighted_stall"),
@@ -227,6 +230,7 @@ impl InterruptionRecorder {
         let (mut threads_sum, mut weighted_sum, mut stalling) = (0u64, 0.0, 0u64);
         let mut drain_threads_sum = 0u64;
         let mut drain_banks_sum = 0u64;
+        let (mut watermark_threads_sum, mut watermark_banks_sum) = (0u64, 0u64);
         for (k, u) in unavailable.iter().enumerate() {
             let k = k as u32;
             let Some(d) = self
@@ -278,6 +282,11 @@ impl InterruptionRecorder {
                         out.write_drains += 1;
                         drain_threads_sum += stalled as u64;
                         drain_banks_sum += i.banks_written.unwrap_or(0) as u64;
+                        if i.by_watermark == Some(true) {
+                            out.watermark_drains += 1;
+                            watermark_threads_sum += stalled as u64;
+                            watermark_banks_sum += i.banks_written.unwrap_or(0) as u64;
+                        }
                         if detail {
                             out.per_drain.push(DrainInterruption {
                                 channel: k,
@@ -298,6 +307,10 @@ impl InterruptionRecorder {
         out.refreshes_stalling_share = mean(stalling as f64, out.refreshes);
         out.threads_stalled_per_drain = mean(drain_threads_sum as f64, out.write_drains);
         out.banks_written_per_drain = mean(drain_banks_sum as f64, out.write_drains);
+        out.threads_stalled_per_watermark_drain =
+            mean(watermark_threads_sum as f64, out.watermark_drains);
+        out.banks_written_per_watermark_drain =
+            mean(watermark_banks_sum as f64, out.watermark_drains);
         out.threads = (0..threads)
             .map(|t| ThreadInterruptions {
                 refreshes_stalled: refreshes_stalled[t],

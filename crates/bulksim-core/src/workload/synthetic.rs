@@ -32,7 +32,8 @@ pub enum Kind {
     /// mcf: pointer chasing, dependent random reads over the working set, few writes.
     Mcf,
     /// MG (NPB): one 8-thread process, stencil streams with 15% of accesses to other threads'
-    /// pages (halo exchange with the neighbouring threads).
+    /// pages (halo exchange with the neighbouring threads); each thread places its own
+    /// partition when it starts.
     Share15,
     /// canneal (PARSEC): one 8-thread process, random reads with 60% of accesses to other
     /// threads' pages.
@@ -54,6 +55,11 @@ pub struct KindInfo {
     pub shared_fraction: f64,
     /// Threads by default; single-threaded ones take only 1 (run copies with `--copies`).
     pub threads: u32,
+    /// Each thread's own pages are placed when it starts, by the thread itself (a `P` map of
+    /// its partition), as a program whose threads initialise their own partitions before the
+    /// measured region does (NPB's MG); else a page goes where its first access puts it, and a
+    /// neighbour's read can place it before its owner touches it.
+    pub owners_place_their_pages: bool,
 }
 
 pub const KINDS: [KindInfo; 5] = [
@@ -65,6 +71,7 @@ pub const KINDS: [KindInfo; 5] = [
         write_fraction: 0.25,
         shared_fraction: 0.0,
         threads: 1,
+        owners_place_their_pages: false,
     },
     KindInfo {
         kind: Kind::Lbm,
@@ -74,6 +81,7 @@ pub const KINDS: [KindInfo; 5] = [
         write_fraction: 0.5,
         shared_fraction: 0.0,
         threads: 1,
+        owners_place_their_pages: false,
     },
     KindInfo {
         kind: Kind::Mcf,
@@ -83,6 +91,7 @@ pub const KINDS: [KindInfo; 5] = [
         write_fraction: 0.1,
         shared_fraction: 0.0,
         threads: 1,
+        owners_place_their_pages: false,
     },
     KindInfo {
         kind: Kind::Share15,
@@ -92,6 +101,7 @@ pub const KINDS: [KindInfo; 5] = [
         write_fraction: 0.25,
         shared_fraction: 0.15,
         threads: 8,
+        owners_place_their_pages: true,
     },
     KindInfo {
         kind: Kind::Share60,
@@ -101,6 +111,7 @@ pub const KINDS: [KindInfo; 5] = [
         write_fraction: 0.15,
         shared_fraction: 0.6,
         threads: 8,
+        owners_place_their_pages: false,
     },
 ];
 
@@ -402,6 +413,16 @@ impl Synthetic {
             let child = t > 0 && self.kind.multithreaded();
             let path = dir.join(format!("thread-{t}.trace"));
             let mut w = ProgramWriter::create(&path, child)?;
+            // The thread's own partition, placed by the thread before any other can reach it
+            // (thread 0 before it starts the others).
+            let own_partition = Event::MapPopulated {
+                vaddr: BASE + t * ws,
+                bytes: ws,
+            };
+            if child && self.kind.owners_place_their_pages {
+                w.write(&own_partition)?;
+                summary.instructions += 1;
+            }
             if !child {
                 let bytes = if self.kind.multithreaded() {
                     threads * ws
@@ -410,6 +431,10 @@ impl Synthetic {
                 };
                 w.write(&Event::MapResident { vaddr: BASE, bytes })?;
                 summary.instructions += 1;
+                if self.kind.owners_place_their_pages {
+                    w.write(&own_partition)?;
+                    summary.instructions += 1;
+                }
                 if self.kind.multithreaded() {
                     for k in 1..self.threads {
                         w.write(&Event::Spawn(k))?;
@@ -418,6 +443,7 @@ impl Synthetic {
                 }
             }
             let mut gen = ThreadGen::new(self, t);
+            debug_assert_eq!(gen.own(0), BASE + t * ws);
             let (own_start, own_end) = (gen.own(0), gen.own(gen.lines));
             for _ in 0..self.accesses {
                 // Uniform in 0..=2 x mean: the mean is kept, the spacing irregular.
