@@ -738,10 +738,6 @@ impl HybridMemory {
         if cpm {
             // The list is rebuilt each period and run one migration at a time.
             self.cpm_list.clear();
-            if self.migrations.is_empty() && self.cpm_not_before_fs <= now {
-                // Idle, no hand-off running: the first migration is set up now.
-                self.set_up_next_cpm(now);
-            }
             for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
                 for c in list {
                     self.cpm_list.push_back(Planned {
@@ -750,6 +746,13 @@ impl HybridMemory {
                         key: c.key.expect("cpm plans with keys"),
                     });
                 }
+            }
+            if !self.cpm_list.is_empty()
+                && self.migrations.is_empty()
+                && self.cpm_not_before_fs <= now
+            {
+                // Idle, no hand-off running: the first migration is set up now.
+                self.set_up_next_cpm(now);
             }
             woken.extend(self.start_next_cpm(os, now)?);
             return Ok(woken);
@@ -902,7 +905,13 @@ impl HybridMemory {
         self.stats.cpm_flushed_lines += flushed;
         self.stats.cpm_handoff_ns += ns;
         self.stats.cpm_remap_stall_ns += self.cfg.cpm_remap_ns;
-        self.set_up_next_cpm(now.saturating_add(ns.saturating_mul(1_000_000)));
+        let end = now.saturating_add(ns.saturating_mul(1_000_000));
+        if self.cpm_list.is_empty() {
+            // Nothing to set up yet: a later period sets its first migration up then.
+            self.cpm_not_before_fs = end;
+        } else {
+            self.set_up_next_cpm(end);
+        }
     }
 
     /// `cpm`: whether a planned migration waits for the hand-off or set-up to end (then
