@@ -320,11 +320,11 @@ def test_fp_streams_hot_set_moves_about_every_10_ms_of_simulated_time(tmp_path):
 def test_the_sensitivity_points_and_hand_offs():
     assert cmmp.hand_off_overrides(0) == (
         "hybrid.cpm_setup_ns=0",
-        "hybrid.cpm_remap_ns=0",
+        "hybrid.remap_shootdown_ns=0",
         "hybrid.cpm_flush_dram_line_ns=0",
         "hybrid.cpm_flush_pcm_line_ns=0",
     )
-    assert cmmp.hand_off_overrides(5) == ("hybrid.cpm_setup_ns=2500", "hybrid.cpm_remap_ns=2500")
+    assert cmmp.hand_off_overrides(5) == ("hybrid.cpm_setup_ns=2500", "hybrid.remap_shootdown_ns=2500")
     points = cmmp.sensitivity_points()
     assert [p[0] for p in points] == [
         "cpm 0 us",

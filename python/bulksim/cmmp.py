@@ -547,7 +547,7 @@ def hand_off_overrides(us: float) -> tuple[str, ...]:
     """CPM's hand-off of `us` microseconds: set-up and remap us/2 each, the flush at Table I's
     per-line times; at 0 the flush too is free (the hand-off before issue 33)."""
     half_ns = round(us * 1000 / 2)
-    sets = [f"hybrid.cpm_setup_ns={half_ns}", f"hybrid.cpm_remap_ns={half_ns}"]
+    sets = [f"hybrid.cpm_setup_ns={half_ns}", f"hybrid.remap_shootdown_ns={half_ns}"]
     if us == 0:
         sets += ["hybrid.cpm_flush_dram_line_ns=0", "hybrid.cpm_flush_pcm_line_ns=0"]
     return tuple(sets)

@@ -1337,9 +1337,9 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "cpm: each dirty pinned LLC line of a demoted page written to its new PCM frame after the copy, one after another (Table I's PCM: tRCD + tCAS + burst + the write's 150 ns); at most 1 s",
     ),
     doc(
-        "hybrid.cpm_remap_ns",
+        "hybrid.remap_shootdown_ns",
         "ns",
-        "cpm: page-table update and TLB shootdown at each remap, after the flush; every core dispatches nothing for this long and the next migration waits for it (bulksim's choice from published shootdown costs, docs/hybrid.md); at most 1 s",
+        "page-table update and TLB shootdown at each remap of every mechanism (a completed promotion or full demotion; under cpm after the flush); every core dispatches nothing for this long, and under cpm the next migration waits for it (bulksim's choice from published shootdown costs, docs/hybrid.md); at most 1 s",
     ),
 ];
 

@@ -174,8 +174,9 @@ pub struct HybridConfig {
     pub cpm_flush_dram_line_ns: u64,
     /// `cpm`: ns per dirty pinned LLC line flushed to a new PCM frame (one after another).
     pub cpm_flush_pcm_line_ns: u64,
-    /// `cpm`: ns of each remap's page-table update and TLB shootdown, every core stalled.
-    pub cpm_remap_ns: u64,
+    /// ns of each remap's page-table update and TLB shootdown, every core stalled (every
+    /// mechanism; under `cpm` the next migration also waits for it).
+    pub remap_shootdown_ns: u64,
 }
 
 impl Default for HybridConfig {
@@ -208,7 +209,7 @@ impl Default for HybridConfig {
             cpm_setup_ns: 1_000,
             cpm_flush_dram_line_ns: 28,
             cpm_flush_pcm_line_ns: 227,
-            cpm_remap_ns: 2_000,
+            remap_shootdown_ns: 2_000,
         }
     }
 }
@@ -295,7 +296,7 @@ impl HybridConfig {
             ("cpm_setup_ns", self.cpm_setup_ns),
             ("cpm_flush_dram_line_ns", self.cpm_flush_dram_line_ns),
             ("cpm_flush_pcm_line_ns", self.cpm_flush_pcm_line_ns),
-            ("cpm_remap_ns", self.cpm_remap_ns),
+            ("remap_shootdown_ns", self.remap_shootdown_ns),
         ] {
             if ns > MAX_OS_NS {
                 p.push(format!(
@@ -353,7 +354,7 @@ mod tests {
                 c.cpm_setup_ns,
                 c.cpm_flush_dram_line_ns,
                 c.cpm_flush_pcm_line_ns,
-                c.cpm_remap_ns
+                c.remap_shootdown_ns
             ),
             (1_000, 28, 227, 2_000)
         );
@@ -475,7 +476,7 @@ mod tests {
             free_min: 1.5,
             obm_complete_after: 64,
             os_remap_ns: u64::MAX,
-            cpm_remap_ns: u64::MAX,
+            remap_shootdown_ns: u64::MAX,
             copies_in_flight: 5000,
             ..Default::default()
         };
@@ -490,7 +491,7 @@ mod tests {
             "hybrid.free_min",
             "hybrid.obm_complete_after",
             "hybrid.os_remap_ns",
-            "hybrid.cpm_remap_ns",
+            "hybrid.remap_shootdown_ns",
             "hybrid.copies_in_flight",
         ];
         assert_eq!(p.len(), keys.len(), "{p:?}");

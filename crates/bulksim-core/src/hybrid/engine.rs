@@ -69,8 +69,8 @@ stat_struct! {
         pub os_time_ns: u64 = sum("ns", "OS time taken from the cores' front ends: hybrid.os_period_ns per period, hybrid.os_remap_ns per remap"),
         pub cpm_handoffs: u64 = sum("migrations", "cpm: completed migrations whose hand-off (flush, remap, the next set-up) ran before the next migration could start"),
         pub cpm_flushed_lines: u64 = sum("lines", "cpm: dirty pinned LLC lines (and held write-backs) written to the new frame one after another at completions"),
-        pub cpm_handoff_ns: u64 = sum("ns", "cpm: serial hand-off time: hybrid.cpm_setup_ns per migration set up, the flush's lines times hybrid.cpm_flush_{dram,pcm}_line_ns, hybrid.cpm_remap_ns per remap"),
-        pub cpm_remap_stall_ns: u64 = sum("ns", "cpm: time every core's front end was stalled by remaps (hybrid.cpm_remap_ns per remap, once, not per core)"),
+        pub cpm_handoff_ns: u64 = sum("ns", "cpm: serial hand-off time: hybrid.cpm_setup_ns per migration set up, the flush's lines times hybrid.cpm_flush_{dram,pcm}_line_ns, hybrid.remap_shootdown_ns per remap"),
+        pub remap_stall_ns: u64 = sum("ns", "time every core's front end was stalled by remaps, every mechanism's (hybrid.remap_shootdown_ns per remap, once, not per core; a partial demotion's flip remaps nothing)"),
         pub partial_demotions: u64 = sum("pages", "cm_obm_pd: partly promoted pages demoted by flipping their ART entry (art.flips; also counted in demotions_started)"),
         pub pcm_served: u64 = sum("requests", "program LLC misses and write-backs the PCM's controllers served (a forwarded read or an absorbed write on arrival; a write merged into a queued one is served with it, counted once)"),
         pub pcm_service_ns: f64 = sum("ns", "their latencies from arrival at the PCM's controller to served (the last data beat), summed"),
@@ -900,11 +900,10 @@ impl HybridMemory {
             self.cfg.cpm_flush_pcm_line_ns
         };
         let flush_ns = flushed.saturating_mul(per_line);
-        let ns = flush_ns.saturating_add(self.cfg.cpm_remap_ns);
+        let ns = flush_ns.saturating_add(self.cfg.remap_shootdown_ns);
         self.stats.cpm_handoffs += 1;
         self.stats.cpm_flushed_lines += flushed;
         self.stats.cpm_handoff_ns += ns;
-        self.stats.cpm_remap_stall_ns += self.cfg.cpm_remap_ns;
         let end = now.saturating_add(ns.saturating_mul(1_000_000));
         if self.cpm_list.is_empty() {
             // Nothing to set up yet: a later period sets its first migration up then.

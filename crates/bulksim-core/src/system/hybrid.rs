@@ -13,8 +13,8 @@
 //! `os_remap_ns`, bulksim's model) takes a core's front end: core 0's each period, the
 //! page's process's core at each remap. Under `cpm` each completion is followed by the
 //! serial hand-off of the paper's baseline: the page's dirty pinned lines flushed to the new
-//! frame one after another, the remap's TLB shootdown stalling every core
-//! (`hybrid.cpm_remap_ns`), and the next migration's set-up; the next CPM migration starts
+//! frame one after another, the remap's TLB shootdown (which stalls every core at every
+//! mechanism's remap, `hybrid.remap_shootdown_ns`), and the next migration's set-up; the next CPM migration starts
 //! only when all of it is over (`HybridMemory::cpm_hand_off`).
 
 use super::System;
@@ -117,9 +117,14 @@ impl System {
             let flushed = self.last_level_writes_out() - writes_before;
             let h = self.mem.router.hybrid.as_mut().expect("hybrid");
             h.cpm_hand_off(self.now, flushed as u64, dest_device);
-            let stall_ns = h.cfg.cpm_remap_ns;
-            self.stall_every_core(stall_ns);
         }
+        // Every mechanism's remap updates the page table and shoots down the page's TLB
+        // entries on every core (HMMSim drains the CPUs for every completion, CPM's or not);
+        // only CPM's next migration also waits for it (`cpm_hand_off`).
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        let stall_ns = h.cfg.remap_shootdown_ns;
+        h.stats.remap_stall_ns += stall_ns;
+        self.stall_every_core(stall_ns);
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
         let mapped = self.os.frame_table().owner(old) == Some(m.pid)
