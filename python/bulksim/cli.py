@@ -975,9 +975,16 @@ RANK_FIGURES = {
     help="cmmp: run only this workload (a shared trace such as 403.gcc, or a stand-in such as "
     "zipf_drift); repeat for more. The table and its means then cover only these.",
 )
+@click.option(
+    "--sensitivity",
+    is_flag=True,
+    help="cmmp: instead of the reproduction, the sensitivity table (docs/hybrid.md): CPM's hand-off "
+    "0/2/5/10 us against CM's copies at low/equal priority, 8/64 in flight, on pointer_chase, fp_stream, "
+    "comm1 and 403.gcc at a reduced length (--quick: shorter still).",
+)
 @_with(sweep_options)
 def reproduce(
-    name, list_, json_out, quick, mean_kind, workloads, results, out, scheduler, workers, force
+    name, list_, json_out, quick, mean_kind, workloads, sensitivity, results, out, scheduler, workers, force
 ) -> None:
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
@@ -985,6 +992,8 @@ def reproduce(
 
     if workloads and name != "cmmp":
         raise UserError(f"--workload applies to cmmp only, not to '{name or '--list'}'")
+    if sensitivity and name != "cmmp":
+        raise UserError(f"--sensitivity applies to cmmp only, not to '{name or '--list'}'")
 
     if list_ or not name:
         for table_name, what in TABLES.items():
@@ -1037,6 +1046,22 @@ def reproduce(
             if sys.stderr.isatty():
                 click.echo(f"\rcmmp: {done}/{total} runs", err=True, nl=False)
 
+        if sensitivity:
+            chosen = workloads or cmmp.SENSITIVITY_WORKLOADS
+            try:
+                cmmp.select(chosen, quick)
+            except ValueError as e:
+                raise UserError(str(e)) from e
+            length = cmmp.QUICK_SENSITIVITY_INSTRUCTIONS if quick else cmmp.SENSITIVITY_INSTRUCTIONS
+            rows, missing = _guard(
+                cmmp.sensitivity, quick=quick, workers=workers, progress=report_cmmp, workloads=chosen
+            )
+            if sys.stderr.isatty():
+                click.echo("", err=True)
+            click.echo(cmmp.render_sensitivity(rows, missing, length))
+            if json_out:
+                Path(json_out).write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
+            return
         try:
             traces, standins = cmmp.select(workloads, quick)
         except ValueError as e:

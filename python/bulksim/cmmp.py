@@ -68,6 +68,23 @@ QUICK_STANDINS = ("fp_stream", "pointer_chase")
 #: A stand-in copy's footprint: 256 MB on cmmp_table1, 16 MB on cmmp_scaled (--quick).
 STANDIN_BYTES = 256 << 20
 QUICK_STANDIN_BYTES = 16 << 20
+#: Table I's core clock (4 GHz): core cycles per ms.
+CORE_CYCLES_PER_MS = 4_000_000
+#: The per-core IPC each stand-in is measured to run at under CPM, 4 copies (issue 33 item 3;
+#: docs/hybrid_workloads.md, "Times become instruction counts", has the measurement): its
+#: periods (fp_stream's 10 ms, zipf_drift's 5 ms) become instructions at this IPC, so that they
+#: last their time in simulated time, not at IPC 1. On cmmp_table1 (256 MB a copy) and on
+#: cmmp_scaled at --quick's 16 MB.
+STANDIN_IPC = {"fp_stream": 0.12, "stream_rw": 0.32, "pointer_chase": 0.017, "zipf_drift": 0.038}
+QUICK_STANDIN_IPC = {"fp_stream": 0.13, "stream_rw": 0.10, "pointer_chase": 0.036, "zipf_drift": 0.040}
+
+
+def standin_instructions_per_ms(kind: str, quick_scale: bool) -> int:
+    """Instructions a core of stand-in `kind` runs per ms of simulated time: its measured IPC
+    (``STANDIN_IPC``, or ``QUICK_STANDIN_IPC`` on cmmp_scaled) x 4 M cycles/ms."""
+    ipc = (QUICK_STANDIN_IPC if quick_scale else STANDIN_IPC)[kind]
+    return round(ipc * CORE_CYCLES_PER_MS)
+
 
 #: The paper's prose (Sec. IV), printed beside bulksim's means; nothing is asserted on it.
 PAPER = [
@@ -137,11 +154,15 @@ def select(names, quick: bool) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return tuple(t for t in TRACES if t in names), tuple(k for k in STANDINS if k in names)
 
 
-def _standin_spec(tmp: Path, kind: str, size_bytes: int, instructions: int) -> Path:
+def _standin_spec(tmp: Path, kind: str, size_bytes: int, instructions: int, quick_scale: bool) -> Path:
     """A stand-in spec for one copy (its instructions cover warm-up and measurement; the
-    run wraps it if a core needs more)."""
+    run wraps it if a core needs more), its periods converted at its measured IPC."""
     return api.write_standin(
-        tmp / f"{kind}.toml", kind=kind, size_mb=size_bytes >> 20, instructions=instructions
+        tmp / f"{kind}.toml",
+        kind=kind,
+        size_mb=size_bytes >> 20,
+        instructions=instructions,
+        instructions_per_ms=standin_instructions_per_ms(kind, quick_scale),
     )
 
 
@@ -182,7 +203,7 @@ def cases(
     total = sum(instructions)
     for kind in standins:
         size = standin_bytes or (QUICK_STANDIN_BYTES if quick else STANDIN_BYTES)
-        path = _standin_spec(tmp, kind, size, total)
+        path = _standin_spec(tmp, kind, size, total, bool(quick or standin_bytes))
         if quick or standin_bytes:
             s, sets = scaled(size)
             preset = "cmmp_scaled"
@@ -203,11 +224,13 @@ def cases(
     return out
 
 
-def measure(case: dict, mechanism: str, instructions: tuple[int, int]) -> dict:
-    """One run (in a pool worker): 4 copies of the case's workload under `mechanism`."""
+def measure(case: dict, mechanism: str, instructions: tuple[int, int], extra: tuple[str, ...] = ()) -> dict:
+    """One run (in a pool worker): 4 copies of the case's workload under `mechanism`, with
+    `extra` overrides last."""
     warmup, measured = instructions
     sets = [
         *case["overrides"],
+        *extra,
         f"hybrid.mechanism={mechanism}",
         f"sim.warmup_instructions={warmup}",
         f"sim.measure_instructions={measured}",
@@ -386,10 +409,55 @@ def _ratio_pct(rows: list[dict], key: str, mechanism: str) -> float | None:
     return 100 * sum(changes) / len(changes) if changes else None
 
 
+#: The paper's grouping (Sec. IV-B): programs CM slows by more than this against CPM ...
+CM_LOSS = 0.15
+#: ... and programs CM speeds up (speedup above 1).
+#: A mean is flagged as hiding gains and losses when programs on both sides move by more than
+#: this fraction (bulksim's threshold).
+CANCEL = 0.05
+
+
+def groups(rows: list[dict]) -> dict:
+    """The paper's groups (Sec. IV-B): ``cm_losers`` (CM more than 15% slower than CPM) and
+    ``cm_gainers`` (CM faster), each with its workloads and, per mechanism in the order
+    CPM -> CM -> CM+OBM -> CM+OBM+PD, the group's mean speedup, DRAM share of program requests
+    and PCM service time."""
+    by = {(r["workload"], r["mechanism"]): r for r in rows}
+    workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    members = {
+        "cm_losers": [w for w in workloads if (w, "cm") in by and by[(w, "cm")]["speedup"] < 1 - CM_LOSS],
+        "cm_gainers": [w for w in workloads if (w, "cm") in by and by[(w, "cm")]["speedup"] > 1],
+    }
+    out = {}
+    for name, ws in members.items():
+        per = {}
+        for m in MECHANISMS:
+            got = [by[(w, m)] for w in ws if (w, m) in by]
+            if not got:
+                continue
+            per[m] = {
+                key: sum(r[key] for r in got) / len(got) for key in ("speedup", "dram_fraction", "pcm_avg_ns")
+            }
+        out[name] = {"workloads": ws, "by_mechanism": per}
+    return out
+
+
+def cancellations(rows: list[dict], threshold: float = CANCEL) -> dict:
+    """Per mechanism against CPM: how many workloads gain and lose more than `threshold`, and
+    whether the mean speedup is a cancellation of both (``hides``)."""
+    out = {}
+    for m in MECHANISMS[1:]:
+        sp = [r["speedup"] for r in rows if r["mechanism"] == m]
+        gain = sum(x > 1 + threshold for x in sp)
+        lose = sum(x < 1 - threshold for x in sp)
+        out[m] = {"gain": gain, "lose": lose, "hides": gain > 0 and lose > 0}
+    return out
+
+
 def summary(rows: list[dict]) -> dict:
-    """bulksim's means beside the paper's prose."""
+    """bulksim's means beside the paper's prose, the paper's groups and the cancellations."""
     speed = cmmp_metrics.summarize(rows, "speedup")
-    out = {"speedup": speed}
+    out = {"speedup": speed, "groups": groups(rows), "cancellations": cancellations(rows)}
     for key in ("energy_nj", "pcm_accesses"):
         out[f"{key}_change_pct"] = {m: _ratio_pct(rows, key, m) for m in MECHANISMS[1:]}
     for key in ("pcm_avg_ns", "dram_read_fraction"):
@@ -419,7 +487,12 @@ def render(rows: list[dict], missing: list[str]) -> str:
         "bulksim's means over the workloads above (stand-ins and other traces, not the paper's programs):"
     )
     for m, v in s["speedup"].items():
-        lines.append(f"  speedup over CPM, {m:10}: arithmetic {v['arith']:.3f}, geometric {v['geo']:.3f}")
+        line = f"  speedup over CPM, {m:10}: arithmetic {v['arith']:.3f}, geometric {v['geo']:.3f}"
+        c = s["cancellations"].get(m)
+        if c and c["hides"]:
+            pct = round(100 * CANCEL)
+            line += f"; mean hides: {c['gain']} programs gain > {pct}%, {c['lose']} lose > {pct}%"
+        lines.append(line)
     for m in MECHANISMS[1:]:
         e, p = s["energy_nj_change_pct"][m], s["pcm_accesses_change_pct"][m]
         if e is not None and p is not None:
@@ -429,6 +502,19 @@ def render(rows: list[dict], missing: list[str]) -> str:
             f"  {m:10}: mean PCM service {s['pcm_avg_ns_mean'][m]:.1f} ns, "
             f"DRAM share of reads {100 * s['dram_read_fraction_mean'][m]:.1f}%"
         )
+    lines.append("")
+    lines.append(
+        f"The paper's groups (Sec. IV-B): CM more than {round(100 * CM_LOSS)}% slower than CPM, "
+        "and CM faster; group means"
+    )
+    for name, label in (("cm_losers", "CM loses"), ("cm_gainers", "CM gains")):
+        g = s["groups"][name]
+        lines.append(f"  {label}: {', '.join(g['workloads']) or 'none'}")
+        for m, v in g["by_mechanism"].items():
+            lines.append(
+                f"    {m:10}: speedup {v['speedup']:.3f}, DRAM share {100 * v['dram_fraction']:.1f}%, "
+                f"PCM service {v['pcm_avg_ns']:.1f} ns"
+            )
     lines.append("")
     lines.append("The paper's prose (Sec. IV; its programs, not these):")
     for what, value in PAPER:
@@ -443,3 +529,112 @@ def write_json(rows: list[dict], missing: list[str], path: str | os.PathLike[str
     Path(path).write_text(
         json.dumps({"rows": rows, "missing": missing, "summary": summary(rows)}, indent=2) + "\n"
     )
+
+
+#: The sensitivity table (issue 33 item 4): CPM's hand-off in us ...
+SENSITIVITY_HAND_OFF_US = (0, 2, 5, 10)
+#: ... and CM's copy priority and copies in flight per device.
+SENSITIVITY_CM = (("low", 8), ("low", 64), ("equal", 8), ("equal", 64))
+SENSITIVITY_WORKLOADS = ("pointer_chase", "fp_stream", "comm1", "403.gcc")
+#: Its reduced length (warm-up, measured instructions per core; stand-ins at --quick's 16 MB
+#: on cmmp_scaled) so that the 32 runs end within about 30 minutes on a loaded 2-core host; and
+#: --quick's, for a look in a few minutes.
+SENSITIVITY_INSTRUCTIONS = (2_000_000, 8_000_000)
+QUICK_SENSITIVITY_INSTRUCTIONS = (500_000, 1_000_000)
+
+
+def hand_off_overrides(us: float) -> tuple[str, ...]:
+    """CPM's hand-off of `us` microseconds: set-up and remap us/2 each, the flush at Table I's
+    per-line times; at 0 the flush too is free (the hand-off before issue 33)."""
+    half_ns = round(us * 1000 / 2)
+    sets = [f"hybrid.cpm_setup_ns={half_ns}", f"hybrid.remap_shootdown_ns={half_ns}"]
+    if us == 0:
+        sets += ["hybrid.cpm_flush_dram_line_ns=0", "hybrid.cpm_flush_pcm_line_ns=0"]
+    return tuple(sets)
+
+
+def sensitivity_points() -> list[tuple[str, tuple[str, ...], str]]:
+    """(label, overrides, mechanism) of every run of one workload: CPM at each hand-off, CM at
+    each copy priority and bound."""
+    points = [(f"cpm {us} us", hand_off_overrides(us), "cpm") for us in SENSITIVITY_HAND_OFF_US]
+    for priority, bound in SENSITIVITY_CM:
+        points.append(
+            (
+                f"cm {priority} {bound}",
+                (f"hybrid.copy_priority={priority}", f"hybrid.copies_in_flight={bound}"),
+                "cm",
+            )
+        )
+    return points
+
+
+def sensitivity(
+    quick: bool = False,
+    workers: int | None = None,
+    progress=None,
+    *,
+    instructions: tuple[int, int] | None = None,
+    workloads=SENSITIVITY_WORKLOADS,
+) -> tuple[list[dict], list[str]]:
+    """Runs the sensitivity table (every workload x ``sensitivity_points``) on a local pool.
+    Returns one row per run (workload, label, mechanism, speedups against each CPM hand-off,
+    migrations started per period, PCM service time, DRAM share) and the missing traces."""
+    instructions = instructions or (QUICK_SENSITIVITY_INSTRUCTIONS if quick else SENSITIVITY_INSTRUCTIONS)
+    traces, standins = select(workloads, quick=True)
+    with tempfile.TemporaryDirectory(prefix="bulksim-cmmp-sens-") as tmp:
+        all_cases = cases(True, Path(tmp), instructions, traces, standins)
+        missing = [c["missing"] for c in all_cases if "missing" in c]
+        runnable = [c for c in all_cases if "missing" not in c]
+        points = sensitivity_points()
+        todo = [(i, j) for i in range(len(runnable)) for j in range(len(points))]
+        stats: dict[tuple[int, int], api.Stats] = {}
+        with ProcessPoolExecutor(
+            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
+        ) as pool:
+            futures = {
+                pool.submit(measure, runnable[i], points[j][2], instructions, points[j][1]): (i, j)
+                for i, j in todo
+            }
+            for future in as_completed(futures):
+                stats[futures[future]] = future.result()
+                if progress:
+                    progress(len(stats), len(todo))
+    rows = []
+    cpm_labels = [p[0] for p in points if p[2] == "cpm"]
+    for i, case in enumerate(runnable):
+        cpm_stats = {points[j][0]: stats[(i, j)] for j in range(len(points)) if points[j][2] == "cpm"}
+        for j, (label, _, mechanism) in enumerate(points):
+            r = cmmp_metrics.row(stats[(i, j)])
+            rows.append(
+                {
+                    "workload": case["workload"],
+                    "label": label,
+                    "mechanism": mechanism,
+                    "speedup_vs": {c: cmmp_metrics.speedup(stats[(i, j)], cpm_stats[c]) for c in cpm_labels},
+                    "migrations_per_period": r["migrations_started"] / max(1, r["periods"]),
+                    "pcm_avg_ns": r["pcm_avg_ns"],
+                    "dram_fraction": r["dram_fraction"],
+                }
+            )
+    return rows, missing
+
+
+def render_sensitivity(rows: list[dict], missing: list[str], instructions: tuple[int, int]) -> str:
+    """The sensitivity table: per workload and run, its speedup against CPM at each hand-off,
+    migrations started per period, PCM service time and DRAM share."""
+    cpm_labels = [f"cpm {us} us" for us in SENSITIVITY_HAND_OFF_US]
+    head = " ".join(f"{'vs ' + c[4:]:>9}" for c in cpm_labels)
+    lines = [
+        f"CMMP sensitivity ({instructions[0]:,} + {instructions[1]:,} instructions per core, "
+        "stand-ins 16 MB a copy on cmmp_scaled); speedup against CPM at each hand-off",
+        f"{'workload':14} {'run':14} {head} {'migr/period':>11} {'PCM ns':>7} {'DRAM share':>10}",
+    ]
+    for r in rows:
+        sp = " ".join(f"{r['speedup_vs'][c]:9.3f}" for c in cpm_labels)
+        lines.append(
+            f"{r['workload']:14} {r['label']:14} {sp} {r['migrations_per_period']:11.1f} "
+            f"{r['pcm_avg_ns']:7.1f} {100 * r['dram_fraction']:9.1f}%"
+        )
+    for m in missing:
+        lines.append(f"missing trace, skipped: {m}")
+    return "\n".join(lines)

@@ -1298,8 +1298,13 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     ),
     doc(
         "hybrid.copy_priority",
-        "low | equal",
-        "migration copies in the memory controllers' queues: low (a copy gets a command only in a cycle in which no program request of its queue can; once it has opened its row it competes as any request) or equal (the scheduler treats copies and program requests alike); both offer copies after the caches' requests each device cycle",
+        "auto | low | equal",
+        "migration copies in the memory controllers' queues: auto (per mechanism: low for cpm, the authors' simulator's LOW queues for its one migration; equal for cm, cm_obm, cm_obm_pd, whose copies the paper lets compete with demand requests), low (a copy gets a command only in a cycle in which no program request of its queue can; once it has opened its row it competes as any request) or equal (the scheduler treats copies and program requests alike); both offer copies after the caches' requests each device cycle",
+    ),
+    doc(
+        "hybrid.copies_in_flight",
+        "requests per device",
+        "migration copy reads and writes the copier keeps in one device's queues at most; 0 = per mechanism: 8 for cpm (one DMA copy), 64 for the CM variants (one page's blocks: as fast as the queues take them); at most 4096",
     ),
     doc(
         "hybrid.obm_complete_after",
@@ -1351,6 +1356,26 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
         "ns",
         "OS time per page remap at a migration's completion: the core running the page's process (else core 0) dispatches nothing for this long; at most 1,000,000,000 (1 s)",
     ),
+    doc(
+        "hybrid.cpm_setup_ns",
+        "ns",
+        "cpm: set-up of each migration (DMA descriptor written, completion interrupt taken) before its copy starts, on the serial chain (bulksim's choice, docs/hybrid.md); at most 1 s",
+    ),
+    doc(
+        "hybrid.cpm_flush_dram_line_ns",
+        "ns per line",
+        "cpm: each dirty pinned LLC line of a promoted page written to its new DRAM frame after the copy, one after another (Table I's DRAM: tRCD + tCAS + burst); at most 1 s",
+    ),
+    doc(
+        "hybrid.cpm_flush_pcm_line_ns",
+        "ns per line",
+        "cpm: each dirty pinned LLC line of a demoted page written to its new PCM frame after the copy, one after another (Table I's PCM: tRCD + tCAS + burst + the write's 150 ns); at most 1 s",
+    ),
+    doc(
+        "hybrid.remap_shootdown_ns",
+        "ns",
+        "page-table update and TLB shootdown at each remap of every mechanism (a completed promotion or full demotion; under cpm after the flush); every core dispatches nothing for this long, and under cpm the next migration waits for it (bulksim's choice from published shootdown costs, docs/hybrid.md); at most 1 s",
+    ),
 ];
 
 fn enum_values(key: &str) -> Option<&'static [&'static str]> {
@@ -1385,7 +1410,7 @@ fn enum_values(key: &str) -> Option<&'static [&'static str]> {
         "copy_engine.dram_rule" => Some(&["probe", "always"]),
         "dram.preset" => Some(PRESET_NAMES),
         "hybrid.mechanism" => Some(&["cpm", "cm", "cm_obm", "cm_obm_pd"]),
-        "hybrid.copy_priority" => Some(&["low", "equal"]),
+        "hybrid.copy_priority" => Some(&["auto", "low", "equal"]),
         "hybrid.remap_lines" => Some(&["flush", "retag"]),
         "hybrid.pact_origins" => Some(&["program", "all"]),
         "hybrid.placement" => Some(&["dram_first", "pcm_only"]),

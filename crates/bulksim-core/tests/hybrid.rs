@@ -496,10 +496,13 @@ fn retag_keeps_a_migrated_pages_lines_cached_and_every_store_survives() {
     let d = dir("hybrid", "retag");
     // 8 hot pages (32 KB): more than L1 holds, less than L2.
     program(&d, &[(0, 8, 40), (16, 8, 40)]);
+    // The copy settings the test was written for (issue 33 made cm's `equal`, 64).
     let two_levels = [
         "cache.level.1.size_kb=64",
         "cache.level.1.ways=8",
         "cache.level.1.hit_cycles=12",
+        "hybrid.copy_priority=low",
+        "hybrid.copies_in_flight=8",
     ];
     let (_, plain_sys) = run_workload(&system(false, &two_levels), &d).unwrap();
     let run = |remap: &str| {
@@ -736,6 +739,13 @@ fn a_full_art_completes_partly_promoted_pages_and_cold_dram_pages_make_way() {
         "hybrid.free_min=0.1",
         "hybrid.art_entries=8",
         "hybrid.art_ways=8",
+        // The copy settings the test was written for (issue 33 made the CM variants'
+        // `equal`, 64).
+        "hybrid.copy_priority=low",
+        "hybrid.copies_in_flight=8",
+        // Nor did its remaps stall the cores (a 2 us stall per remap moves the sweeps
+        // against the periods, and this test counts blocks a sweep reads within one).
+        "hybrid.remap_shootdown_ns=0",
     ]);
     let (s, sys) = run_workload(&system(true, &more), &d).unwrap();
     let h = s.hybrid.as_ref().unwrap();
@@ -773,4 +783,103 @@ fn a_full_art_completes_partly_promoted_pages_and_cold_dram_pages_make_way() {
     assert!(h2.promotions_started <= 8, "{h2:?}");
     assert!(h2.dram_fraction < h.dram_fraction, "{h2:?}");
     same(&image(&sys), &image(&plain_sys));
+}
+
+/// Migrations started per period (promotions and demotions).
+fn starts_per_period(h: &bulksim_core::hybrid::engine::HybridStats) -> f64 {
+    (h.promotions_started + h.demotions_started) as f64 / h.periods as f64
+}
+
+/// CPM's hand-off zeroed (set-up, flush, remap).
+const NO_HAND_OFF: [&str; 4] = [
+    "hybrid.cpm_setup_ns=0",
+    "hybrid.cpm_flush_dram_line_ns=0",
+    "hybrid.cpm_flush_pcm_line_ns=0",
+    "hybrid.remap_shootdown_ns=0",
+];
+
+/// Issue 33 item 1: CPM's serial hand-off. Each completion's flush, remap and the next
+/// set-up run before the next migration starts: fewer migrations start per period than
+/// without the hand-off and than CM starts (the paper's premise: one migration at a time
+/// is the bottleneck CM relieves), every remap stalls the cores for `remap_shootdown_ns`, and
+/// the time is accounted part by part.
+#[test]
+fn cpm_hand_off_serialises_migrations_below_cm() {
+    let d = dir("hybrid", "cpm_hand_off");
+    program(&d, &[(0, 40, 4)]);
+    let run = |more: &[&str]| {
+        let (s, _) = run_workload(&system(true, more), &d).unwrap();
+        (s.simulated_ns, s.hybrid.unwrap())
+    };
+    let mut free_args = vec!["hybrid.mechanism=cpm"];
+    free_args.extend(NO_HAND_OFF);
+    let (free_ns, free) = run(&free_args);
+    let (ns, cpm) = run(&["hybrid.mechanism=cpm"]);
+    let (_, cm) = run(&["hybrid.mechanism=cm"]);
+    assert_eq!((free.cpm_handoff_ns, free.remap_stall_ns), (0, 0));
+    // Every migration that ended was handed off (one whose process had exited is not
+    // remapped, but its hand-off still ran).
+    let ended = cpm.cpm_handoffs;
+    assert!(ended >= cpm.promotions_completed && ended > 0, "{cpm:?}");
+    assert_eq!(cpm.remap_stall_ns, ended * 2_000, "{cpm:?}");
+    // CM's remaps stall the cores as CPM's do (a TLB shootdown is every mechanism's); only
+    // CPM's next migration waits for it.
+    assert!(
+        cm.promotions_completed > 0 && cm.remap_stall_ns >= cm.promotions_completed * 2_000,
+        "{cm:?}"
+    );
+    // Set-ups (1 us each, at least one per migration started) + flush + remaps.
+    assert!(
+        cpm.cpm_handoff_ns >= cpm.promotions_started * 1_000 + ended * 2_000,
+        "{cpm:?}"
+    );
+    assert!(ns > free_ns, "{ns} vs {free_ns} ns");
+    assert!(
+        starts_per_period(&cpm) < starts_per_period(&free),
+        "with the hand-off {} vs without {}",
+        starts_per_period(&cpm),
+        starts_per_period(&free)
+    );
+    assert!(
+        starts_per_period(&cpm) < starts_per_period(&cm),
+        "cpm {} vs cm {}",
+        starts_per_period(&cpm),
+        starts_per_period(&cm)
+    );
+    // A page the program keeps writing while it migrates has dirty pinned lines: they are
+    // flushed one by one (28 ns each to DRAM), on the chain.
+    let d = dir("hybrid", "cpm_flush");
+    program(&d, &[(0, 8, 40)]);
+    let (s, _) = run_workload(&system(true, &["hybrid.mechanism=cpm"]), &d).unwrap();
+    let h = s.hybrid.unwrap();
+    assert!(h.cpm_flushed_lines > 0, "{h:?}");
+    assert!(
+        h.cpm_handoff_ns
+            >= h.promotions_started * 1_000 + h.cpm_flushed_lines * 28 + h.cpm_handoffs * 2_000,
+        "{h:?}"
+    );
+}
+
+/// Issue 33 items 2 and 6: with copies at equal priority (CM's default, `auto`), CM's
+/// copies, many pages at once, raise the program's PCM service time above CPM's, whose
+/// single copy goes after the program's requests; with CM's copies at low priority the
+/// rise is smaller.
+#[test]
+fn cm_copies_at_equal_priority_slow_program_reads_more_than_cpm() {
+    let d = dir("hybrid", "copy_priority");
+    program(&d, &[(0, 40, 4)]);
+    let run = |more: &[&str]| {
+        let (s, _) = run_workload(&system(true, more), &d).unwrap();
+        s.hybrid.unwrap()
+    };
+    let cpm = run(&["hybrid.mechanism=cpm"]);
+    let cm = run(&["hybrid.mechanism=cm"]);
+    let cm_low = run(&["hybrid.mechanism=cm", "hybrid.copy_priority=low"]);
+    assert!(cm.pcm_avg_ns > cpm.pcm_avg_ns, "cm {cm:?}\ncpm {cpm:?}");
+    assert!(
+        cm.pcm_avg_ns > cm_low.pcm_avg_ns,
+        "equal {} vs low {}",
+        cm.pcm_avg_ns,
+        cm_low.pcm_avg_ns
+    );
 }

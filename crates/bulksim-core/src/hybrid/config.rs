@@ -46,11 +46,39 @@ impl Mechanism {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CopyPriority {
+    /// Per mechanism, as the paper and its sources say (`CopyPriority::resolve`): `low`
+    /// for `cpm`, `equal` for the CM variants.
+    Auto,
     /// Program requests first (HMMSim's two queues).
     Low,
     /// No distinction: copies compete with program requests in arrival order.
     Equal,
 }
+
+impl CopyPriority {
+    /// The priority `mechanism`'s copies get: an explicit `low` or `equal` as given; `auto`
+    /// per mechanism. CM copies "as fast as possible" without controlling the interference
+    /// (Sec. IV-A), and OBM's gain is that its copies are spread over time, not that they
+    /// are served after the program's (Sec. III-C): both `equal`. CPM's copy ([7]) is the
+    /// one migration of the authors' simulator's old manager, whose copies go to the LOW
+    /// queues (HMMSim's `HybridMemory` HIGH and LOW queues): `low`.
+    pub fn resolve(self, mechanism: Mechanism) -> CopyPriority {
+        match (self, mechanism) {
+            (CopyPriority::Auto, Mechanism::Cpm) => CopyPriority::Low,
+            (CopyPriority::Auto, _) => CopyPriority::Equal,
+            (p, _) => p,
+        }
+    }
+}
+
+/// Copy requests one device's queues hold at most under `hybrid.copies_in_flight = 0`, per
+/// mechanism (`HybridConfig::copies_in_flight_for`): CPM's single DMA copy keeps bulksim's
+/// former bound of 8 (a DMA engine with a few requests outstanding, bulksim's choice); the
+/// CM variants 64, one page's blocks, so a page is copied as fast as the queues take it
+/// (the paper's "as fast as possible"; bulksim's choice of how fast that is).
+pub const CPM_COPIES_IN_FLIGHT: u32 = 8;
+/// See `CPM_COPIES_IN_FLIGHT`.
+pub const CM_COPIES_IN_FLIGHT: u32 = 64;
 
 /// What happens to the cached lines of a page's old frame when its migration completes
 /// (`hybrid.remap_lines`).
@@ -109,8 +137,12 @@ pub struct HybridConfig {
     pub promote_min: f64,
     /// Fraction of DRAM frames the policy keeps free or being vacated by demotions.
     pub free_min: f64,
-    /// Migration copies in the memory queues: `low` (after program requests) or `equal`.
+    /// Migration copies in the memory queues: `auto` (per mechanism), `low` (after program
+    /// requests) or `equal`.
     pub copy_priority: CopyPriority,
+    /// Copy requests (reads and writes) the copier keeps in one device's queues at most;
+    /// 0 = per mechanism (`copies_in_flight_for`).
+    pub copies_in_flight: u32,
     /// OBM: blocks copied on demand after which the rest of the page is copied in the
     /// background; 0 = never (pure on-demand).
     pub obm_complete_after: u32,
@@ -135,6 +167,16 @@ pub struct HybridConfig {
     /// OS time per page remap, ns, taken from the front end of the core running the page's
     /// process (else core 0).
     pub os_remap_ns: u64,
+    /// `cpm`: ns to set up each migration (DMA descriptor, completion interrupt) before
+    /// its copy starts.
+    pub cpm_setup_ns: u64,
+    /// `cpm`: ns per dirty pinned LLC line flushed to a new DRAM frame (one after another).
+    pub cpm_flush_dram_line_ns: u64,
+    /// `cpm`: ns per dirty pinned LLC line flushed to a new PCM frame (one after another).
+    pub cpm_flush_pcm_line_ns: u64,
+    /// ns of each remap's page-table update and TLB shootdown, every core stalled (every
+    /// mechanism; under `cpm` the next migration also waits for it).
+    pub remap_shootdown_ns: u64,
 }
 
 impl Default for HybridConfig {
@@ -151,7 +193,8 @@ impl Default for HybridConfig {
             decay: 0.5,
             promote_min: 2.0,
             free_min: 0.01,
-            copy_priority: CopyPriority::Low,
+            copy_priority: CopyPriority::Auto,
+            copies_in_flight: 0,
             obm_complete_after: 0,
             art_full_completes: true,
             art_full_min_periods: 1,
@@ -162,6 +205,11 @@ impl Default for HybridConfig {
             placement: Placement::DramFirst,
             os_period_ns: 0,
             os_remap_ns: 0,
+            // CPM's hand-off (docs/hybrid.md, "CPM's hand-off", gives each source).
+            cpm_setup_ns: 1_000,
+            cpm_flush_dram_line_ns: 28,
+            cpm_flush_pcm_line_ns: 227,
+            remap_shootdown_ns: 2_000,
         }
     }
 }
@@ -188,6 +236,15 @@ pub(crate) fn table_problem(table: &str, entries: u32, ways: u32) -> Option<Stri
 }
 
 impl HybridConfig {
+    /// The copy requests one device's queues hold at most under `mechanism`.
+    pub fn copies_in_flight_for(&self, mechanism: Mechanism) -> u32 {
+        match (self.copies_in_flight, mechanism) {
+            (0, Mechanism::Cpm) => CPM_COPIES_IN_FLIGHT,
+            (0, _) => CM_COPIES_IN_FLIGHT,
+            (n, _) => n,
+        }
+    }
+
     /// Every semantic problem, one message each naming its key, in key order; empty when
     /// the settings are valid.
     pub fn problems(&self) -> Vec<String> {
@@ -235,6 +292,24 @@ impl HybridConfig {
                 self.os_remap_ns
             ));
         }
+        for (key, ns) in [
+            ("cpm_setup_ns", self.cpm_setup_ns),
+            ("cpm_flush_dram_line_ns", self.cpm_flush_dram_line_ns),
+            ("cpm_flush_pcm_line_ns", self.cpm_flush_pcm_line_ns),
+            ("remap_shootdown_ns", self.remap_shootdown_ns),
+        ] {
+            if ns > MAX_OS_NS {
+                p.push(format!(
+                    "hybrid.{key}: {ns} is out of range; expected 0..={MAX_OS_NS} (1 s)"
+                ));
+            }
+        }
+        if self.copies_in_flight > MAX_COPIES_IN_FLIGHT {
+            p.push(format!(
+                "hybrid.copies_in_flight: {}; expected 0 (per mechanism) ..={MAX_COPIES_IN_FLIGHT}",
+                self.copies_in_flight
+            ));
+        }
         if self.period_ns > 0 && self.os_period_ns >= self.period_ns {
             // Core 0 would run the OS for ever.
             p.push(format!(
@@ -249,6 +324,9 @@ impl HybridConfig {
 /// The longest OS remap time accepted, ns (1 s: far beyond any page-table update, and far
 /// inside the femtosecond clock's range).
 const MAX_OS_NS: u64 = 1_000_000_000;
+
+/// The most copy requests per device accepted (far above any controller's queues).
+const MAX_COPIES_IN_FLIGHT: u32 = 4096;
 
 #[cfg(test)]
 mod tests {
@@ -269,7 +347,17 @@ mod tests {
         );
         assert_eq!((c.art_entries, c.art_ways), (512, 32));
         assert_eq!((c.decay, c.promote_min, c.free_min), (0.5, 2.0, 0.01));
-        assert_eq!(c.copy_priority, CopyPriority::Low);
+        assert_eq!(c.copy_priority, CopyPriority::Auto);
+        assert_eq!(c.copies_in_flight, 0);
+        assert_eq!(
+            (
+                c.cpm_setup_ns,
+                c.cpm_flush_dram_line_ns,
+                c.cpm_flush_pcm_line_ns,
+                c.remap_shootdown_ns
+            ),
+            (1_000, 28, 227, 2_000)
+        );
         assert_eq!(c.obm_complete_after, 0);
         assert!(!c.elide_clean && !c.count_copies);
         assert!(c.art_full_completes);
@@ -309,6 +397,32 @@ mod tests {
         assert!(Mechanism::Cm.uses_art() && !Mechanism::Cm.on_demand());
         assert!(Mechanism::CmObm.on_demand() && !Mechanism::CmObm.partial_demotion());
         assert!(Mechanism::CmObmPd.on_demand() && Mechanism::CmObmPd.partial_demotion());
+    }
+
+    #[test]
+    fn copy_priority_and_bound_resolve_per_mechanism() {
+        let c = HybridConfig::default();
+        assert_eq!(
+            CopyPriority::Auto.resolve(Mechanism::Cpm),
+            CopyPriority::Low
+        );
+        for m in [Mechanism::Cm, Mechanism::CmObm, Mechanism::CmObmPd] {
+            assert_eq!(CopyPriority::Auto.resolve(m), CopyPriority::Equal);
+            assert_eq!(c.copies_in_flight_for(m), 64);
+        }
+        assert_eq!(c.copies_in_flight_for(Mechanism::Cpm), 8);
+        // Explicit values override every mechanism's.
+        assert_eq!(CopyPriority::Low.resolve(Mechanism::Cm), CopyPriority::Low);
+        assert_eq!(
+            CopyPriority::Equal.resolve(Mechanism::Cpm),
+            CopyPriority::Equal
+        );
+        let eight = parse("copies_in_flight = 8").unwrap();
+        assert_eq!(eight.copies_in_flight_for(Mechanism::Cm), 8);
+        assert_eq!(
+            parse("copy_priority = \"auto\"").unwrap().copy_priority,
+            CopyPriority::Auto
+        );
     }
 
     #[test]
@@ -362,6 +476,8 @@ mod tests {
             free_min: 1.5,
             obm_complete_after: 64,
             os_remap_ns: u64::MAX,
+            remap_shootdown_ns: u64::MAX,
+            copies_in_flight: 5000,
             ..Default::default()
         };
         let p = c.problems();
@@ -375,6 +491,8 @@ mod tests {
             "hybrid.free_min",
             "hybrid.obm_complete_after",
             "hybrid.os_remap_ns",
+            "hybrid.remap_shootdown_ns",
+            "hybrid.copies_in_flight",
         ];
         assert_eq!(p.len(), keys.len(), "{p:?}");
         for (msg, key) in p.iter().zip(keys) {

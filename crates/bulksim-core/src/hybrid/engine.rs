@@ -5,7 +5,7 @@
 //! (`resolve`: every block's newest bytes are at its entry's destination once its bit is
 //! set, at its source before), runs the background copier (a read of the source block, then
 //! a write of it to the destination, through the devices' controllers, at most
-//! `COPIES_IN_FLIGHT` per device and after the caches' requests), and the OS's periodic
+//! `hybrid.copies_in_flight` per device and after the caches' requests), and the OS's periodic
 //! policy (`period`: the PACT drained into per-virtual-page scores, `policy::plan`, entries
 //! inserted). Completing a migration needs the caches and the page tables, which the system
 //! owns: it takes `ready` keys and calls `finish` (system/hybrid.rs).
@@ -40,13 +40,6 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 /// below it; the controllers' own client bit is `1 << 31`).
 pub const HYBRID_TAG: u32 = 1 << 30;
 
-/// Copy requests (reads and writes) the copier keeps in one device's queues at most
-/// (bulksim's choice): a bound, so that a period starting many migrations does not fill the
-/// queues program requests need. They are offered after the caches' requests each device
-/// cycle; with `copy_priority = "low"` the controllers also serve them only when no program
-/// request can be (`controller::Request::low`).
-pub const COPIES_IN_FLIGHT: usize = 8;
-
 stat_struct! {
     /// The hybrid memory's counters (`hybrid` in the full-system stats).
     pub struct HybridStats {
@@ -74,6 +67,10 @@ stat_struct! {
         pub pages_flushed_lines: u64 = sum("lines", "cached lines of completed migrations' old frames invalidated (remap_lines = flush), and CPM's held write-backs sent to the new frame"),
         pub pages_retagged_lines: u64 = sum("lines", "cached lines of completed migrations' old frames renamed to the new frame (remap_lines = retag), and CPM's held write-backs sent to it"),
         pub os_time_ns: u64 = sum("ns", "OS time taken from the cores' front ends: hybrid.os_period_ns per period, hybrid.os_remap_ns per remap"),
+        pub cpm_handoffs: u64 = sum("migrations", "cpm: completed migrations whose hand-off (flush, remap, the next set-up) ran before the next migration could start"),
+        pub cpm_flushed_lines: u64 = sum("lines", "cpm: dirty pinned LLC lines (and held write-backs) written to the new frame one after another at completions"),
+        pub cpm_handoff_ns: u64 = sum("ns", "cpm: serial hand-off time: hybrid.cpm_setup_ns per migration set up, the flush's lines times hybrid.cpm_flush_{dram,pcm}_line_ns, hybrid.remap_shootdown_ns per remap"),
+        pub remap_stall_ns: u64 = sum("ns", "time every core's front end was stalled by remaps, every mechanism's (hybrid.remap_shootdown_ns per remap, once, not per core; a partial demotion's flip remaps nothing)"),
         pub partial_demotions: u64 = sum("pages", "cm_obm_pd: partly promoted pages demoted by flipping their ART entry (art.flips; also counted in demotions_started)"),
         pub pcm_served: u64 = sum("requests", "program LLC misses and write-backs the PCM's controllers served (a forwarded read or an absorbed write on arrival; a write merged into a queued one is served with it, counted once)"),
         pub pcm_service_ns: f64 = sum("ns", "their latencies from arrival at the PCM's controller to served (the last data beat), summed"),
@@ -161,6 +158,15 @@ struct Planned {
 
 pub struct HybridMemory {
     pub cfg: HybridConfig,
+    /// Copy requests one device's queues hold at most (`hybrid.copies_in_flight`, resolved
+    /// per mechanism): a bound, so that a period starting many migrations does not fill
+    /// every queue. They are offered after the caches' requests each device cycle; with a
+    /// `low` copy priority the controllers also serve them only when no program request
+    /// can be (`controller::Request::low`).
+    copies_in_flight: usize,
+    /// `cpm`: the next migration may not start before this time (fs): the previous one's
+    /// hand-off (flush, remap) and its own set-up must be over first.
+    pub cpm_not_before_fs: u64,
     /// `cpm`: no ART on the access path; one migration at a time from `cpm_list`, the
     /// page's lines pinned in the last cache level meanwhile (the system pins them).
     pub cpm: bool,
@@ -237,6 +243,8 @@ impl HybridMemory {
         let period_fs = cfg.period_ns.saturating_mul(1_000_000);
         Ok(HybridMemory {
             cfg: cfg.clone(),
+            copies_in_flight: cfg.copies_in_flight_for(cfg.mechanism) as usize,
+            cpm_not_before_fs: 0,
             cpm,
             cpm_list: VecDeque::new(),
             dram,
@@ -318,6 +326,11 @@ impl HybridMemory {
         } else {
             Frame::pcm(page)
         }
+    }
+
+    /// The device index (`dram` or `pcm`) holding physical page `page`.
+    pub fn dram_or_pcm(&self, page: u64) -> usize {
+        self.device_index(self.frame(page))
     }
 
     fn device_index(&self, f: Frame) -> usize {
@@ -533,7 +546,7 @@ impl HybridMemory {
     }
 
     /// Offers device `device`'s waiting copier requests at its cycle `cycle`, in order,
-    /// until one is refused or `COPIES_IN_FLIGHT` are in its queues. Each block copy the
+    /// until one is refused or `copies_in_flight` are in its queues. Each block copy the
     /// image must make as a copy write issues is passed to `copy`.
     pub fn offer_copies(
         &mut self,
@@ -542,7 +555,7 @@ impl HybridMemory {
         cycle: u64,
         mut copy: impl FnMut(u64, u64),
     ) {
-        while self.in_flight_per_device[device] < COPIES_IN_FLIGHT {
+        while self.in_flight_per_device[device] < self.copies_in_flight {
             let Some(&c) = self.queued[device].front() else {
                 break;
             };
@@ -734,7 +747,14 @@ impl HybridMemory {
                     });
                 }
             }
-            woken.extend(self.start_next_cpm(os)?);
+            if !self.cpm_list.is_empty()
+                && self.migrations.is_empty()
+                && self.cpm_not_before_fs <= now
+            {
+                // Idle, no hand-off running: the first migration is set up now.
+                self.set_up_next_cpm(now);
+            }
+            woken.extend(self.start_next_cpm(os, now)?);
             return Ok(woken);
         }
         for c in &p.promote {
@@ -862,11 +882,64 @@ impl HybridMemory {
         Ok(frame)
     }
 
-    /// `cpm`: with no migration running, starts the first migration of the period's list
-    /// that still applies (its page still where it was planned from, a free DRAM frame for
-    /// a promotion). Returns the device whose queue got its copies.
-    pub fn start_next_cpm(&mut self, os: &mut Os) -> Result<Option<usize>> {
-        if !self.cpm || !self.migrations.is_empty() {
+    /// `cpm`: the next migration's set-up (`cpm_setup_ns`) runs from `from_fs`; it may
+    /// start when that ends.
+    fn set_up_next_cpm(&mut self, from_fs: u64) {
+        self.cpm_not_before_fs = from_fs.saturating_add(self.cfg.cpm_setup_ns * 1_000_000);
+        self.stats.cpm_handoff_ns += self.cfg.cpm_setup_ns;
+    }
+
+    /// `cpm`: the hand-off after a completion at `now` whose flush wrote `flushed` lines to
+    /// a frame of `dest_device`, one after another: the flush, then the remap (its page-table
+    /// update and TLB shootdown), then the next migration's set-up; the next migration may
+    /// start only after all three.
+    pub fn cpm_hand_off(&mut self, now: u64, flushed: u64, dest_device: usize) {
+        let per_line = if dest_device == self.dram {
+            self.cfg.cpm_flush_dram_line_ns
+        } else {
+            self.cfg.cpm_flush_pcm_line_ns
+        };
+        let flush_ns = flushed.saturating_mul(per_line);
+        let ns = flush_ns.saturating_add(self.cfg.remap_shootdown_ns);
+        self.stats.cpm_handoffs += 1;
+        self.stats.cpm_flushed_lines += flushed;
+        self.stats.cpm_handoff_ns += ns;
+        let end = now.saturating_add(ns.saturating_mul(1_000_000));
+        if self.cpm_list.is_empty() {
+            // Nothing to set up yet: a later period sets its first migration up then.
+            self.cpm_not_before_fs = end;
+        } else {
+            self.set_up_next_cpm(end);
+        }
+    }
+
+    /// `cpm`: whether a planned migration waits for the hand-off or set-up to end (then
+    /// `next_event_fs` includes its time).
+    fn cpm_waiting(&self) -> bool {
+        self.cpm && self.migrations.is_empty() && !self.cpm_list.is_empty()
+    }
+
+    /// `cpm`: whether the next planned migration may start at `now`.
+    pub fn cpm_due(&self, now: u64) -> bool {
+        self.cpm_waiting() && now >= self.cpm_not_before_fs
+    }
+
+    /// The next time the OS side has work without any access: the next period, or under
+    /// `cpm` the end of a hand-off with a migration waiting.
+    pub fn next_event_fs(&self) -> u64 {
+        if self.cpm_waiting() {
+            self.next_period_fs.min(self.cpm_not_before_fs)
+        } else {
+            self.next_period_fs
+        }
+    }
+
+    /// `cpm`: with no migration running and the hand-off over at `now`, starts the first
+    /// migration of the period's list that still applies (its page still where it was
+    /// planned from, a free DRAM frame for a promotion). Returns the device whose queue
+    /// got its copies.
+    pub fn start_next_cpm(&mut self, os: &mut Os, now: u64) -> Result<Option<usize>> {
+        if !self.cpm || !self.migrations.is_empty() || now < self.cpm_not_before_fs {
             return Ok(None);
         }
         while let Some(p) = self.cpm_list.pop_front() {

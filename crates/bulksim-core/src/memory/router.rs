@@ -49,7 +49,9 @@ impl MemoryRouter {
             None => None,
         };
         if let Some(h) = &hybrid {
-            if h.cfg.copy_priority == crate::hybrid::config::CopyPriority::Low {
+            if h.cfg.copy_priority.resolve(h.cfg.mechanism)
+                == crate::hybrid::config::CopyPriority::Low
+            {
                 // Program requests before migration copies in every queue (Table I's
                 // HIGH and LOW queues of HMMSim, as one queue with two classes).
                 for d in &mut devices {

@@ -11,7 +11,11 @@
 //! frame kept for the page; a PCM frame a promotion copies from is held (`Os::hold`) so
 //! that no other process gets it before the promotion ends. OS time (`hybrid.os_period_ns`,
 //! `os_remap_ns`, bulksim's model) takes a core's front end: core 0's each period, the
-//! page's process's core at each remap.
+//! page's process's core at each remap. Under `cpm` each completion is followed by the
+//! serial hand-off of the paper's baseline: the page's dirty pinned lines flushed to the new
+//! frame one after another, the remap's TLB shootdown (which stalls every core at every
+//! mechanism's remap, `hybrid.remap_shootdown_ns`), and the next migration's set-up; the next CPM migration starts
+//! only when all of it is over (`HybridMemory::cpm_hand_off`).
 
 use super::System;
 use crate::hybrid::art::Direction;
@@ -40,9 +44,6 @@ impl System {
             acted = true;
         }
         let h = self.mem.router.hybrid.as_ref().expect("hybrid");
-        if h.ready.is_empty() {
-            return Ok(acted);
-        }
         let ready: Vec<u64> = h.ready.iter().copied().collect();
         for key in ready {
             let (a, b) = (key * PAGE_BYTES, (key + 1) * PAGE_BYTES);
@@ -53,11 +54,12 @@ impl System {
             acted = true;
         }
         let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        if h.cpm && acted {
-            if let Some(d) = h.start_next_cpm(&mut self.os)? {
+        if h.cpm_due(self.now) {
+            if let Some(d) = h.start_next_cpm(&mut self.os, self.now)? {
                 self.mem.router.devices[d].wake(self.now);
             }
             self.take_started();
+            acted = true;
         }
         if acted && !self.mem.memory_outbox_empty() {
             let now = self.now;
@@ -101,6 +103,8 @@ impl System {
         }
         let (old_at, new_at) = (m.src * PAGE_BYTES, m.dest * PAGE_BYTES);
         let retag = h.cfg.remap_lines == RemapLines::Retag;
+        let dest_device = h.dram_or_pcm(m.dest);
+        let writes_before = self.last_level_writes_out();
         let lines = if retag {
             self.mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
         } else {
@@ -108,7 +112,19 @@ impl System {
         };
         if cpm {
             self.mem.unpin_last_level();
+            // The lines just queued for the new frame are the flush, written one after
+            // another; then the remap stalls every core; then the next set-up.
+            let flushed = self.last_level_writes_out() - writes_before;
+            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+            h.cpm_hand_off(self.now, flushed as u64, dest_device);
         }
+        // Every mechanism's remap updates the page table and shoots down the page's TLB
+        // entries on every core (HMMSim drains the CPUs for every completion, CPM's or not);
+        // only CPM's next migration also waits for it (`cpm_hand_off`).
+        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+        let stall_ns = h.cfg.remap_shootdown_ns;
+        h.stats.remap_stall_ns += stall_ns;
+        self.stall_every_core(stall_ns);
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
         let mapped = self.os.frame_table().owner(old) == Some(m.pid)
@@ -156,6 +172,25 @@ impl System {
             .expect("hybrid")
             .stats
             .os_time_ns += ns;
+    }
+
+    /// Write-backs the last cache level has queued for memory.
+    fn last_level_writes_out(&self) -> usize {
+        self.mem.levels.last().map_or(0, |l| l.out_writebacks.len())
+    }
+
+    /// Every core's front end dispatches nothing for `ns` after any OS work it has already
+    /// (a TLB shootdown's interrupt; as HMMSim's `pin` drains the CPUs).
+    fn stall_every_core(&mut self, ns: u64) {
+        if ns == 0 {
+            return;
+        }
+        for core in &mut self.cores {
+            core.os_until_fs = core
+                .os_until_fs
+                .max(self.now)
+                .saturating_add(ns.saturating_mul(1_000_000));
+        }
     }
 
     /// The first core running a thread of process `pid`, if any.

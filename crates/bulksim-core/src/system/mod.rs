@@ -673,7 +673,7 @@ impl System {
                 }
                 t = t.min(self.mem.next_departure());
                 if let Some(h) = &self.mem.router.hybrid {
-                    t = t.min(h.next_period_fs);
+                    t = t.min(h.next_event_fs());
                 }
                 if t == u64::MAX {
                     return Err(Error::Io(format!(
@@ -738,7 +738,7 @@ impl System {
             last = last.min(d.next_fs().saturating_sub(1));
         }
         if let Some(h) = &self.mem.router.hybrid {
-            last = last.min(h.next_period_fs.saturating_sub(1));
+            last = last.min(h.next_event_fs().saturating_sub(1));
         }
         if last < self.now {
             return;
