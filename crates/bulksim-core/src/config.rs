@@ -1000,7 +1000,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "controller.refresh.scheme",
         "demand | elastic | pausing | pcd | adaptive",
-        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, leftovers forced at the end of each 8 x tREFI window (the ranks' windows staggered as their REFs are: ends 8 x tREFI / N apart, the last rank's 8 x tREFI after its first REF); pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
+        "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, or when forced (elastic_deadline); pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
     ),
     doc(
         "controller.refresh.ar_reads",
@@ -1015,12 +1015,12 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "controller.refresh.elastic_deadline",
         "per_ref | window",
-        "elastic: when a REF the rank found no idle time for is forced. per_ref: 8 x tREFI after it fell due, one REF at a time (DDR4 allows at most 8 postponed REFs, JESD79-4 4.26; Stuecheli et al., MICRO 2010, force a REF when the postponed count reaches that limit); window: every REF still owed at the end of the rank's 8 x tREFI window, as one burst (a literal reading of the Rank Assignment paper's §VI-I, whose windows it does not align; here they end in stagger order)",
+        "elastic: when a REF the rank found no idle time for is forced. per_ref: once the rank owes 8 (7 x tREFI after it fell due, a tREFI before a 9th would be owed), one REF at a time (DDR4 allows at most 8 postponed REFs, JESD79-4 4.26; Stuecheli et al., MICRO 2010, force a REF when the postponed count reaches that limit); the default, where the Rank Assignment paper's §VI-I says leftovers go at the end of the 8 x tREFI window; window: every REF still owed at the end of the rank's 8 x tREFI window, as one burst (a literal reading of the Rank Assignment paper's §VI-I, whose windows it does not align; here they end in stagger order)",
     ),
     doc(
         "controller.refresh.elastic_keeps_stagger",
         "bool",
-        "elastic with a staggered policy: true = a REF (early, in idle time, or forced at a window's end) waits while another rank of the stagger (the channel's ranks, or all ranks under stagger = system) is refreshing, so one rank refreshes at a time as on demand (bulksim's choice: the stagger exists for peak power, Rank Assignment paper §III-A); false = each rank refreshes on its own and idle ranks may refresh together",
+        "elastic with a staggered policy: true = a REF (early, in idle time, or forced) waits while another rank of the stagger (the channel's ranks, or all ranks under stagger = system) is refreshing, so one rank refreshes at a time as on demand (bulksim's choice: the stagger exists for peak power, Rank Assignment paper §III-A); false = each rank refreshes on its own and idle ranks may refresh together",
     ),
     doc(
         "controller.refresh.pause_granularity",
@@ -1304,7 +1304,7 @@ pub const CONFIG_FIELDS: &[FieldDoc] = &[
     doc(
         "hybrid.copies_in_flight",
         "requests per device",
-        "migration copy reads and writes the copier keeps in one device's queues at most; 0 = per mechanism: 8 for cpm (one DMA copy), 64 for the CM variants (one page's blocks: as fast as the queues take them); at most 4096",
+        "migration copy reads and writes the copier keeps in one device's queues at most; 0 = per mechanism: 64 for every mechanism (one page's blocks: cpm's copy is a burst, as the authors' simulator issues it; the CM variants copy as fast as the queues take them); at most 4096",
     ),
     doc(
         "hybrid.obm_complete_after",
@@ -1652,6 +1652,14 @@ impl Config {
                 "copy_engine.policy: {} is not combined with [hybrid] yet (expected none)",
                 self.copy_engine.policy.name()
             ));
+        }
+        if self.system.memcpy == MemcpyMode::SoftwareNt {
+            // Its line writes go around the caches, past CPM's pinned lines and the hand-off
+            // that counts them.
+            problems.push(
+                "system.memcpy: software_nt is not combined with [hybrid] yet (expected bulk, software or movblk)"
+                    .into(),
+            );
         }
         if self.memory.fixed_latency_cycles != 0 {
             problems.push(

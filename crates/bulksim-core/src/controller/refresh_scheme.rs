@@ -1,8 +1,8 @@
 //! When an owed refresh blocks its rank (`controller.refresh.scheme`). `demand` blocks the
 //! rank as soon as its REF falls due. `elastic` (Stuecheli et al., MICRO 2010, as the Rank
 //! Assignment paper's §VI-I uses it) postpones: a rank owes REFs until it has had no queued
-//! request for `idle_ns`; a REF is forced 8 tREFI after it fell due (`per_ref`, the
-//! postponement limit), or with every other REF still owed at the end of its 8 x tREFI
+//! request for `idle_ns`; a REF is forced once the rank owes 8, 7 tREFI after it fell due
+//! (`per_ref`, the postponement limit), or with every other REF still owed at the end of its 8 x tREFI
 //! window (`window`; the ranks' windows end in the order and spacing of their stagger). `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
@@ -52,7 +52,7 @@ pub enum Postponement {
     /// Block when due.
     Demand,
     /// Block once the rank has idled `idle` cycles, or at the owed REF's deadline: 8 tREFI
-    /// after it fell due (`per_ref`), or the end of the 8-tREFI window it fell due in (the
+    /// after it fell due (`per_ref`: when the rank owes 8, a tREFI before a 9th), or the end of the 8-tREFI window it fell due in (the
     /// rank's windows end at its first window end plus multiples of 8 tREFI).
     Elastic {
         idle: u64,
@@ -108,7 +108,10 @@ impl Postponement {
                 }
                 let window = 8 * interval;
                 let window_end = match deadline {
-                    ElasticDeadline::PerRef => due + window,
+                    // Forced once the rank owes 8 (this one and the 7 due since), a tREFI
+                    // before a 9th would be owed: room for a PREA and the other ranks'
+                    // refreshes it may wait for under `elastic_keeps_stagger`.
+                    ElasticDeadline::PerRef => due + 7 * interval,
                     ElasticDeadline::Window if due < first_end => first_end,
                     ElasticDeadline::Window => {
                         first_end + ((due - first_end) / window + 1) * window
@@ -170,18 +173,19 @@ mod tests {
         assert_eq!(p.blocks(3300, (3250, 3000, 1000), 1, 0), Err(11000));
     }
 
-    /// `per_ref`: each owed REF is forced 8 intervals after it fell due, so a busy rank's
-    /// REFs are forced one an interval (as they fell due), never in a burst.
+    /// `per_ref`: each owed REF is forced 7 intervals after it fell due (8 owed), so a busy
+    /// rank's REFs are forced one an interval (as they fell due), never in a burst.
     #[test]
-    fn elastic_per_ref_forces_each_ref_eight_intervals_late() {
+    fn elastic_per_ref_forces_each_ref_when_eight_are_owed() {
         let p = Postponement::Elastic {
             idle: 100,
             deadline: ElasticDeadline::PerRef,
         };
-        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(9000));
-        assert_eq!(p.blocks(9000, (1000, 9000, 1000), 3, 0), Ok(()));
-        // The next REF, due at 2000, is forced at 10000, not with the first at 9000.
-        assert_eq!(p.blocks(9001, (2000, 9000, 1000), 3, 0), Err(10000));
+        // Due at 1000, interval 1000: by 8000 the REFs due at 1000..=8000 are owed (8).
+        assert_eq!(p.blocks(1500, (1000, 9000, 1000), 3, 0), Err(8000));
+        assert_eq!(p.blocks(8000, (1000, 9000, 1000), 3, 0), Ok(()));
+        // The next REF, due at 2000, is forced at 9000, not with the first.
+        assert_eq!(p.blocks(8001, (2000, 9000, 1000), 3, 0), Err(9000));
         // Idleness still issues it early.
         assert_eq!(p.blocks(2500, (2000, 9000, 1000), 0, 2450), Err(2550));
     }

@@ -167,6 +167,10 @@ pub struct HybridMemory {
     /// `cpm`: the next migration may not start before this time (fs): the previous one's
     /// hand-off (flush, remap) and its own set-up must be over first.
     pub cpm_not_before_fs: u64,
+    /// `cpm`: the next migration's set-up has been scheduled (it ends by
+    /// `cpm_not_before_fs`); a migration starts only after one, and its time is counted
+    /// when it does.
+    cpm_set_up: bool,
     /// `cpm`: no ART on the access path; one migration at a time from `cpm_list`, the
     /// page's lines pinned in the last cache level meanwhile (the system pins them).
     pub cpm: bool,
@@ -245,6 +249,7 @@ impl HybridMemory {
             cfg: cfg.clone(),
             copies_in_flight: cfg.copies_in_flight_for(cfg.mechanism) as usize,
             cpm_not_before_fs: 0,
+            cpm_set_up: false,
             cpm,
             cpm_list: VecDeque::new(),
             dram,
@@ -747,12 +752,10 @@ impl HybridMemory {
                     });
                 }
             }
-            if !self.cpm_list.is_empty()
-                && self.migrations.is_empty()
-                && self.cpm_not_before_fs <= now
-            {
-                // Idle, no hand-off running: the first migration is set up now.
-                self.set_up_next_cpm(now);
+            if !self.cpm_list.is_empty() && self.migrations.is_empty() && !self.cpm_set_up {
+                // Idle: the first migration is set up now, or when a hand-off still
+                // running ends.
+                self.set_up_next_cpm(now.max(self.cpm_not_before_fs));
             }
             woken.extend(self.start_next_cpm(os, now)?);
             return Ok(woken);
@@ -886,7 +889,7 @@ impl HybridMemory {
     /// start when that ends.
     fn set_up_next_cpm(&mut self, from_fs: u64) {
         self.cpm_not_before_fs = from_fs.saturating_add(self.cfg.cpm_setup_ns * 1_000_000);
-        self.stats.cpm_handoff_ns += self.cfg.cpm_setup_ns;
+        self.cpm_set_up = true;
     }
 
     /// `cpm`: the hand-off after a completion at `now` whose flush wrote `flushed` lines to
@@ -913,6 +916,13 @@ impl HybridMemory {
         }
     }
 
+    /// `cpm`: a migration started on the set-up scheduled for it, whose time is counted now
+    /// (a set-up whose list went stale meanwhile serves the next period's first migration).
+    fn cpm_started(&mut self) {
+        self.cpm_set_up = false;
+        self.stats.cpm_handoff_ns += self.cfg.cpm_setup_ns;
+    }
+
     /// `cpm`: whether a planned migration waits for the hand-off or set-up to end (then
     /// `next_event_fs` includes its time).
     fn cpm_waiting(&self) -> bool {
@@ -921,7 +931,7 @@ impl HybridMemory {
 
     /// `cpm`: whether the next planned migration may start at `now`.
     pub fn cpm_due(&self, now: u64) -> bool {
-        self.cpm_waiting() && now >= self.cpm_not_before_fs
+        self.cpm_waiting() && self.cpm_set_up && now >= self.cpm_not_before_fs
     }
 
     /// The next time the OS side has work without any access: the next period, or under
@@ -939,7 +949,11 @@ impl HybridMemory {
     /// planned from, a free DRAM frame for a promotion). Returns the device whose queue
     /// got its copies.
     pub fn start_next_cpm(&mut self, os: &mut Os, now: u64) -> Result<Option<usize>> {
-        if !self.cpm || !self.migrations.is_empty() || now < self.cpm_not_before_fs {
+        if !self.cpm
+            || !self.migrations.is_empty()
+            || !self.cpm_set_up
+            || now < self.cpm_not_before_fs
+        {
             return Ok(None);
         }
         while let Some(p) = self.cpm_list.pop_front() {
@@ -957,6 +971,7 @@ impl HybridMemory {
                 if self.start(p.key, dest, Direction::Promoting, pid, vpn, false) {
                     os.take_external();
                     self.stats.promotions_started += 1;
+                    self.cpm_started();
                     return Ok(Some(self.pcm));
                 }
             } else {
@@ -966,6 +981,7 @@ impl HybridMemory {
                 let home = self.home_of(p.key, os)?;
                 if self.start_demotion(p.key, home, had_home.is_some(), pid, vpn) {
                     self.stats.demotions_started += 1;
+                    self.cpm_started();
                     return Ok(Some(self.dram));
                 }
             }

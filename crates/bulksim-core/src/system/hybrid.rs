@@ -118,13 +118,6 @@ impl System {
             let h = self.mem.router.hybrid.as_mut().expect("hybrid");
             h.cpm_hand_off(self.now, flushed as u64, dest_device);
         }
-        // Every mechanism's remap updates the page table and shoots down the page's TLB
-        // entries on every core (HMMSim drains the CPUs for every completion, CPM's or not);
-        // only CPM's next migration also waits for it (`cpm_hand_off`).
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        let stall_ns = h.cfg.remap_shootdown_ns;
-        h.stats.remap_stall_ns += stall_ns;
-        self.stall_every_core(stall_ns);
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
         let mapped = self.os.frame_table().owner(old) == Some(m.pid)
@@ -133,6 +126,13 @@ impl System {
             self.os.remap(m.pid, m.vpn, new);
             let core = self.core_running(m.pid).unwrap_or(0);
             self.take_os_time(core, remap_ns);
+            // Every mechanism's remap updates the page table and shoots down the page's TLB
+            // entries on every core (HMMSim drains the CPUs at every completion, CPM's or
+            // not); only CPM's next migration also waits for it (`cpm_hand_off`).
+            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
+            let stall_ns = h.cfg.remap_shootdown_ns;
+            h.stats.remap_stall_ns += stall_ns;
+            self.stall_every_core(stall_ns);
         }
         if m.direction == Direction::Promoting {
             self.os.unhold(old);
