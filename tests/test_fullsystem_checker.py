@@ -198,9 +198,9 @@ def test_table_ii_refresh_variants_zero_violations(synth_mcf, tmp_path, variant)
 COPY_ENGINES_DDR3 = ROOT / "configs" / "copy_engines_ddr3.toml"
 
 
-@pytest.mark.parametrize("policy", ["dce_nt", "dce_rowclone"])
-def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
-    overrides = ["system.memcpy=movblk", f"copy_engine.policy={policy}"]
+def _run_copy_engines_ddr3_checked(forkbench, tmp_path, overrides: list[str]) -> tuple[dict, Path]:
+    """Forkbench on the copy-engines DRAM preset with `overrides`, its command log replayed
+    by the independent checker (no violation allowed): the stats and the log."""
     log = tmp_path / "cmds.csv"
     stats = dict(
         api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log)
@@ -208,6 +208,13 @@ def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
     spec = bulksim.spec(config=COPY_ENGINES_DDR3, overrides=overrides)
     violations = check_log(spec, str(log))
     assert violations == [], "\n".join(map(str, violations[:10]))
+    return stats, log
+
+
+@pytest.mark.parametrize("policy", ["dce_nt", "dce_rowclone"])
+def test_copy_engine_forkbench_zero_violations(forkbench, tmp_path, policy):
+    overrides = ["system.memcpy=movblk", f"copy_engine.policy={policy}"]
+    stats, log = _run_copy_engines_ddr3_checked(forkbench, tmp_path, overrides)
     with open(log, newline="") as f:
         logged = Counter(row["command"] for row in csv.DictReader(f))
     mem = stats["memory"]
@@ -226,13 +233,7 @@ def test_software_nt_forkbench_zero_violations_one_line_write_per_copied_line(fo
     # The copy-on-write copies by the software memcpy with non-temporal stores: each 4 KB page
     # goes to DRAM as 64 full-line writes through the write-combining buffers.
     overrides = ["system.memcpy=software_nt", "copy_engine.policy=none"]
-    log = tmp_path / "cmds.csv"
-    stats = dict(
-        api.run_workload(COPY_ENGINES_DDR3, workload=forkbench, overrides=overrides, command_log=log)
-    )
-    spec = bulksim.spec(config=COPY_ENGINES_DDR3, overrides=overrides)
-    violations = check_log(spec, str(log))
-    assert violations == [], "\n".join(map(str, violations[:10]))
+    stats, _ = _run_copy_engines_ddr3_checked(forkbench, tmp_path, overrides)
     assert stats["os"]["cow_copies"] == PAGES_UPDATED
     wc = stats["write_combining"]
     assert (wc["full_writes"], wc["partial_writes"]) == (PAGES_UPDATED * 64, 0)
