@@ -160,11 +160,7 @@ impl System {
         if ns == 0 {
             return;
         }
-        let core = &mut self.cores[c];
-        core.os_until_fs = core
-            .os_until_fs
-            .max(self.now)
-            .saturating_add(ns.saturating_mul(1_000_000));
+        self.hold_front_end(c, ns);
         self.mem
             .router
             .hybrid
@@ -185,12 +181,18 @@ impl System {
         if ns == 0 {
             return;
         }
-        for core in &mut self.cores {
-            core.os_until_fs = core
-                .os_until_fs
-                .max(self.now)
-                .saturating_add(ns.saturating_mul(1_000_000));
+        for c in 0..self.cores.len() {
+            self.hold_front_end(c, ns);
         }
+    }
+
+    /// Core `c`'s front end dispatches nothing for `ns` more, after any OS work it has.
+    fn hold_front_end(&mut self, c: usize, ns: u64) {
+        let core = &mut self.cores[c];
+        core.os_until_fs = core
+            .os_until_fs
+            .max(self.now)
+            .saturating_add(ns.saturating_mul(1_000_000));
     }
 
     /// The first core running a thread of process `pid`, if any.
