@@ -4,10 +4,11 @@
 //! k = channel * ranks + r at (k + 1) * tREFI / (channels * ranks); simultaneous ranks all fall
 //! due at tREFI. A due rank is blocked for new commands until its banks are precharged (PREA)
 //! and the REF issues; a postponing scheme (`refresh_scheme`) decides when an owed REF blocks
-//! its rank instead. Elastic refresh's windows of 8 tREFI are staggered as the REFs are: a
-//! rank first due at d ends its windows at 8d + (8k + 1) tREFI. An idle controller may
-//! book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes exactly when
-//! due while nothing else happens, so the rounds are known in closed form.
+//! its rank instead. Under `elastic_deadline = "window"`, elastic refresh's windows of 8 tREFI
+//! are staggered as the REFs are: a rank first due at d ends its windows at 8d + (8k + 1)
+//! tREFI (under `per_ref`, the default, each owed REF has its own deadline instead). An idle
+//! controller may book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes
+//! exactly when due while nothing else happens, so the rounds are known in closed form.
 
 use super::refresh_scheme::{Postponement, RankActivity};
 

@@ -2,8 +2,9 @@
 //! rank as soon as its REF falls due. `elastic` (Stuecheli et al., MICRO 2010, as the Rank
 //! Assignment paper's §VI-I uses it) postpones: a rank owes REFs until it has had no queued
 //! request for `idle_ns`; a REF is forced once the rank owes 8, 7 tREFI after it fell due
-//! (`per_ref`, the postponement limit), or with every other REF still owed at the end of its 8 x tREFI
-//! window (`window`; the ranks' windows end in the order and spacing of their stagger). `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
+//! (`per_ref`, the postponement limit), or with every other REF still owed at the end of its
+//! 8 x tREFI window (`window`; the ranks' windows end in the order and spacing of their
+//! stagger). `pausing` (Nair et al., HPCA 2013, §VI-H) refreshes in fragments (REFs of a finer
 //! granularity resolved into the spec): a fragment starts whenever the rank has no queued
 //! request, and the refresh pauses at a fragment boundary when a request arrives, unless that
 //! fragment is 8 tREFI late. `pcd` (Mukundan et al., ISCA 2013, §VI-G) blocks on demand but
@@ -51,9 +52,10 @@ impl RankActivity {
 pub enum Postponement {
     /// Block when due.
     Demand,
-    /// Block once the rank has idled `idle` cycles, or at the owed REF's deadline: 8 tREFI
-    /// after it fell due (`per_ref`: when the rank owes 8, a tREFI before a 9th), or the end of the 8-tREFI window it fell due in (the
-    /// rank's windows end at its first window end plus multiples of 8 tREFI).
+    /// Block once the rank has idled `idle` cycles, or at the owed REF's deadline: 7 tREFI
+    /// after it fell due (`per_ref`: when the rank owes 8, a tREFI before a 9th), or the end
+    /// of the 8-tREFI window it fell due in (`window`; the rank's windows end at its first
+    /// window end plus multiples of 8 tREFI).
     Elastic {
         idle: u64,
         deadline: ElasticDeadline,

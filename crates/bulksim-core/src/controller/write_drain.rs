@@ -8,8 +8,9 @@
 //! writes went to, so keeping these statistics adds nothing to the cycles in which the mode
 //! stays: a separate per-cycle check of the mode cost trace replay about 1% of its
 //! instructions (docs/performance.md). Periods the high watermark started (the paper's write
-//! drains) are counted apart from those started because no read waited. The `equal_priority` and `ideal` policies have no
-//! drain periods: the controller schedules reads and writes as one set, or drops writes.
+//! drains) are counted apart from those started because no read waited. The
+//! `equal_priority` and `ideal` policies have no drain periods: the controller schedules
+//! reads and writes as one set, or drops writes.
 
 use crate::config::{DrainPolicy, DrainScope};
 
