@@ -39,10 +39,12 @@ def runs(tmp_path_factory):
                 str(workers),
                 "--json",
                 str(path),
+                "--results",
+                str(path.parent / "r.db"),
             ]
             r = CliRunner().invoke(cli.main, args, catch_exceptions=False)
             assert r.exit_code == 0, r.output
-            out.append((r.output, json.loads(path.read_text())))
+            out.append((r.stdout, json.loads(path.read_text())["rows"]))
     return out
 
 

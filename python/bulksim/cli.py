@@ -62,10 +62,12 @@ def _input_errors() -> tuple[type[BaseException], ...]:
     """Exception classes that mean bad input (printed as one line), as opposed to bugs (which
     keep their traceback)."""
     from bulksim.experiment import ExperimentError
+    from bulksim.reproduce.shape import ReproductionError
     from bulksim.results import ResultsError
     from bulksim.sweep import SchedulerError
 
     classes: list[type[BaseException]] = [
+        ReproductionError,
         bulksim.ConfigError,
         bulksim.TraceError,
         api.ArgumentError,
@@ -917,32 +919,6 @@ def sweep(file, results, out, scheduler, workers, force) -> None:
     _run_experiment(Path(file), results, out, scheduler, workers, force)
 
 
-#: Reproductions that are a fixed table rather than an experiment file.
-TABLES = {
-    "rowclone-4kb": "RowClone Table 3: 4 KB copy and zeroing by each mechanism (latency, energy)",
-    "forkbench": "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)",
-    "rowclone-multicore": "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline",
-    "rowclone-apps": "RowClone Figures 10-11, Table 5: captured programs and the forkset trace",
-    "rank-assignment": "Rank Assignment Figs 2, 3, 7, 8, Table III, VI-B/J: refresh vs rank-aware allocation",
-    "refresh-policies": "Rank Assignment Figures 10-11 and peak power: FGR, PCD, RP, ER, RA vs no refresh",
-    "address-mapping": "Rank Assignment Figure 5: four mappings x open/closed page, no refresh and staggered",
-    "pcm-writes": "Rank Assignment Figures 4 and 9: PCM write drains (rank/channel scope, coordination), RA",
-    "page-allocation": "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks",
-    "copy-engines": "Copy engines Figs. 3-5: network stand-in, software and software_nt (non-temporal stores)"
-    " vs CE-L1, DCE, DCE-NT with each payload's copy share, DCE-NT without the warm ring or the pipeline"
-    " (paper preset); DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench",
-    "cmmp": "CMMP Sec. IV: CPM, CM, CM+OBM, CM+OBM+PD on a hybrid DRAM+PCM memory, 4 copies per workload"
-    " (shared traces on cmmp_scaled, stand-ins on cmmp_table1)",
-}
-#: The Rank Assignment figure reproductions: NAME -> module (run, render, write_json).
-RANK_FIGURES = {
-    "refresh-policies": "refresh_policies",
-    "address-mapping": "address_mapping",
-    "pcm-writes": "pcm_writes",
-    "page-allocation": "page_allocation",
-}
-
-
 @main.command()
 @click.argument("name", required=False)
 @click.option("--list", "list_", is_flag=True, help="List the bundled experiments.")
@@ -989,6 +965,7 @@ def reproduce(
     """Run a bundled experiment (results in results/NAME.db, report in results/NAME/) or
     reproduce a paper's table (rowclone-4kb)."""
     from bulksim import experiment
+    from bulksim import reproduce as reproduce_package
 
     if workloads and name != "cmmp":
         raise UserError(f"--workload applies to cmmp only, not to '{name or '--list'}'")
@@ -996,129 +973,47 @@ def reproduce(
         raise UserError(f"--sensitivity applies to cmmp only, not to '{name or '--list'}'")
 
     if list_ or not name:
-        for table_name, what in TABLES.items():
+        for table_name in reproduce_package.REGISTRY:
+            what = reproduce_package.get(table_name).title
             click.echo(f"{table_name:24} {'table':>11}  {what}")
         for exp_name, path in experiment.bundled().items():
             exp = _guard_exp(experiment.load, path)
             first = exp.description.strip().splitlines()[0] if exp.description.strip() else ""
             click.echo(f"{exp_name:24} {len(exp.points()):4} points  {first}")
         return
-    if name == "rowclone-4kb":
-        from bulksim import rowclone
+    if name in reproduce_package.REGISTRY:
+        from bulksim.reproduce import runner
 
-        rows = _guard(rowclone.table)
-        click.echo(rowclone.render(rows))
-        if json_out:
-            rowclone.write_json(rows, json_out)
-        return
-    if name == "forkbench":
-        from bulksim import forkbench
+        if json_out is not None:
+            _check_output_path("--json", json_out)  # before the runs, not after
 
-        def report(done: int, total: int) -> None:
-            if sys.stderr.isatty():
-                click.echo(f"\rforkbench: {done}/{total} runs", err=True, nl=False)
-
-        rows = _guard(forkbench.run, quick=quick, workers=workers, progress=report)
-        if sys.stderr.isatty():
-            click.echo("", err=True)
-        click.echo(forkbench.render(rows))
-        if json_out:
-            forkbench.write_json(rows, json_out)
-        return
-    if name == "copy-engines":
-        from bulksim import copy_engines
-
-        def report_runs(done: int, total: int) -> None:
-            if sys.stderr.isatty():
-                click.echo(f"\rcopy-engines: {done}/{total} runs", err=True, nl=False)
-
-        rows = _guard(copy_engines.run, quick=quick, workers=workers, progress=report_runs)
-        if sys.stderr.isatty():
-            click.echo("", err=True)
-        click.echo(copy_engines.render(rows))
-        if json_out:
-            copy_engines.write_json(rows, json_out)
-        return
-    if name == "cmmp":
-        from bulksim import cmmp
-
-        def report_cmmp(done: int, total: int) -> None:
-            if sys.stderr.isatty():
-                click.echo(f"\rcmmp: {done}/{total} runs", err=True, nl=False)
-
-        if sensitivity:
-            chosen = workloads or cmmp.SENSITIVITY_WORKLOADS
-            try:
-                cmmp.select(chosen, quick)
-            except ValueError as e:
-                raise UserError(str(e)) from e
-            length = cmmp.QUICK_SENSITIVITY_INSTRUCTIONS if quick else cmmp.SENSITIVITY_INSTRUCTIONS
-            rows, missing = _guard(
-                cmmp.sensitivity, quick=quick, workers=workers, progress=report_cmmp, workloads=chosen
-            )
-            if sys.stderr.isatty():
-                click.echo("", err=True)
-            click.echo(cmmp.render_sensitivity(rows, missing, length))
-            if json_out:
-                Path(json_out).write_text(json.dumps({"rows": rows, "missing": missing}, indent=2) + "\n")
-            return
-        try:
-            traces, standins = cmmp.select(workloads, quick)
-        except ValueError as e:
-            raise UserError(str(e)) from e
-        keep = Path("results") / "cmmp-runs"
-        rows, missing = _guard(
-            cmmp.run,
-            quick=quick,
+        results_given = results is not None
+        results = Path(results) if results else Path("results") / f"{name}.db"
+        options = reproduce_package.Options(quick, mean_kind, tuple(workloads), sensitivity)
+        outcome = _guard_exp(
+            runner.reproduce,
+            reproduce_package.get(name),
+            options,
+            results,
+            scheduler=scheduler,
             workers=workers,
-            progress=report_cmmp,
-            traces=traces,
-            standins=standins,
-            keep=keep,
             force=force,
-            on_reuse=lambda line: click.echo(line, err=True),
+            figures=out,
+            results_given=results_given,
         )
-        if sys.stderr.isatty():
-            click.echo("", err=True)
-        click.echo(cmmp.render(rows, missing))
+        click.echo(outcome.text)
+        if outcome.cases:
+            click.echo(
+                f"{name}: {outcome.ran} run, {outcome.reused} reused from {results} "
+                f"(engine {outcome.engine}; --force runs them again)",
+                err=True,
+            )
         if json_out:
-            cmmp.write_json(rows, missing, json_out)
-        return
-    if name == "rowclone-multicore":
-        from bulksim import multicore
-
-        rows = _guard(multicore.run, quick=quick, workers=workers)
-        click.echo(multicore.render(rows))
-        if json_out:
-            multicore.write_json(rows, json_out)
-        return
-    if name == "rowclone-apps":
-        from bulksim import apps
-
-        rows, missing = _guard(apps.run, quick=quick, workers=workers)
-        click.echo(apps.render(rows, missing))
-        if json_out:
-            apps.write_json(rows, missing, json_out)
-        return
-    if name == "rank-assignment":
-        from bulksim import rank_assignment
-
-        rows = _guard(rank_assignment.run, quick=quick, workers=workers)
-        click.echo(rank_assignment.render(rows, mean=mean_kind))
-        if json_out:
-            rank_assignment.write_json(rows, json_out)
-        return
-    if name in RANK_FIGURES:
-        import importlib
-
-        module = importlib.import_module(f"bulksim.{RANK_FIGURES[name]}")
-        rows = _guard(module.run, quick=quick, workers=workers, mean=mean_kind)
-        click.echo(module.render(rows))
-        if json_out:
-            module.write_json(rows, json_out)
+            _guard(runner.write_json, outcome, json_out)
         return
     if json_out:
-        raise UserError(f"--json applies to the table reproductions ({', '.join(TABLES)}), not to '{name}'")
+        tables = ", ".join(reproduce_package.REGISTRY)
+        raise UserError(f"--json applies to the table reproductions ({tables}), not to '{name}'")
     path = _guard_exp(experiment.find, name)
     results = results or Path("results") / f"{path.stem}.db"
     _run_experiment(path, results, out or Path("results") / path.stem, scheduler, workers, force)

@@ -13,6 +13,7 @@ their generator's parameters and the engine."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from concurrent.futures import ProcessPoolExecutor
@@ -142,6 +143,36 @@ def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
         max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
     ) as pool:
         return list(pool.map(run_one, runs))
+
+
+def case_key(run: Run) -> str:
+    """A run's name as a reproduction's case: its workload, a hash of its overrides, its
+    accesses and copies (runs that differ only in their tags are one case)."""
+    digest = hashlib.sha256(json.dumps(list(run.overrides)).encode()).hexdigest()[:12]
+    return f"{run.workload}-{digest}-{run.accesses}-{run.copies or BY_NAME[run.workload].copies}"
+
+
+def run_case(args: dict, inputs: Path) -> dict:
+    """One run as a reproduction's case (``reproduce/rank_figures.py``): its stats."""
+    return run_one(Run(args["workload"], tuple(args["overrides"]), args["accesses"], copies=args["copies"]))
+
+
+def cases_of(runs: list[Run]):
+    """Each distinct run of `runs` once, as a reproduction's case."""
+    from bulksim.reproduce.shape import Case
+
+    cases = {}
+    for r in runs:
+        key = case_key(r)
+        if key not in cases:
+            args = {
+                "workload": r.workload,
+                "overrides": list(r.overrides),
+                "accesses": r.accesses,
+                "copies": r.copies,
+            }
+            cases[key] = Case(key, run_case, args)
+    return list(cases.values())
 
 
 def time_ns(stats: dict) -> float:

@@ -290,6 +290,21 @@ class ResultsStore:
         with self._errors("reading"):
             return {r[0] for r in self.db.execute("SELECT key FROM runs WHERE status = 'ok'")}
 
+    def stats_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The stats of the successful runs among `keys` (a reproduction's resume)."""
+        wanted = set(keys)
+        out: dict[str, dict[str, Any]] = {}
+        with self._errors("reading"):
+            for key, text in self.db.execute("SELECT key, stats_json FROM runs WHERE status = 'ok'"):
+                if key in wanted and text is not None:
+                    try:
+                        out[key] = json.loads(text)
+                    except json.JSONDecodeError as e:
+                        raise ResultsError(
+                            f"{self.path}: run {key!r}: stats_json is not valid JSON ({e})"
+                        ) from e
+        return out
+
     def put(self, row: dict[str, Any], owner: Owner | None = None) -> None:
         """Stores a finished run and, in the same transaction, drops `owner`'s claim on it."""
         with self._write("writing a run"):
