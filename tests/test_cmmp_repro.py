@@ -1,4 +1,4 @@
-"""`bulksim reproduce cmmp` (python/bulksim/cmmp.py) on a reduced experiment: 403.gcc (when the
+"""`bulksim reproduce cmmp` (python/bulksim/reproduce/cmmp.py) on a reduced experiment: 403.gcc (when the
 shared traces are there) and the fp_stream stand-in at 2 MB a copy, 20 k + 50 k instructions
 per core, under the four mechanisms: the rows' schema and the relations between them, the
 ``cmmp_scaled`` preset derived from a footprint, a trace's footprint, missing traces named,
@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bulksim import cli, cmmp
+from bulksim import cli
 from bulksim.paths import shared_traces_dir
+from bulksim.reproduce import cmmp
 
 INSTRUCTIONS = (20_000, 50_000)
 STANDIN_BYTES = 2 << 20

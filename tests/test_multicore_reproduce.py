@@ -10,7 +10,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bulksim import cli, multicore
+from bulksim import cli
+from bulksim.reproduce import multicore
 
 # The mixes' shape is the full run's (forkbench and random-access programs, one core each);
 # only the sizes shrink.

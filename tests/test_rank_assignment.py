@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from bulksim import rank_assignment, reproduce
-from bulksim.reproduce import runner
+from bulksim import reproduce
+from bulksim.reproduce import rank_assignment, runner
 from bulksim.reproduce.shape import Options
 
 ROWS = None
@@ -110,7 +110,10 @@ def test_quick_reproduction_from_the_cli(tmp_path):
     # The real command, with --quick's workloads and pool; only its accesses are fewer (the
     # whole --quick run takes about a minute on two cores).
     out = tmp_path / "ra.json"
-    fewer = "from bulksim import cli, rank_assignment as ra; ra.QUICK_ACCESSES = 20_000; cli.main()"
+    fewer = (
+        "from bulksim import cli; from bulksim.reproduce import rank_assignment as ra; "
+        "ra.QUICK_ACCESSES = 20_000; cli.main()"
+    )
     r = subprocess.run(
         [
             sys.executable,

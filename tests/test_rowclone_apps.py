@@ -11,8 +11,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bulksim import apps, cli, multicore
+from bulksim import cli
 from bulksim.paths import shared_traces_dir
+from bulksim.reproduce import apps, multicore
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,7 @@ def test_reproduce_forkbench_quick_shows_the_papers_trends(tmp_path):
 
 
 def test_table7_improvements_are_means_of_per_mix_ratios():
-    from bulksim.multicore import Row, improvements
+    from bulksim.reproduce.multicore import Row, improvements
 
     def row(cores, mix, mech, ws, ms, bpi):
         return Row(cores, mix, mech, [], ws, ws, ws, ms, bpi, bpi)

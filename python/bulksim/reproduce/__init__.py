@@ -14,13 +14,13 @@ from bulksim.reproduce.whole_run import WholeRun
 REGISTRY: dict[str, str | WholeRun] = {
     "rowclone-4kb": "bulksim.reproduce.rowclone:REPRODUCTION",
     "forkbench": "bulksim.reproduce.forkbench:REPRODUCTION",
-    "rowclone-multicore": "bulksim.multicore:REPRODUCTION",
-    "rowclone-apps": "bulksim.apps:REPRODUCTION",
+    "rowclone-multicore": "bulksim.reproduce.multicore:REPRODUCTION",
+    "rowclone-apps": "bulksim.reproduce.apps:REPRODUCTION",
     "rank-assignment": "bulksim.reproduce.rank_figures:RANK_ASSIGNMENT",
     "refresh-policies": "bulksim.reproduce.rank_figures:REFRESH_POLICIES",
     "address-mapping": "bulksim.reproduce.rank_figures:ADDRESS_MAPPING",
     "pcm-writes": "bulksim.reproduce.rank_figures:PCM_WRITES",
-    "page-allocation": "bulksim.page_allocation:REPRODUCTION",
+    "page-allocation": "bulksim.reproduce.page_allocation:REPRODUCTION",
     "copy-engines": "bulksim.reproduce.copy_engines:REPRODUCTION",
     "cmmp": WholeRun(
         "cmmp",

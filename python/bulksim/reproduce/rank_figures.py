@@ -23,7 +23,7 @@ class RankFigure(Reproduction):
 
     @property
     def module(self):
-        return importlib.import_module(f"bulksim.{self.module_name}")
+        return importlib.import_module(f"bulksim.reproduce.{self.module_name}")
 
     def paper_values(self):
         values = getattr(self.module, "PAPER", None)
@@ -48,19 +48,19 @@ class RankAssignment(Reproduction):
     paper = "Shevgoor et al., Rank Assignment, ISPASS 2016, Figures 2, 3, 7, 8 and Table III"
 
     def plan(self, options: Options) -> Plan:
-        from bulksim import rank_assignment
+        from bulksim.reproduce import rank_assignment
 
         chosen, runs = rank_assignment.plan_runs(options.quick)
         return Plan(rs.cases_of(runs), context={"workloads": chosen, "runs": runs})
 
     def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
-        from bulksim import rank_assignment
+        from bulksim.reproduce import rank_assignment
 
         by_overrides = {(r.workload, r.overrides): stats[rs.case_key(r)] for r in plan.context["runs"]}
         return [asdict(r) for r in rank_assignment.rows_from(plan.context["workloads"], by_overrides)]
 
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
-        from bulksim import rank_assignment
+        from bulksim.reproduce import rank_assignment
 
         return rank_assignment.render([rank_assignment.Row(**r) for r in rows], mean=options.mean)
 

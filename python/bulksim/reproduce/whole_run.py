@@ -1,5 +1,5 @@
 """The reproduction not yet split into cases (issue 34, item 8, still to port): ``cmmp`` runs
-whole through ``python/bulksim/cmmp.py``'s own ``run`` (or ``sensitivity``) and ``render``, with
+whole through ``python/bulksim/reproduce/cmmp.py``'s own ``run`` (or ``sensitivity``) and ``render``, with
 the runner's options, JSON schema and registry entry, but not the results store: it keeps each
 finished run in ``results/cmmp-runs/`` and resumes from them itself (docs/hybrid.md)."""
 
@@ -21,7 +21,7 @@ class WholeRun(Reproduction):
 
     @property
     def module(self):
-        return importlib.import_module(f"bulksim.{self.module_name}")
+        return importlib.import_module(f"bulksim.reproduce.{self.module_name}")
 
     def paper_values(self) -> Any:
         return None

@@ -21,9 +21,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bulksim import api
-from bulksim.multicore import MECHANISMS
 from bulksim.paths import REPO, captures_dir, shared_traces_dir
 from bulksim.reproduce.forkbench import CONFIG
+from bulksim.reproduce.multicore import MECHANISMS
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint
 
 

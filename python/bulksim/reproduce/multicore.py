@@ -94,8 +94,8 @@ def real_programs(
 ) -> tuple[list[tuple], list[tuple], list[str]]:
     """The captured copy-intensive programs and SPEC traces present, as (kind, name, path,
     format) programs, and lines saying what was used instead of what is missing."""
-    from bulksim import apps
     from bulksim.paths import captures_dir, shared_traces_dir
+    from bulksim.reproduce import apps
 
     notes = []
     copy = []
