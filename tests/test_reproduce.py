@@ -156,12 +156,3 @@ def test_the_cli_resumes_a_real_reproduction_and_force_reruns_it(tmp_path):
         "latency_reduction": 11.62,
         "energy_reduction": 74.4,
     }
-
-
-def test_cmmp_refuses_a_results_file_or_a_scheduler_it_would_ignore(tmp_path):
-    """cmmp keeps its runs in results/cmmp-runs/ and runs on the local pool (docs/experiments.md)."""
-    for option, value in (("--results", str(tmp_path / "r.db")), ("--scheduler", "tcp://nowhere:1")):
-        r = CliRunner().invoke(cli.main, ["reproduce", "cmmp", "--quick", option, value])
-        assert r.exit_code == 1, r.output
-        assert f"error: {option} does not apply to cmmp" in r.stderr and "Traceback" not in r.output
-    assert not (tmp_path / "r.db").exists()

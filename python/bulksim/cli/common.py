@@ -216,7 +216,7 @@ sweep_options = [
     click.option(
         "--force",
         is_flag=True,
-        help="Rerun points that are already in the results (cmmp: the runs kept in results/cmmp-runs/).",
+        help="Rerun points (reproductions: cases) that are already in the results.",
     ),
 ]
 

@@ -93,7 +93,6 @@ def reproduce(
         if json_out is not None:
             _check_output_path("--json", json_out)  # before the runs, not after
 
-        results_given = results is not None
         results = Path(results) if results else Path("results") / f"{name}.db"
         options = reproduce_package.Options(quick, mean_kind, tuple(workloads), sensitivity)
         outcome = _guard_exp(
@@ -105,7 +104,6 @@ def reproduce(
             workers=workers,
             force=force,
             figures=out,
-            results_given=results_given,
         )
         click.echo(outcome.text)
         if outcome.cases:

@@ -8,10 +8,9 @@ from __future__ import annotations
 import importlib
 
 from bulksim.reproduce.shape import Options, Reproduction
-from bulksim.reproduce.whole_run import WholeRun
 
-#: NAME -> "module:ATTRIBUTE" of a ported reproduction, or a WholeRun of one still to port.
-REGISTRY: dict[str, str | WholeRun] = {
+#: NAME -> "module:ATTRIBUTE" of its Reproduction.
+REGISTRY: dict[str, str] = {
     "rowclone-4kb": "bulksim.reproduce.rowclone:REPRODUCTION",
     "forkbench": "bulksim.reproduce.forkbench:REPRODUCTION",
     "rowclone-multicore": "bulksim.reproduce.multicore:REPRODUCTION",
@@ -22,22 +21,13 @@ REGISTRY: dict[str, str | WholeRun] = {
     "pcm-writes": "bulksim.reproduce.rank_figures:PCM_WRITES",
     "page-allocation": "bulksim.reproduce.page_allocation:REPRODUCTION",
     "copy-engines": "bulksim.reproduce.copy_engines:REPRODUCTION",
-    "cmmp": WholeRun(
-        "cmmp",
-        "CMMP Sec. IV: CPM, CM, CM+OBM, CM+OBM+PD on a hybrid DRAM+PCM memory, 4 copies per workload"
-        " (shared traces on cmmp_scaled, stand-ins on cmmp_table1)",
-        "CMMP, Sec. IV",
-        "cmmp",
-    ),
+    "cmmp": "bulksim.reproduce.cmmp:REPRODUCTION",
 }
 
 
 def get(name: str) -> Reproduction:
     """The reproduction called `name` (a key of REGISTRY)."""
-    entry = REGISTRY[name]
-    if isinstance(entry, Reproduction):
-        return entry
-    module, attribute = entry.split(":")
+    module, attribute = REGISTRY[name].split(":")
     return getattr(importlib.import_module(module), attribute)
 
 

@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import provenance
-from bulksim.reproduce.shape import Case, Options, Reproduction, ReproductionError
-from bulksim.reproduce.whole_run import WholeRun
+from bulksim.reproduce.shape import Case, Options, Reproduction
 from bulksim.results import ResultsStore, run_key
 
 #: Seconds between two progress lines when stderr is not a terminal.
@@ -108,20 +107,9 @@ def reproduce(
     workers: int | None = None,
     force: bool = False,
     figures: str | Path | None = None,
-    results_given: bool = True,
 ) -> Outcome:
-    """Runs `reproduction` for `options`, resuming from the store `results` (see module doc).
-    `results_given`: whether the user chose `results` (a reproduction that keeps its runs
-    itself refuses a results file rather than ignore it)."""
+    """Runs `reproduction` for `options`, resuming from the store `results` (see module doc)."""
     engine = provenance.engine_id()
-    if isinstance(reproduction, WholeRun):
-        if scheduler or results_given:
-            option = "--scheduler" if scheduler else "--results"
-            raise ReproductionError(
-                f"{option} does not apply to {reproduction.name}: it runs on the local pool and keeps "
-                "its runs itself (docs/experiments.md, Reproductions)"
-            )
-        return _whole(reproduction, options, engine, workers, force)
     store = ResultsStore(results)
     inputs = str(Path(results).resolve().parent / "inputs")
     try:
@@ -166,30 +154,6 @@ def reproduce(
         ran=len(todo),
         reused=reused,
         figures=drawn,
-    )
-
-
-def _whole(
-    reproduction: WholeRun, options: Options, engine: str, workers: int | None, force: bool
-) -> Outcome:
-    """A reproduction still run whole by its module (``whole_run``): no cases, no resume."""
-
-    def progress(done: int, total: int) -> None:
-        if sys.stderr.isatty():
-            print(f"\r{reproduction.name}: {done}/{total} runs", end="", file=sys.stderr, flush=True)
-
-    rows, summary, missing, text = reproduction.run_whole(options, workers, force, progress)
-    if sys.stderr.isatty():
-        print("", file=sys.stderr)
-    return Outcome(
-        reproduction=reproduction.name,
-        engine=engine,
-        cases=[],
-        rows=rows,
-        summary=summary,
-        missing=missing,
-        paper={"reference": reproduction.paper, "values": reproduction.paper_values()},
-        text=text,
     )
 
 
