@@ -487,8 +487,10 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
             f"{workload.get('name')!r}"
         )
     # The key is a hash of the config, the workload and the version: a row edited by hand no
-    # longer matches it. (A trace workload's key hashes the trace file's content, not checked here.)
-    if "trace" not in workload and run_key(row["config_toml"], workload, row["version"]) != row["key"]:
+    # longer matches it. (A trace's or a full-system workload's key hashes the file's content,
+    # not checked here.)
+    keyed_by_bytes = "trace" in workload or "workload" in workload
+    if not keyed_by_bytes and run_key(row["config_toml"], workload, row["version"]) != row["key"]:
         raise ResultsError(
             f"{store.path}: {where}: the key does not match the row's config, workload and version "
             "(edited by hand?)"
