@@ -6,6 +6,7 @@ one schema."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,14 @@ def test_the_cli_resumes_a_real_reproduction_and_force_reruns_it(tmp_path):
         "latency_reduction": 11.62,
         "energy_reduction": 74.4,
     }
+
+
+def test_without_a_terminal_progress_is_a_line_every_few_seconds_even_inside_a_long_run(capsys):
+    progress = runner.Progress("long", 2, 0, seconds=0.05)
+    time.sleep(0.3)  # one long case: the timer still reports
+    progress.step()
+    progress.step()
+    progress.close()
+    lines = capsys.readouterr().err.splitlines()
+    assert sum(line.startswith("long: 0/2 runs (") for line in lines) >= 2, lines
+    assert lines[-1].startswith("long: 2/2 runs (")

@@ -17,6 +17,7 @@ import json
 import os
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,28 +75,40 @@ def run_case(call: Callable[[dict[str, Any], Path], dict[str, Any]], args: dict[
 
 
 class Progress:
-    """Runs done out of the total: a tqdm bar on a terminal, else a line every PROGRESS_SECONDS."""
+    """Runs done out of the total: a tqdm bar on a terminal, else a line every PROGRESS_SECONDS
+    (from a timer thread, so that a log shows the reproduction alive during a long run)."""
 
-    def __init__(self, name: str, total: int, reused: int):
+    def __init__(self, name: str, total: int, reused: int, seconds: float = PROGRESS_SECONDS):
         self.name, self.total, self.done = name, total, reused
+        self.started = time.monotonic()
         self.bar = None
-        self.last = time.monotonic()
+        self.stop = threading.Event()
         if sys.stderr.isatty():
             from tqdm import tqdm
 
             self.bar = tqdm(total=total, initial=reused, desc=name, unit="run", dynamic_ncols=True)
+        elif self.done < total:
+            threading.Thread(target=self._lines, args=(seconds,), daemon=True).start()
+
+    def _lines(self, seconds: float) -> None:
+        while not self.stop.wait(seconds):
+            self.line()
+
+    def line(self) -> None:
+        elapsed = time.monotonic() - self.started
+        print(f"{self.name}: {self.done}/{self.total} runs ({elapsed:.0f} s)", file=sys.stderr, flush=True)
 
     def step(self) -> None:
         self.done += 1
         if self.bar is not None:
             self.bar.update(1)
-        elif time.monotonic() - self.last >= PROGRESS_SECONDS or self.done == self.total:
-            self.last = time.monotonic()
-            print(f"{self.name}: {self.done}/{self.total} runs", file=sys.stderr, flush=True)
 
     def close(self) -> None:
+        self.stop.set()
         if self.bar is not None:
             self.bar.close()
+        elif self.done == self.total and self.total:
+            self.line()
 
 
 def reproduce(
