@@ -168,3 +168,24 @@ def test_without_a_terminal_progress_is_a_line_every_few_seconds_even_inside_a_l
     lines = capsys.readouterr().err.splitlines()
     assert sum(line.startswith("long: 0/2 runs (") for line in lines) >= 2, lines
     assert lines[-1].startswith("long: 2/2 runs (")
+
+
+def test_a_worker_with_another_engine_refuses_to_run_a_case(tmp_path):
+    with pytest.raises(RuntimeError, match="install the same bulksim build"):
+        runner.run_case(counted_case, {"name": "a", "x": 1}, str(tmp_path), engine="0.0.0+another")
+    assert CALLS == []
+    stats, _ = runner.run_case(
+        counted_case, {"name": "a", "x": 1}, str(tmp_path), engine=provenance.engine_id()
+    )
+    assert stats["value"] == 2
+
+
+def test_a_reproduction_on_a_dask_scheduler_stores_and_resumes_like_the_pool(tmp_path):
+    from distributed import LocalCluster
+
+    db = tmp_path / "r.db"
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster:
+        on_dask = runner.reproduce(Tiny(), Options(), db, scheduler=cluster.scheduler_address)
+    assert (on_dask.ran, on_dask.rows) == (2, [{"name": "a", "value": 2}, {"name": "b", "value": 6}])
+    local = runner.reproduce(Tiny(), Options(), db, workers=1)
+    assert (local.ran, local.reused, local.rows) == (0, 2, on_dask.rows)

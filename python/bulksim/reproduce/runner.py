@@ -67,8 +67,20 @@ def _workload(reproduction: str, case: Case) -> dict[str, Any]:
     return {"name": f"{reproduction}:{case.key}", **case.identity()}
 
 
-def run_case(call: Callable[[dict[str, Any], Path], dict[str, Any]], args: dict[str, Any], inputs: str):
-    """One case (in a worker): its stats and the seconds it took."""
+def run_case(
+    call: Callable[[dict[str, Any], Path], dict[str, Any]],
+    args: dict[str, Any],
+    inputs: str,
+    engine: str | None = None,
+):
+    """One case (in a worker): its stats and the seconds it took. A worker whose engine is not
+    `engine` (a Dask worker built from other sources) fails instead of returning stats that
+    would be stored under another engine's key."""
+    if engine is not None and provenance.engine_id() != engine:
+        raise RuntimeError(
+            f"this worker runs engine {provenance.engine_id()}, the reproduction engine {engine}: "
+            "install the same bulksim build on every worker"
+        )
     started = time.time()
     stats = call(args, Path(inputs))
     return stats, time.time() - started
@@ -144,7 +156,7 @@ def reproduce(
 
         try:
             if scheduler:
-                _run_dask(scheduler, todo, inputs, record)
+                _run_dask(scheduler, todo, inputs, record, engine)
             else:
                 _run_local(workers or os.cpu_count() or 1, todo, inputs, record)
         finally:
@@ -213,7 +225,7 @@ def _run_local(workers: int, todo: list[Case], inputs: str, record) -> None:
     pool.shutdown(wait=True)
 
 
-def _run_dask(scheduler: str, todo: list[Case], inputs: str, record) -> None:
+def _run_dask(scheduler: str, todo: list[Case], inputs: str, record, engine: str) -> None:
     """The cases on the Dask scheduler at `scheduler` (its workers must run this engine)."""
     if not todo:
         return
@@ -226,7 +238,7 @@ def _run_dask(scheduler: str, todo: list[Case], inputs: str, record) -> None:
     except (ValueError, OSError, TimeoutError) as e:
         raise SchedulerError(f"--scheduler {scheduler}: cannot connect to a Dask scheduler ({e})") from e
     with client:
-        futures = {client.submit(run_case, c.call, c.args, inputs, pure=False): c for c in todo}
+        futures = {client.submit(run_case, c.call, c.args, inputs, engine, pure=False): c for c in todo}
         for future in as_completed(futures):
             record(futures[future], *future.result())
 
