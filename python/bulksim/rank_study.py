@@ -16,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
 from bulksim.paths import REPO, shared_traces_dir
-from bulksim.sweep import die_with_parent
 
 #: The paper's Table II system.
 CONFIG = REPO / "configs" / "rank_assignment.toml"
@@ -133,16 +132,15 @@ def run_one(run: Run) -> dict:
 
 
 def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
-    """Every run's stats in the order given, on a process pool (one worker per core)."""
+    """Every run's stats in the order given, each distinct run once, on the reproductions'
+    local pool (``reproduce.runner.run_cases``; no results store)."""
+    from bulksim.reproduce.runner import run_cases
+
     for r in runs:  # generate stand-ins once, before the workers need them
         workload_path(BY_NAME[r.workload])
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(runs) <= 1:
-        return [run_one(r) for r in runs]
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        return list(pool.map(run_one, runs))
+    with tempfile.TemporaryDirectory(prefix="bulksim-rank-study-") as tmp:
+        stats = run_cases(cases_of(runs), workers, tmp)
+    return [stats[case_key(r)] for r in runs]
 
 
 def case_key(run: Run) -> str:

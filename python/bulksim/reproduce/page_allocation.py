@@ -17,14 +17,13 @@ import json
 import math
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
 from bulksim.rank_study import CONFIG, SYNTH_DIR
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
-from bulksim.sweep import die_with_parent
 
 
 @dataclass(frozen=True)
@@ -113,11 +112,6 @@ def demand_paged(trace: Path) -> None:
     tmp.replace(trace)
 
 
-def _run(job: tuple[str, str, int]) -> list[dict]:
-    mix, allocator, instructions = job
-    return rows_of(mix, allocator, run_stats(mix, allocator, instructions))
-
-
 def run_stats(mix: str, allocator: str, instructions: int) -> dict:
     """The stats of `mix` under `allocator`, each program `instructions` long."""
     return api.run_mix(
@@ -172,16 +166,15 @@ def run(
     per-program instruction count (tests use fewer). `mean` is unused (no normalized times)."""
     instructions = instructions or (QUICK_INSTRUCTIONS if quick else FULL_INSTRUCTIONS)
     jobs = [(mix, a, instructions) for mix in MIXES for a in ALLOCATORS]
+    from bulksim.reproduce.runner import run_cases
+
     for mix in MIXES:  # generate the stand-ins once, before the workers need them
         for p in MIXES[mix]:
             program_path(p, instructions)
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1:
-        return [row for job in jobs for row in _run(job)]
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        return [row for rows in pool.map(_run, jobs) for row in rows]
+    cases = [Case(f"{m}-{a}", run_case, {"mix": m, "allocator": a, "instructions": n}) for m, a, n in jobs]
+    with tempfile.TemporaryDirectory(prefix="bulksim-page-allocation-") as tmp:
+        stats = run_cases(cases, workers, tmp)
+    return [row for c in cases for row in rows_of(c.args["mix"], c.args["allocator"], stats[c.key])]
 
 
 class PageAllocation(Reproduction):
