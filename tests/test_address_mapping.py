@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bulksim import address_mapping
+from bulksim.reproduce import address_mapping
 
 ACCESSES = 20_000
 

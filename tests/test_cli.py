@@ -120,10 +120,10 @@ def test_reproduce_rowclone_table3(tmp_path):
     PSM between banks 290 cycles, within a bank 561, the channel copy 550 and zeroing 270
     cycles of 1.875 ns; energies ordered as the paper's, FPM with no I/O."""
     out = tmp_path / "t3.json"
-    r = bulksim("reproduce", "rowclone-4kb", "--json", out)
+    r = bulksim("reproduce", "rowclone-4kb", "--json", out, "--results", tmp_path / "r.db")
     assert r.returncode == 0, r.stderr
     assert "psm_intra_bank" in r.stdout and "(  1050)" in r.stdout
-    rows = {(x["operation"], x["mechanism"]): x for x in json.loads(out.read_text())}
+    rows = {(x["operation"], x["mechanism"]): x for x in json.loads(out.read_text())["rows"]}
     assert set(rows) == {
         ("copy", "baseline"),
         ("copy", "fpm"),

@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import bulksim
 from bulksim import cli
-from bulksim import copy_engines as ce
 from bulksim import copy_workloads as cw
+from bulksim.reproduce import copy_engines as ce
 
 PACKETS = 300
 PAYLOAD = 1500
@@ -239,9 +239,9 @@ def test_render_puts_the_paper_beside_bulksim_and_says_where_it_differs(rows):
     assert ("slower than the software memcpy" in text) == bool(slower)
 
 
-def test_write_json_writes_the_rows(all_rows, tmp_path):
-    ce.write_json(all_rows, tmp_path / "rows.json")
-    assert json.loads((tmp_path / "rows.json").read_text()) == all_rows
+def test_the_rows_are_json_as_they_are(all_rows):
+    # --json writes them through the runner's one schema (tests/test_reproduce.py).
+    assert json.loads(json.dumps(all_rows)) == all_rows
 
 
 def test_paper_rows_come_first_then_the_choices_then_the_ddr3_rows(all_rows, rows):
@@ -431,10 +431,21 @@ def test_cli_reproduce_quick_prints_the_table_and_writes_json(tmp_path, monkeypa
     monkeypatch.setattr(ce, "QUICK_FORKBENCH_PAGES", 8)
     out = tmp_path / "rows.json"
     r = CliRunner().invoke(
-        cli.main, ["reproduce", "copy-engines", "--quick", "--workers", "1", "--json", str(out)]
+        cli.main,
+        [
+            "reproduce",
+            "copy-engines",
+            "--quick",
+            "--workers",
+            "1",
+            "--json",
+            str(out),
+            "--results",
+            str(tmp_path / "r.db"),
+        ],
     )
     assert r.exit_code == 0, r.output
-    rows = json.loads(out.read_text())
+    rows = json.loads(out.read_text())["rows"]
     paper = ce.paper_rows(rows)
     assert [(x["payload"], x["mechanism"]) for x in paper] == [(500, m) for m in ce.MECHANISMS]
     assert "time >17%, traffic 42%, in L2 >86%" in r.output

@@ -553,9 +553,16 @@ def test_api_integers_are_range_checked_with_the_argument_named(tmp_path):
 def test_paths_that_cannot_be_written_are_one_line(finished_db, tmp_path):
     r = bulksim("results", finished_db, "--csv", tmp_path / "no" / "x.csv")
     assert r.returncode == 1 and "non-existent directory" in one_error_line(r)
-    r = bulksim("reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json")
+    r = bulksim(
+        "reproduce", "rowclone-4kb", "--json", tmp_path / "no" / "x.json", "--results", tmp_path / "r.db"
+    )
     assert r.returncode == 1
-    assert r.stderr.strip() == f"error: {tmp_path / 'no' / 'x.json'}: No such file or directory"
+    # Checked before the runs, so nothing ran (no results file).
+    assert (
+        r.stderr.strip()
+        == f"error: --json {tmp_path / 'no' / 'x.json'}: cannot be written: No such file or directory"
+    )
+    assert not (tmp_path / "r.db").exists()
 
 
 def test_run_output_paths_are_checked_before_simulating(tmp_path):

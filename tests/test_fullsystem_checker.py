@@ -20,9 +20,10 @@ from pathlib import Path
 import pytest
 
 import bulksim
-from bulksim import api, cmmp, multicore
-from bulksim.forkbench import CONFIG as PAPER_SYSTEM
-from bulksim.forkbench import MECHANISMS as FORKBENCH_MECHANISMS
+from bulksim import api
+from bulksim.reproduce import cmmp, multicore
+from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
+from bulksim.reproduce.forkbench import MECHANISMS as FORKBENCH_MECHANISMS
 from timing_checker import check_log
 
 ROOT = Path(__file__).resolve().parents[1]

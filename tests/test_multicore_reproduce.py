@@ -10,7 +10,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bulksim import cli, multicore
+from bulksim import cli
+from bulksim.reproduce import multicore
 
 # The mixes' shape is the full run's (forkbench and random-access programs, one core each);
 # only the sizes shrink.
@@ -39,10 +40,12 @@ def runs(tmp_path_factory):
                 str(workers),
                 "--json",
                 str(path),
+                "--results",
+                str(path.parent / "r.db"),
             ]
             r = CliRunner().invoke(cli.main, args, catch_exceptions=False)
             assert r.exit_code == 0, r.output
-            out.append((r.output, json.loads(path.read_text())))
+            out.append((r.stdout, json.loads(path.read_text())["rows"]))
     return out
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bulksim import page_allocation
+from bulksim.reproduce import page_allocation
 
 INSTRUCTIONS = 2_000_000
 #: A small working set: 4 MiB = 1024 pages, all touched by mcf's random reads in 50 k accesses.

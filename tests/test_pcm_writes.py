@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from bulksim import pcm_writes
+from bulksim.reproduce import pcm_writes
 
 ACCESSES = 15_000
 #: PCM_x8_1600: 8 banks per rank; 2 ranks per channel; 8 threads.

@@ -9,18 +9,33 @@ process, with its 200,000 DRAM accesses cut to 20,000."""
 import json
 import subprocess
 import sys
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
 
 import pytest
 
-from bulksim import rank_assignment
+from bulksim import reproduce
+from bulksim.reproduce import rank_assignment, runner
+from bulksim.reproduce.shape import Options
 
 ROWS = None
+#: The rows' runs, kept for the command line's test, which then runs nothing.
+RESULTS = Path(tempfile.mkdtemp(prefix="bulksim-test-ra-")) / "ra.db"
+WORKLOADS = ["synth-mcf", "synth-share60"]
+ACCESSES = 40_000
 
 
 def rows():
     global ROWS
     if ROWS is None:
-        ROWS = rank_assignment.run(workloads=["synth-mcf", "synth-share60"], accesses=40_000, workers=2)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(rank_assignment, "QUICK_WORKLOADS", WORKLOADS)
+            mp.setattr(rank_assignment, "QUICK_ACCESSES", ACCESSES)
+            outcome = runner.reproduce(
+                reproduce.get("rank-assignment"), Options(quick=True), RESULTS, workers=2
+            )
+        ROWS = [rank_assignment.Row(**r) for r in outcome.rows]
     return ROWS
 
 
@@ -76,38 +91,49 @@ def test_cli_entry_prints_the_tables_writes_json_and_exits_0(monkeypatch, tmp_pa
 
     from bulksim import cli
 
-    calls, computed = [], rows()
-
-    def fake_run(quick=False, workers=None):
-        calls.append(quick)
-        return computed
-
-    monkeypatch.setattr(rank_assignment, "run", fake_run)
+    computed = rows()
+    monkeypatch.setattr(rank_assignment, "QUICK_WORKLOADS", WORKLOADS)
+    monkeypatch.setattr(rank_assignment, "QUICK_ACCESSES", ACCESSES)
     out = tmp_path / "ra.json"
-    result = CliRunner().invoke(
-        cli.main, ["reproduce", "rank-assignment", "--quick", "--mean", "geo", "--json", str(out)]
-    )
+    args = ["reproduce", "rank-assignment", "--quick", "--mean", "geo", "--json", str(out)]
+    result = CliRunner().invoke(cli.main, [*args, "--results", str(RESULTS)])
     assert result.exit_code == 0, result.output
-    assert calls == [True]
+    # Every run was kept by rows(): nothing runs again.
+    assert "rank-assignment: 0 run," in result.output
+    assert json.loads(out.read_text())["rows"] == [asdict(r) for r in computed]
     assert "Figure 7" in result.output and "mean (geo)" in result.output
     assert "no experiment" not in result.output
-    assert len(json.loads(out.read_text())) == len(rows())
+    assert len(json.loads(out.read_text())["rows"]) == len(rows())
 
 
 def test_quick_reproduction_from_the_cli(tmp_path):
     # The real command, with --quick's workloads and pool; only its accesses are fewer (the
     # whole --quick run takes about a minute on two cores).
     out = tmp_path / "ra.json"
-    fewer = "from bulksim import cli, rank_assignment as ra; ra.QUICK_ACCESSES = 20_000; cli.main()"
+    fewer = (
+        "from bulksim import cli; from bulksim.reproduce import rank_assignment as ra; "
+        "ra.QUICK_ACCESSES = 20_000; cli.main()"
+    )
     r = subprocess.run(
-        [sys.executable, "-c", fewer, "reproduce", "rank-assignment", "--quick", "--json", str(out)],
+        [
+            sys.executable,
+            "-c",
+            fewer,
+            "reproduce",
+            "rank-assignment",
+            "--quick",
+            "--json",
+            str(out),
+            "--results",
+            tmp_path / "r.db",
+        ],
         capture_output=True,
         text=True,
     )
     assert r.returncode == 0, r.stderr
     for title in ("Figure 2:", "Figure 3:", "Figure 7:", "Figure 8:", "Table III:", "VI-B:", "VI-J:"):
         assert title in r.stdout
-    rows = json.loads(out.read_text())
+    rows = json.loads(out.read_text())["rows"]
     # --quick's two workloads: comm1 when the shared traces are here, else a stand-in.
     workloads = {row["workload"] for row in rows}
     assert len(workloads) == 2 and "synth-share60" in workloads

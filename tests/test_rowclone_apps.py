@@ -11,8 +11,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bulksim import apps, cli, multicore
+from bulksim import cli
 from bulksim.paths import shared_traces_dir
+from bulksim.reproduce import apps, multicore
 
 
 @pytest.fixture(scope="module")
@@ -24,9 +25,10 @@ def quick_runs(tmp_path_factory):
         for workers in (1, 2):
             path = tmp_path_factory.mktemp("apps") / "apps.json"
             args = ["reproduce", "rowclone-apps", "--quick", "--workers", str(workers), "--json", str(path)]
+            args += ["--results", str(path.parent / "r.db")]
             r = CliRunner().invoke(cli.main, args, catch_exceptions=False)
             assert r.exit_code == 0, r.output
-            out.append((r.output, json.loads(path.read_text())))
+            out.append((r.stdout, json.loads(path.read_text())))
     return out
 
 
@@ -105,7 +107,8 @@ def test_a_broken_capture_is_one_error_line_from_the_worker_pool(tmp_path, monke
     bad.mkdir()
     (bad / "thread-0.trace").write_text("bulksim-workload 2\nL 0x9000\nX\n")
     monkeypatch.setenv("BULKSIM_CAPTURES", str(tmp_path))
-    r = CliRunner().invoke(cli.main, ["reproduce", "rowclone-apps", "--workers", "2"])
+    args = ["reproduce", "rowclone-apps", "--workers", "2", "--results", str(tmp_path / "r.db")]
+    r = CliRunner().invoke(cli.main, args)
     assert r.exit_code == 1
     lines = r.output.strip().splitlines()
     assert lines[-1].startswith("error: ")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from bulksim import api
-from bulksim.forkbench import CONFIG as PAPER_SYSTEM
+from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
 
 PAGE = 4096
 LINE = 64

@@ -12,7 +12,7 @@ import tomllib
 import pytest
 
 from bulksim import api, fpm_note
-from bulksim.forkbench import CONFIG as PAPER_SYSTEM
+from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
 from test_cli import ROOT, bulksim
 
 CAPTURE = ROOT / "tests" / "data" / "captures" / "forkbench-small"

@@ -9,7 +9,7 @@ import pytest
 
 import bulksim as bs
 from bulksim import metrics
-from bulksim.forkbench import CONFIG as PAPER_SYSTEM
+from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
 from test_cli import bulksim
 
 
@@ -64,10 +64,10 @@ def test_metric_formulas_on_a_hand_made_mix():
 
 def test_reproduce_forkbench_quick_shows_the_papers_trends(tmp_path):
     out = tmp_path / "fb.json"
-    r = bulksim("reproduce", "forkbench", "--quick", "--json", out)
+    r = bulksim("reproduce", "forkbench", "--quick", "--json", out, "--results", tmp_path / "r.db")
     assert r.returncode == 0, r.stderr
     assert "FMTC" in r.stdout and "paper:" in r.stdout
-    rows = json.loads(out.read_text())
+    rows = json.loads(out.read_text())["rows"]
     assert {tuple(sorted(x)) for x in rows} == {("N", "S_mb", "dram_energy_nj", "fmtc", "ipc", "mechanism")}
     by = {(x["N"], x["mechanism"]): x for x in rows}
     ns = sorted({x["N"] for x in rows})
@@ -86,7 +86,7 @@ def test_reproduce_forkbench_quick_shows_the_papers_trends(tmp_path):
 
 
 def test_table7_improvements_are_means_of_per_mix_ratios():
-    from bulksim.multicore import Row, improvements
+    from bulksim.reproduce.multicore import Row, improvements
 
     def row(cores, mix, mech, ws, ms, bpi):
         return Row(cores, mix, mech, [], ws, ws, ws, ms, bpi, bpi)

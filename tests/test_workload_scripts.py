@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bulksim.apps import APPS
+from bulksim.reproduce.apps import APPS
 
 REPO = Path(__file__).resolve().parents[1]
 WORKLOADS = REPO / "workloads"

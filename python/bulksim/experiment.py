@@ -1,6 +1,7 @@
 """Experiments as files. An experiment TOML names a base config, a grid (or list) of parameter
 points, the workloads, and the figures and tables to produce; this module loads it, expands it
-into points (config overrides x workload), and materialises generated workloads as traces.
+into points (config overrides x workload), and materialises generated workloads as traces. A
+full-system workload (``workload = PATH``) runs through ``api.run_workload``, keyed by its bytes.
 
 ```toml
 name = "ddr4_policies"
@@ -17,6 +18,8 @@ pattern = "random"              # generated (stream, random, pagecopy) ...
 requests = 20000
 write_fraction = 0.3
 # trace = "t.trace"             # ... or a trace file (relative), with format = "native"
+# workload = "w.msc"            # ... or any workload `bulksim run --workload` takes (relative),
+# format = "msc"                #     format detected when omitted, with copies = N (default 1)
 [[figures]]
 metric = "bandwidth_gbps"
 x = "controller.page_policy"
@@ -45,6 +48,8 @@ from bulksim.results import flatten_columns, run_key
 EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
 GENERATED_KEYS = {"name", "pattern", "requests", "interval", "write_fraction", "footprint", "seed"}
 TRACE_KEYS = {"name", "trace", "format"}
+#: A full-system workload: anything `bulksim run --workload` takes, with its copies.
+FULL_SYSTEM_KEYS = {"name", "workload", "format", "copies"}
 TOP_KEYS = {"name", "description", "base", "grid", "points", "workloads", "figures", "tables"}
 FIGURE_KEYS = {"metric", "x", "hue", "facet", "title", "reference"}
 TABLE_KEYS = {"metrics", "title"}
@@ -93,6 +98,9 @@ class Point:
         if "trace" in workload:
             workload["trace_sha256"] = _file_sha256(Path(workload["trace"]))
             workload.pop("trace")
+        if "workload" in workload:
+            # By its bytes, wherever it lies: a re-captured program is another run.
+            workload["workload_sha256"] = content_sha256(Path(workload.pop("workload")))
         return run_key(resolved, workload, provenance.engine_id())
 
     def label(self) -> str:
@@ -129,6 +137,25 @@ class Experiment:
                     )
                 )
         return out
+
+
+#: Content hashes of full-system workloads already hashed, by path and (size, mtime) of each file.
+_CONTENT_HASHES: dict[tuple, str] = {}
+
+
+def content_sha256(path: Path) -> str:
+    """SHA-256 of a workload's bytes: a file's, or a directory's files (relative names and
+    contents, in sorted order). Cached per process by the files' sizes and modification times,
+    so that the points of a sweep hash a large capture once."""
+    files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]
+    stamp = (str(path), tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in files))
+    if stamp not in _CONTENT_HASHES:
+        h = hashlib.sha256()
+        for f in files:
+            h.update((str(f.relative_to(path)) if path.is_dir() else "").encode() + b"\0")
+            h.update(_file_sha256(f).encode())
+        _CONTENT_HASHES[stamp] = h.hexdigest()
+    return _CONTENT_HASHES[stamp]
 
 
 def _file_sha256(path: Path) -> str:
@@ -307,15 +334,25 @@ def _check_workload(check: _Checker, i: int, w: dict[str, Any], base_dir: Path) 
         raise check.fail(where, "needs a name")
     name = check.file_name(f"{where}.name", w["name"])
     where = f"workloads[{i}] ({name})"
-    allowed = TRACE_KEYS if "trace" in w else GENERATED_KEYS
+    if "trace" in w and "workload" in w:
+        raise check.fail(where, "give trace (a request trace) or workload (full system), not both")
+    allowed = TRACE_KEYS if "trace" in w else FULL_SYSTEM_KEYS if "workload" in w else GENERATED_KEYS
     check.keys(where, w, allowed)
     w = dict(w)
+    if "workload" in w:
+        return _check_full_system(check, where, w, base_dir)
     if "trace" in w:
         trace = base_dir / check.string(f"{where}.trace", w["trace"])
         if not trace.is_file():
             raise check.fail(f"{where}.trace", f"no such trace file {trace}")
         w["trace"] = str(trace.resolve())
-        w["format"] = check.choice(f"{where}.format", w.get("format", "native"), list(api.TRACE_FORMATS))
+        fmt = w.get("format", "native")
+        if isinstance(fmt, str) and fmt in api.workload_formats() and fmt not in api.TRACE_FORMATS:
+            raise check.fail(
+                f"{where}.format",
+                f"'{fmt}' is a full-system workload format; write workload = \"...\" instead of trace",
+            )
+        w["format"] = check.choice(f"{where}.format", fmt, list(api.TRACE_FORMATS))
         return w
     if "pattern" not in w or "requests" not in w:
         raise check.fail(where, "needs pattern and requests, or a trace")
@@ -326,6 +363,26 @@ def _check_workload(check: _Checker, i: int, w: dict[str, Any], base_dir: Path) 
             check.integer(f"{where}.{key}", w[key], minimum)
     if "write_fraction" in w:
         check.fraction(f"{where}.write_fraction", w["write_fraction"])
+    return w
+
+
+def _check_full_system(check: _Checker, where: str, w: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """A ``workload = PATH`` entry: the path exists (a file or a directory), the format is one
+    ``bulksim run --workload`` reads (detected from the content when omitted, and recorded, so
+    that the point's key names it), ``copies`` from 1 to ``api.MAX_COPIES``."""
+    path = base_dir / check.string(f"{where}.workload", w["workload"])
+    if not path.exists():
+        raise check.fail(f"{where}.workload", f"no such workload file or directory {path}")
+    w["workload"] = str(path.resolve())
+    if "format" in w:
+        w["format"] = check.choice(f"{where}.format", w["format"], api.workload_formats())
+    else:
+        try:
+            w["format"] = api.detect_workload_format(path)
+        except (ValueError, OSError) as e:  # TraceError and ArgumentError are ValueErrors
+            message = " ".join(str(e).split()).replace("with --workload-format", "as format = ...")
+            raise check.fail(f"{where}.workload", message) from e
+    w["copies"] = check.integer(f"{where}.copies", w.get("copies", 1), 1, api.MAX_COPIES)
     return w
 
 

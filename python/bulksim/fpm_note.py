@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import api
-from bulksim.forkbench import CONFIG as PAPER_CONFIG
+from bulksim.reproduce.forkbench import CONFIG as PAPER_CONFIG
 
 #: The OS model's page, the unit of copy-on-write copies and zeroing (frames are 4 KiB).
 PAGE_BYTES = 4096

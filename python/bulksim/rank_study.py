@@ -13,15 +13,15 @@ their generator's parameters and the engine."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
 from bulksim.paths import REPO, shared_traces_dir
-from bulksim.sweep import die_with_parent
 
 #: The paper's Table II system.
 CONFIG = REPO / "configs" / "rank_assignment.toml"
@@ -132,16 +132,45 @@ def run_one(run: Run) -> dict:
 
 
 def run_all(runs: list[Run], workers: int | None = None) -> list[dict]:
-    """Every run's stats in the order given, on a process pool (one worker per core)."""
+    """Every run's stats in the order given, each distinct run once, on the reproductions'
+    local pool (``reproduce.runner.run_cases``; no results store)."""
+    from bulksim.reproduce.runner import run_cases
+
     for r in runs:  # generate stand-ins once, before the workers need them
         workload_path(BY_NAME[r.workload])
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1 or len(runs) <= 1:
-        return [run_one(r) for r in runs]
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        return list(pool.map(run_one, runs))
+    with tempfile.TemporaryDirectory(prefix="bulksim-rank-study-") as tmp:
+        stats = run_cases(cases_of(runs), workers, tmp)
+    return [stats[case_key(r)] for r in runs]
+
+
+def case_key(run: Run) -> str:
+    """A run's name as a reproduction's case: its workload, a hash of its overrides, its
+    accesses and copies (runs that differ only in their tags are one case)."""
+    digest = hashlib.sha256(json.dumps(list(run.overrides)).encode()).hexdigest()[:12]
+    return f"{run.workload}-{digest}-{run.accesses}-{run.copies or BY_NAME[run.workload].copies}"
+
+
+def run_case(args: dict, inputs: Path) -> dict:
+    """One run as a reproduction's case (``reproduce/rank_figures.py``): its stats."""
+    return run_one(Run(args["workload"], tuple(args["overrides"]), args["accesses"], copies=args["copies"]))
+
+
+def cases_of(runs: list[Run]):
+    """Each distinct run of `runs` once, as a reproduction's case."""
+    from bulksim.reproduce.shape import Case
+
+    cases = {}
+    for r in runs:
+        key = case_key(r)
+        if key not in cases:
+            args = {
+                "workload": r.workload,
+                "overrides": list(r.overrides),
+                "accesses": r.accesses,
+                "copies": r.copies,
+            }
+            cases[key] = Case(key, run_case, args)
+    return list(cases.values())
 
 
 def time_ns(stats: dict) -> float:

@@ -290,6 +290,21 @@ class ResultsStore:
         with self._errors("reading"):
             return {r[0] for r in self.db.execute("SELECT key FROM runs WHERE status = 'ok'")}
 
+    def stats_by_key(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """The stats of the successful runs among `keys` (a reproduction's resume)."""
+        wanted = set(keys)
+        out: dict[str, dict[str, Any]] = {}
+        with self._errors("reading"):
+            for key, text in self.db.execute("SELECT key, stats_json FROM runs WHERE status = 'ok'"):
+                if key in wanted and text is not None:
+                    try:
+                        out[key] = json.loads(text)
+                    except json.JSONDecodeError as e:
+                        raise ResultsError(
+                            f"{self.path}: run {key!r}: stats_json is not valid JSON ({e})"
+                        ) from e
+        return out
+
     def put(self, row: dict[str, Any], owner: Owner | None = None) -> None:
         """Stores a finished run and, in the same transaction, drops `owner`'s claim on it."""
         with self._write("writing a run"):
@@ -472,8 +487,10 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
             f"{workload.get('name')!r}"
         )
     # The key is a hash of the config, the workload and the version: a row edited by hand no
-    # longer matches it. (A trace workload's key hashes the trace file's content, not checked here.)
-    if "trace" not in workload and run_key(row["config_toml"], workload, row["version"]) != row["key"]:
+    # longer matches it. (A trace's or a full-system workload's key hashes the file's content,
+    # not checked here.)
+    keyed_by_bytes = "trace" in workload or "workload" in workload
+    if not keyed_by_bytes and run_key(row["config_toml"], workload, row["version"]) != row["key"]:
         raise ResultsError(
             f"{store.path}: {where}: the key does not match the row's config, workload and version "
             "(edited by hand?)"

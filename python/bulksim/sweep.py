@@ -91,10 +91,25 @@ def run_point(point: Point, row: dict[str, Any], cache_dir: str) -> dict[str, An
         cache = Path(cache_dir)
         if not os.access(cache.parent if not cache.exists() else cache, os.W_OK):
             cache = Path(tempfile.gettempdir()) / "bulksim-traces"
-        trace, fmt = materialise(dict(point.workload), cache)
-        stats = api.run(
-            point.config_path, trace=trace, trace_format=fmt, preset=point.preset, overrides=point.overrides
-        )
+        workload = dict(point.workload)
+        if "workload" in workload:  # full system: anything `bulksim run --workload` takes
+            stats = api.run_workload(
+                point.config_path,
+                workload=workload["workload"],
+                fmt=workload["format"],
+                copies=workload["copies"],
+                preset=point.preset,
+                overrides=point.overrides,
+            )
+        else:
+            trace, fmt = materialise(workload, cache)
+            stats = api.run(
+                point.config_path,
+                trace=trace,
+                trace_format=fmt,
+                preset=point.preset,
+                overrides=point.overrides,
+            )
         row["stats_json"] = stats.to_json(indent=None)
     except Exception as e:  # a failing point is recorded, never fatal to the sweep
         row["status"] = "error"

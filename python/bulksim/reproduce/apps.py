@@ -16,17 +16,15 @@ small forkbench capture committed as test data and the forkset trace (a few seco
 
 from __future__ import annotations
 
-import json
-import os
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from bulksim import api
-from bulksim.forkbench import CONFIG
-from bulksim.multicore import MECHANISMS
 from bulksim.paths import REPO, captures_dir, shared_traces_dir
-from bulksim.sweep import die_with_parent
+from bulksim.reproduce.forkbench import CONFIG
+from bulksim.reproduce.multicore import MECHANISMS
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint
 
 
 @dataclass(frozen=True)
@@ -84,9 +82,16 @@ class Row:
     dram_energy_nj: float
 
 
-def _run(args: tuple[str, str, str | None, str, list[str]]) -> Row:
-    name, paper_name, fmt, path, mechanism = args[0], args[1], args[2], args[3], args[4]
-    stats = api.run_workload(CONFIG, workload=path, fmt=fmt, overrides=MECHANISMS[mechanism])
+def run_case(args: dict, inputs: Path) -> dict:
+    """One program with one mechanism as a reproduction's case: its stats."""
+    stats = api.run_workload(
+        CONFIG, workload=args["path"], fmt=args["fmt"], overrides=MECHANISMS[args["mechanism"]]
+    )
+    return stats.to_dict()
+
+
+def row_of(name: str, paper_name: str, path: str, mechanism: str, stats) -> Row:
+    """A program's row from its run's stats."""
     traffic = stats["traffic"]
     return Row(
         workload=name,
@@ -131,13 +136,57 @@ def plan(quick: bool) -> tuple[list[tuple[str, str, str | None, str]], list[str]
 
 
 def run(quick: bool = False, workers: int | None = None) -> tuple[list[Row], list[str]]:
-    found, missing = plan(quick)
-    jobs = [(n, p, fmt, path, mech) for n, p, fmt, path in found for mech in MECHANISMS]
-    with ProcessPoolExecutor(
-        max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        rows = list(pool.map(_run, jobs))
-    return rows, missing
+    """Every row and the missing programs, the runs on a local process pool without a results
+    store (tests)."""
+    from bulksim.reproduce.runner import run_cases
+
+    chosen = REPRODUCTION.plan(Options(quick=quick))
+    with tempfile.TemporaryDirectory(prefix="bulksim-apps-") as tmp:
+        stats = run_cases(chosen.cases, workers, Path(tmp))
+    return [Row(**r) for r in REPRODUCTION.rows(chosen, stats, Options(quick=quick))], chosen.missing
+
+
+class RowCloneApps(Reproduction):
+    name = "rowclone-apps"
+    title = "RowClone Figures 10-11, Table 5: captured programs and the forkset trace"
+    paper = "Seshadri et al., RowClone, MICRO 2013, Figures 10-11 and Table 5"
+
+    def paper_values(self) -> dict:
+        return {"figure10": PAPER_FIGURE10}
+
+    def plan(self, options: Options) -> Plan:
+        """Each program found with each mechanism; the missing ones named."""
+        found, missing = plan(options.quick)
+        cases = [
+            Case(
+                f"{n}-{mech}",
+                run_case,
+                {
+                    "name": n,
+                    "paper_name": p,
+                    "fmt": fmt,
+                    "path": path,
+                    "input": fingerprint(path),
+                    "mechanism": mech,
+                },
+            )
+            for n, p, fmt, path in found
+            for mech in MECHANISMS
+        ]
+        return Plan(cases, missing=missing)
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        return [
+            asdict(row_of(a["name"], a["paper_name"], a["path"], a["mechanism"], stats[c.key]))
+            for c in plan.cases
+            for a in (c.args,)
+        ]
+
+    def summary(self, rows: list[dict], options: Options) -> list[dict]:
+        return summarize([Row(**r) for r in rows])
+
+    def render(self, rows: list[dict], summary, plan: Plan, options: Options) -> str:
+        return render([Row(**r) for r in rows], plan.missing)
 
 
 def reduction(base: float, other: float) -> float:
@@ -221,6 +270,4 @@ def render(rows: list[Row], missing: list[str]) -> str:
     return "\n".join(lines)
 
 
-def write_json(rows: list[Row], missing: list[str], path: str | Path) -> None:
-    data = {"rows": [asdict(r) for r in rows], "summary": summarize(rows), "missing": missing}
-    Path(path).write_text(json.dumps(data, indent=2) + "\n")
+REPRODUCTION = RowCloneApps()

@@ -70,7 +70,14 @@ def run(
     """Per workload and mean: every mapping x page policy x refresh, normalized to bank-XOR,
     open page, no refresh; and per mapping and refresh the better page policy ("best")."""
     runs, skipped = plan(quick, accesses)
-    rows = normalized_rows(runs, run_deduplicated(runs, workers), {"fig5": BASELINE}, {}, _extra)
+    return rows_from_stats(runs, run_deduplicated(runs, workers), skipped, mean)
+
+
+def rows_from_stats(
+    runs: list[Run], stats: list[dict], skipped: list[str], mean: str = "arith"
+) -> list[dict]:
+    """The rows from each run's stats (in `runs`' order) and the skipped workloads' lines."""
+    rows = normalized_rows(runs, stats, {"fig5": BASELINE}, {}, _extra)
     rows += mean_rows(rows, mean)
     for row in rows:
         row["mapping"], row["page_policy"], row["refresh"] = row["system"].split("/")

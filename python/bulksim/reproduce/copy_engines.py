@@ -23,17 +23,15 @@ pages (--quick: 1,024), and its payload is the 4 KB page each copy-on-write copy
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from bulksim import api
+from bulksim import api, provenance
 from bulksim.copy_workloads import write_bulkcopy, write_network
 from bulksim.paths import REPO
-from bulksim.sweep import die_with_parent
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 #: The paper's system (Table 1 and Sec. 3).
 CONFIG = REPO / "configs" / "copy_engines.toml"
@@ -180,10 +178,18 @@ def paper_text(mechanism: str, payload: int) -> str | None:
 
 
 def measure(workload: str, mechanism: str, preset: str = PRESET) -> dict:
-    """One run of `workload` with `mechanism` on `preset`'s system (in a pool worker): the
-    stats the rows need."""
+    """One run of `workload` with `mechanism` on `preset`'s system: the stats the rows need."""
+    return measurement(_run(workload, mechanism, preset))
+
+
+def _run(workload: str | os.PathLike[str], mechanism: str, preset: str) -> dict:
+    """The stats of one run of `workload` with `mechanism` on `preset`'s system."""
     overrides = {**PRESET_MECHANISMS[preset], **CHOICE_MECHANISMS}[mechanism]
-    stats = api.run_workload(CONFIGS[preset], workload=workload, overrides=list(overrides))
+    return api.run_workload(CONFIGS[preset], workload=workload, overrides=list(overrides)).to_dict()
+
+
+def measurement(stats: dict) -> dict:
+    """What the rows need from a run's stats."""
     below = stats["cache"]["l2"]["below"]
     engine = stats.get("copy_engine")  # absent when no engine is configured
     dram = (engine or {}).get("dram") or {}  # chunks handed to the memory controller
@@ -328,10 +334,28 @@ def bulkcopy_copies(size: int, total_bytes: int | None = None) -> int:
     return max(1, (total_bytes or BULKCOPY_BYTES) // size)
 
 
-def run(
+def _make_input(out: Path, kind: str, params: dict) -> None:
+    """Writes the workload `kind` (network, bulkcopy or forkbench) with `params` into `out`."""
+    if kind == "network":
+        write_network(out, **params)
+    elif kind == "bulkcopy":
+        write_bulkcopy(out, **params)
+    else:
+        api.generate_forkbench(out, **params)
+
+
+def run_case(args: dict, inputs: Path) -> dict:
+    """One case: its workload (generated once into `inputs`, keyed by its parameters and the
+    engine) run with its mechanism on its preset's system; the run's stats."""
+    kind, params = args["input"]["kind"], args["input"]["params"]
+    path = provenance.cached_input(
+        inputs, f"copy-engines-{kind}", kind, params, lambda out: _make_input(out, kind, params)
+    )
+    return _run(path, args["mechanism"], args["preset"])
+
+
+def plan_cases(
     quick: bool = False,
-    workers: int | None = None,
-    progress=None,
     packets: int | None = None,
     payloads: tuple[int, ...] | None = None,
     *,
@@ -340,12 +364,13 @@ def run(
     bulkcopy_bytes: int | None = None,
     forkbench_array_bytes: int | None = None,
     forkbench_pages: int | None = None,
-) -> list[dict]:
-    """Every run on a local process pool, the longest first; `progress(done, total)` after
-    each. The paper preset's rows, then the DDR3 preset's (its workloads `ddr3_workloads`,
-    none with ``()``). `packets` replaces the network run length and `payloads` its sizes
-    (both presets), `bulkcopy_sizes`, `bulkcopy_bytes`, `forkbench_array_bytes` and
-    `forkbench_pages` the other DDR3 workloads' (tests use less)."""
+) -> list[Case]:
+    """Every run, the longest first (about the bytes copied, software the slowest), so that no
+    long run starts last and keeps one worker busy alone. The paper preset's runs, then the
+    DDR3 preset's (its workloads `ddr3_workloads`, none with ``()``). `packets` replaces the
+    network run length and `payloads` its sizes (both presets), `bulkcopy_sizes`,
+    `bulkcopy_bytes`, `forkbench_array_bytes` and `forkbench_pages` the other DDR3 workloads'
+    (tests use less)."""
     packets = packets or (QUICK_PACKETS if quick else FULL_PACKETS)
     payloads = payloads or PAYLOADS
     bulkcopy_sizes = bulkcopy_sizes or (QUICK_BULKCOPY_SIZES if quick else BULKCOPY_SIZES)
@@ -355,57 +380,63 @@ def run(
     unknown = set(ddr3_workloads) - set(DDR3_WORKLOADS)
     if unknown:
         raise ValueError(f"ddr3_workloads: {sorted(unknown)}; expected some of {', '.join(DDR3_WORKLOADS)}")
-    with tempfile.TemporaryDirectory(prefix="bulksim-copy-engines-") as tmp:
-        # (preset, workload, payload) -> (trace directory, bytes the run copies: its length)
-        cases: dict[tuple[str, str, int], tuple[str, int]] = {}
-        for payload in payloads:
-            for variant, options in NETWORK_VARIANTS.items():
-                path = write_network(
-                    Path(tmp) / f"{variant}-{payload}", payload=payload, packets=packets, **options
-                ).parent
-                copied = packets * payload if options.get("copy", True) else packets * 100
-                cases[(PRESET, variant, payload)] = (os.fspath(path), copied)
-            if "network" in ddr3_workloads:
-                cases[(DDR3_PRESET, "network", payload)] = cases[(PRESET, "network", payload)]
-        for workload, hot in BULKCOPY_HOT.items():
-            if workload not in ddr3_workloads:
-                continue
-            for size in bulkcopy_sizes:
-                copies = bulkcopy_copies(size, bulkcopy_bytes)
-                path = write_bulkcopy(
-                    Path(tmp) / f"{workload}-{size}", size=size, copies=copies, hot=hot
-                ).parent
-                cases[(DDR3_PRESET, workload, size)] = (os.fspath(path), copies * size)
-        if "forkbench" in ddr3_workloads:
-            path = api.generate_forkbench(
-                Path(tmp) / "forkbench", array_bytes=forkbench_array_bytes, pages_updated=forkbench_pages
-            )
-            cases[(DDR3_PRESET, "forkbench", FORKBENCH_PAYLOAD)] = (
-                os.fspath(path),
-                forkbench_pages * FORKBENCH_PAYLOAD + forkbench_array_bytes // 16,
-            )
-        points = [
-            (case, m)
-            for case in cases
-            for m in (VARIANT_MECHANISMS[case[1]] if case[0] == PRESET else PRESET_MECHANISMS[case[0]])
-        ]
-        # Longest first (about the bytes copied, software the slowest), so that no long run
-        # starts last and keeps one worker busy alone.
-        points.sort(key=lambda p: (-cases[p[0]][1], p[1] != BASELINE))
-        measured: dict[tuple[tuple[str, str, int], str], dict] = {}
-        with ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            futures = {pool.submit(measure, cases[case][0], m, case[0]): (case, m) for case, m in points}
-            try:
-                for future in as_completed(futures):
-                    measured[futures[future]] = future.result()
-                    if progress:
-                        progress(len(measured), len(points))
-            except BaseException:
-                for future in futures:
-                    future.cancel()
-                raise
+    # (preset, workload, payload) -> (the input's kind and parameters, bytes the run copies)
+    inputs: dict[tuple[str, str, int], tuple[dict, int]] = {}
+    for payload in payloads:
+        for variant, options in NETWORK_VARIANTS.items():
+            made = {"kind": "network", "params": {"payload": payload, "packets": packets, **options}}
+            copied = packets * payload if options.get("copy", True) else packets * 100
+            inputs[(PRESET, variant, payload)] = (made, copied)
+        if "network" in ddr3_workloads:
+            inputs[(DDR3_PRESET, "network", payload)] = inputs[(PRESET, "network", payload)]
+    for workload, hot in BULKCOPY_HOT.items():
+        if workload not in ddr3_workloads:
+            continue
+        for size in bulkcopy_sizes:
+            copies = bulkcopy_copies(size, bulkcopy_bytes)
+            made = {"kind": "bulkcopy", "params": {"size": size, "copies": copies, "hot": hot}}
+            inputs[(DDR3_PRESET, workload, size)] = (made, copies * size)
+    if "forkbench" in ddr3_workloads:
+        made = {
+            "kind": "forkbench",
+            "params": {"array_bytes": forkbench_array_bytes, "pages_updated": forkbench_pages},
+        }
+        inputs[(DDR3_PRESET, "forkbench", FORKBENCH_PAYLOAD)] = (
+            made,
+            forkbench_pages * FORKBENCH_PAYLOAD + forkbench_array_bytes // 16,
+        )
+    points = [
+        (case, m)
+        for case in inputs
+        for m in (VARIANT_MECHANISMS[case[1]] if case[0] == PRESET else PRESET_MECHANISMS[case[0]])
+    ]
+    points.sort(key=lambda p: (-inputs[p[0]][1], p[1] != BASELINE))
+    return [
+        Case(
+            f"{preset}-{workload}-{payload}-{m}",
+            run_case,
+            {
+                "preset": preset,
+                "workload": workload,
+                "payload": payload,
+                "mechanism": m,
+                "input": inputs[(preset, workload, payload)][0],
+            },
+        )
+        for (preset, workload, payload), m in points
+    ]
+
+
+def rows_of(cases: list[Case], stats: dict[str, dict]) -> list[dict]:
+    """The paper preset's rows, DCE-NT's choices' rows and the DDR3 preset's rows from each
+    case's stats."""
+    measured = {
+        ((c.args["preset"], c.args["workload"], c.args["payload"]), c.args["mechanism"]): measurement(
+            stats[c.key]
+        )
+        for c in cases
+    }
+    payloads = sorted({p for (preset, _, p), _ in measured if preset == PRESET})
     variants = {(w, p, m): r for ((preset, w, p), m), r in measured.items() if preset == PRESET}
     paper = {(p, m): r for (w, p, m), r in variants.items() if w == "network" and m in MECHANISMS}
     shares = {
@@ -416,6 +447,52 @@ def run(
     }
     ddr3 = {(w, p, m): r for ((preset, w, p), m), r in measured.items() if preset == DDR3_PRESET}
     return rows_from(paper, shares) + choice_rows_from(variants) + ddr3_rows_from(ddr3)
+
+
+def run(quick: bool = False, workers: int | None = None, **narrower) -> list[dict]:
+    """Every row, the runs on a local process pool without a results store (tests; `narrower`
+    are ``plan_cases``'s keywords)."""
+    from bulksim.reproduce.runner import run_cases
+
+    with tempfile.TemporaryDirectory(prefix="bulksim-copy-engines-") as tmp:
+        cases = plan_cases(quick, **narrower)
+        return rows_of(cases, run_cases(cases, workers, Path(tmp)))
+
+
+class CopyEngines(Reproduction):
+    name = "copy-engines"
+    title = (
+        "Copy engines Figs. 3-5: network stand-in, software and software_nt (non-temporal stores)"
+        " vs CE-L1, DCE, DCE-NT with each payload's copy share, DCE-NT without the warm ring or the pipeline"
+        " (paper preset); DDR3 preset with DCE-RowClone: network, bulkcopy, forkbench"
+    )
+    paper = "Copy engines paper (seed 001), Sec. 3, Figures 3-5"
+    columns = (
+        "preset",
+        "workload",
+        "payload",
+        "mechanism",
+        "time_reduction_pct",
+        "traffic_reduction_pct",
+        "pct_copies_in_l2",
+        "memory_bytes",
+        "copy_share_pct",
+    )
+
+    def paper_values(self) -> list[dict]:
+        return [{"mechanism": m, "payload": p, "text": paper_text(m, p)} for (m, p) in PAPER]
+
+    def plan(self, options: Options) -> Plan:
+        return Plan(plan_cases(options.quick))
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        return rows_of(plan.cases, stats)
+
+    def summary(self, rows: list[dict], options: Options) -> dict:
+        return {"differences": differences(rows), "slower_than_software": slower_than_software(rows)}
+
+    def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
+        return render(rows)
 
 
 def paper_rows(rows: list[dict]) -> list[dict]:
@@ -573,6 +650,4 @@ def render_ddr3(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_json(rows: list[dict], path: str | os.PathLike[str]) -> None:
-    """The rows as indented JSON (`--json FILE`)."""
-    Path(path).write_text(json.dumps(rows, indent=2) + "\n")
+REPRODUCTION = CopyEngines()

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bulksim import api, cmmp_metrics, provenance
 from bulksim.paths import REPO, shared_traces_dir
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, ReproductionError
 from bulksim.sweep import die_with_parent
 
 #: Table I's system (item 1).
@@ -203,7 +204,8 @@ def cases(
     total = sum(instructions)
     for kind in standins:
         size = standin_bytes or (QUICK_STANDIN_BYTES if quick else STANDIN_BYTES)
-        path = _standin_spec(tmp, kind, size, total, bool(quick or standin_bytes))
+        quick_scale = bool(quick or standin_bytes)
+        path = _standin_spec(tmp, kind, size, total, quick_scale)
         if quick or standin_bytes:
             s, sets = scaled(size)
             preset = "cmmp_scaled"
@@ -219,6 +221,13 @@ def cases(
                 "overrides": sets,
                 "source": f"stand-in {kind}, {size >> 20} MB a copy (docs/hybrid_workloads.md)",
                 "stands_for": STANDINS[kind],
+                # What writes its spec again (a reproduction's case regenerates it in the worker).
+                "standin": {
+                    "kind": kind,
+                    "size_mb": size >> 20,
+                    "instructions": total,
+                    "instructions_per_ms": standin_instructions_per_ms(kind, quick_scale),
+                },
             }
         )
     return out
@@ -602,6 +611,12 @@ def sensitivity(
                 stats[futures[future]] = future.result()
                 if progress:
                     progress(len(stats), len(todo))
+    return sensitivity_rows(runnable, stats), missing
+
+
+def sensitivity_rows(runnable: list[dict], stats: dict[tuple[int, int], dict]) -> list[dict]:
+    """The sensitivity table's rows from each run's stats, keyed (workload index, point index)."""
+    points = sensitivity_points()
     rows = []
     cpm_labels = [p[0] for p in points if p[2] == "cpm"]
     for i, case in enumerate(runnable):
@@ -619,7 +634,7 @@ def sensitivity(
                     "dram_fraction": r["dram_fraction"],
                 }
             )
-    return rows, missing
+    return rows
 
 
 def render_sensitivity(rows: list[dict], missing: list[str], instructions: tuple[int, int]) -> str:
@@ -641,3 +656,123 @@ def render_sensitivity(rows: list[dict], missing: list[str], instructions: tuple
     for m in missing:
         lines.append(f"missing trace, skipped: {m}")
     return "\n".join(lines)
+
+
+# The reproduction in the one shape (bulksim/reproduce/shape.py): each (workload, mechanism)
+# run one case, stored in the results store and resumed by the runner.
+
+#: A case's fields that name its workload (the rows take them back from the arguments).
+CASE_FIELDS = ("workload", "format", "preset", "scale", "overrides", "source", "stands_for")
+
+
+def _case_args(
+    case: dict, mechanism: str, instructions: tuple[int, int], extra: tuple[str, ...] = ()
+) -> dict:
+    """A run as a case's JSON arguments: the workload's fields, a trace by its path and the
+    hash of its bytes, a stand-in by the parameters of its spec, the mechanism, the
+    instructions, the extra overrides and Table I's file (by its bytes)."""
+    args = {k: case[k] for k in CASE_FIELDS}
+    if "standin" in case:
+        args["standin"] = case["standin"]
+    else:
+        with open(case["path"], "rb") as f:
+            args["trace"] = {"path": case["path"], "sha256": hashlib.file_digest(f, "sha256").hexdigest()}
+    table1 = hashlib.sha256(TABLE1.read_bytes()).hexdigest()
+    return {
+        **args,
+        "mechanism": mechanism,
+        "instructions": list(instructions),
+        "extra": list(extra),
+        "table1": table1,
+    }
+
+
+def run_case(args: dict, inputs: Path) -> dict:
+    """One case (in a worker): the stand-in's spec written again (a small file), or the trace,
+    run with the case's mechanism; its stats."""
+    case = {k: args[k] for k in CASE_FIELDS}
+    extra, instructions = tuple(args["extra"]), (args["instructions"][0], args["instructions"][1])
+    if "standin" not in args:
+        case["path"] = args["trace"]["path"]
+        return measure(case, args["mechanism"], instructions, extra).to_dict()
+    with tempfile.TemporaryDirectory(prefix="bulksim-cmmp-") as tmp:
+        spec = args["standin"]
+        case["path"] = os.fspath(api.write_standin(Path(tmp) / f"{spec['kind']}.toml", **spec))
+        return measure(case, args["mechanism"], instructions, extra).to_dict()
+
+
+class Cmmp(Reproduction):
+    name = "cmmp"
+    title = (
+        "CMMP Sec. IV: CPM, CM, CM+OBM, CM+OBM+PD on a hybrid DRAM+PCM memory, 4 copies per workload"
+        " (shared traces on cmmp_scaled, stand-ins on cmmp_table1)"
+    )
+    paper = "CMMP (seed 004), Sec. IV; digest /work/shared/papers/cmmp.md"
+
+    def plan(self, options: Options) -> Plan:
+        """The main table's runs (each workload under each mechanism), or with
+        ``options.sensitivity`` the sensitivity table's (``sensitivity_points``)."""
+        if options.sensitivity:
+            chosen = options.workloads or SENSITIVITY_WORKLOADS
+            traces, standins = _select(chosen, True)
+            instructions = QUICK_SENSITIVITY_INSTRUCTIONS if options.quick else SENSITIVITY_INSTRUCTIONS
+            quick = True
+        else:
+            traces, standins = _select(options.workloads, options.quick)
+            instructions = QUICK_INSTRUCTIONS if options.quick else FULL_INSTRUCTIONS
+            quick = options.quick
+        with tempfile.TemporaryDirectory(prefix="bulksim-cmmp-") as tmp:
+            all_cases = cases(quick, Path(tmp), instructions, traces, standins)
+        missing = [c["missing"] for c in all_cases if "missing" in c]
+        runnable = [c for c in all_cases if "missing" not in c]
+        if options.sensitivity:
+            points = sensitivity_points()
+            found = [
+                Case(f"{c['workload']}-{label}", run_case, _case_args(c, mechanism, instructions, extra))
+                for c in runnable
+                for label, extra, mechanism in points
+            ]
+        else:
+            found = [
+                Case(f"{c['workload']}-{m}", run_case, _case_args(c, m, instructions))
+                for c in runnable
+                for m in MECHANISMS
+            ]
+        context = {"runnable": runnable, "instructions": instructions}
+        return Plan(found, missing=missing, context=context)
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        runnable = plan.context["runnable"]
+        if options.sensitivity:
+            return sensitivity_rows(
+                runnable,
+                {
+                    (i, j): stats[f"{c['workload']}-{p[0]}"]
+                    for i, c in enumerate(runnable)
+                    for j, p in enumerate(sensitivity_points())
+                },
+            )
+        out = []
+        for case in runnable:
+            cpm = stats[f"{case['workload']}-{BASELINE}"]
+            out.extend(row(case, stats[f"{case['workload']}-{m}"], cpm) for m in MECHANISMS)
+        return out
+
+    def summary(self, rows: list[dict], options: Options) -> dict:
+        return {} if options.sensitivity else summary(rows)
+
+    def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
+        if options.sensitivity:
+            return render_sensitivity(rows, plan.missing, plan.context["instructions"])
+        return render(rows, plan.missing)
+
+
+def _select(workloads, quick: bool):
+    """``select``, an unknown name being bad input (one line naming it)."""
+    try:
+        return select(workloads, quick)
+    except ValueError as e:
+        raise ReproductionError(str(e)) from e
+
+
+REPRODUCTION = Cmmp()

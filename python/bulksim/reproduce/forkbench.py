@@ -16,16 +16,12 @@ mechanisms are overrides of it."""
 
 from __future__ import annotations
 
-import json
-import os
-import tempfile
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import asdict, dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
-from bulksim import api
+from bulksim import api, provenance
 from bulksim.paths import REPO
-from bulksim.sweep import die_with_parent
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 #: The paper's system (Table 2, 4 KB rows), shared with rowclone-apps and rowclone-multicore.
 CONFIG = REPO / "configs" / "rowclone_paper.toml"
@@ -50,59 +46,69 @@ PAPER = {
 }
 
 
-@dataclass
-class Row:
-    S_mb: int
-    N: int
-    mechanism: str
-    ipc: float
-    fmtc: float
-    dram_energy_nj: float
-    core_cycles: int
-
-
-def _run(args: tuple[int, int, str, str]) -> Row:
-    s_mb, n, mechanism, workdir = args
-    workload = Path(workdir) / f"fb-{s_mb}-{n}"
-    stats = api.run_workload(CONFIG, workload=workload, overrides=MECHANISMS[mechanism])
-    return Row(
-        S_mb=s_mb,
-        N=n,
-        mechanism=mechanism,
-        ipc=stats["ipc"],
-        fmtc=stats["fmtc"],
-        dram_energy_nj=stats["memory"]["energy"]["total_nj"],
-        core_cycles=stats["core_cycles"],
+def _workload(inputs: Path, s_mb: int, n: int) -> Path:
+    """forkbench with S = `s_mb` MiB and N = `n`, generated once into `inputs` (keyed by its
+    parameters and the engine)."""
+    params = {"array_bytes": s_mb << 20, "pages_updated": n}
+    return provenance.cached_input(
+        inputs, "forkbench", "forkbench", params, lambda out: api.generate_forkbench(out, **params)
     )
 
 
-def run(quick: bool = False, workers: int | None = None, progress=None) -> list[Row]:
-    """Every (S, N, mechanism) point, on a local process pool."""
-    grid = QUICK if quick else FULL
-    with tempfile.TemporaryDirectory(prefix="bulksim-forkbench-") as tmp:
-        for s_mb in grid["S_mb"]:
-            for n in grid["N"]:
-                api.generate_forkbench(Path(tmp) / f"fb-{s_mb}-{n}", array_bytes=s_mb << 20, pages_updated=n)
-        points = [(s, n, m, tmp) for s in grid["S_mb"] for n in grid["N"] for m in MECHANISMS]
+def run_case(args: dict, inputs: Path) -> dict:
+    """Stats of forkbench (S, N) run with one mechanism."""
+    workload = _workload(inputs, args["S_mb"], args["N"])
+    return api.run_workload(CONFIG, workload=workload, overrides=MECHANISMS[args["mechanism"]]).to_dict()
+
+
+class Forkbench(Reproduction):
+    name = "forkbench"
+    title = "RowClone Figures 7-9: forkbench FMTC, IPC and energy of FPM and PSM (--quick: 9 runs)"
+    paper = "Seshadri et al., RowClone, MICRO 2013, section 7.2, Figures 7-9"
+    columns = ("S_mb", "N", "fmtc", "ipc", "dram_energy_nj")
+
+    def paper_values(self) -> dict:
+        return PAPER
+
+    def plan(self, options: Options) -> Plan:
+        """Every (S, N, mechanism) point."""
+        grid = QUICK if options.quick else FULL
+        return Plan(
+            [
+                Case(f"{s}-{n}-{m}", run_case, {"S_mb": s, "N": n, "mechanism": m})
+                for s in grid["S_mb"]
+                for n in grid["N"]
+                for m in MECHANISMS
+            ]
+        )
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        """One row per point: IPC, FMTC and DRAM energy of its run."""
         rows = []
-        with ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            for row in pool.map(_run, points):
-                rows.append(row)
-                if progress:
-                    progress(len(rows), len(points))
-    return rows
+        for case in plan.cases:
+            s = stats[case.key]
+            rows.append(
+                {
+                    **case.args,
+                    "ipc": s["ipc"],
+                    "fmtc": s["fmtc"],
+                    "dram_energy_nj": s["memory"]["energy"]["total_nj"],
+                }
+            )
+        return rows
+
+    def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
+        return render(rows)
 
 
-def render(rows: list[Row]) -> str:
-    by = {(r.S_mb, r.N, r.mechanism): r for r in rows}
+def render(rows: list[dict]) -> str:
+    by = {(r["S_mb"], r["N"], r["mechanism"]): SimpleNamespace(**r) for r in rows}
     head = (
         f"{'S MB':>5} {'N':>6} {'FMTC':>6} {'IPC base':>9} {'FPM IPC x':>10} {'PSM IPC x':>10} "
         f"{'FPM energy':>11} {'PSM energy':>11}"
     )
     lines = ["forkbench (RowClone Figures 7-9): normalized to the baseline", head, "-" * len(head)]
-    for s_mb, n in sorted({(r.S_mb, r.N) for r in rows}):
+    for s_mb, n in sorted({(r["S_mb"], r["N"]) for r in rows}):
         b, f, p = (by[(s_mb, n, m)] for m in ("baseline", "fpm", "psm"))
         lines.append(
             f"{s_mb:5d} {n:6d} {b.fmtc:6.1%} {b.ipc:9.3f} {f.ipc / b.ipc:10.2f} {p.ipc / b.ipc:10.2f} "
@@ -114,6 +120,4 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def write_json(rows: list[Row], path: str | Path) -> None:
-    keep = ("S_mb", "N", "mechanism", "ipc", "fmtc", "dram_energy_nj")
-    Path(path).write_text(json.dumps([{k: asdict(r)[k] for k in keep} for r in rows], indent=2) + "\n")
+REPRODUCTION = Forkbench()

@@ -131,14 +131,21 @@ def run(
 ) -> list[Row]:
     """Runs the experiments on every available workload (two with ``quick``); ``workloads``
     and ``accesses`` narrow a run further (tests)."""
+    chosen, runs = plan_runs(quick, workloads, accesses)
+    stats = dict(zip([(r.workload, r.overrides) for r in runs], rs.run_all(runs, workers), strict=True))
+    return rows_from(chosen, stats)
+
+
+def plan_runs(
+    quick: bool, workloads: list[str] | None = None, accesses: int | None = None
+) -> tuple[list[rs.Workload], list[rs.Run]]:
+    """The workloads the experiments run on (see ``run``) and every run they need."""
     names = workloads or (QUICK_WORKLOADS if quick else [w.name for w in rs.WORKLOADS])
     chosen = [rs.BY_NAME[n] for n in names if rs.available(rs.BY_NAME[n])]
     if quick and len(chosen) < 2:
         chosen = [rs.BY_NAME[n] for n in QUICK_FALLBACK]
     accesses = accesses or (QUICK_ACCESSES if quick else ACCESSES)
-    runs = plan(chosen, accesses)
-    stats = dict(zip([(r.workload, r.overrides) for r in runs], rs.run_all(runs, workers), strict=True))
-    return rows_from(chosen, stats)
+    return chosen, plan(chosen, accesses)
 
 
 #: --quick's workloads: one real, one 8-thread stand-in (Table III); without the shared traces

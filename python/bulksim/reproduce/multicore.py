@@ -20,17 +20,14 @@ from __future__ import annotations
 
 import gzip
 import itertools
-import json
-import os
 import random
 import tempfile
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bulksim import api, metrics
-from bulksim.forkbench import CONFIG
-from bulksim.sweep import die_with_parent
+from bulksim import api, metrics, provenance
+from bulksim.reproduce.forkbench import CONFIG
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint
 
 MECHANISMS = {
     "baseline": ["system.bulk_mechanism=cpu", "os.allocator=scatter"],
@@ -92,11 +89,13 @@ def _label(program: tuple) -> str:
     return f"{kind}:{program[1]}"
 
 
-def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple], list[str]]:
+def real_programs(
+    quick: bool, scratch: Path, cut_heads: bool = True
+) -> tuple[list[tuple], list[tuple], list[str]]:
     """The captured copy-intensive programs and SPEC traces present, as (kind, name, path,
     format) programs, and lines saying what was used instead of what is missing."""
-    from bulksim import apps
     from bulksim.paths import captures_dir, shared_traces_dir
+    from bulksim.reproduce import apps
 
     notes = []
     copy = []
@@ -117,7 +116,7 @@ def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple],
         path = spec_dir / f"{name}.gz"
         if not path.is_file():
             continue
-        if quick:
+        if quick and cut_heads:
             head = scratch / f"head-{name}.gz"
             with gzip.open(path, "rt") as src, gzip.open(head, "wt") as dst:
                 dst.writelines(itertools.islice(src, QUICK_TRACE_RECORDS))
@@ -128,17 +127,47 @@ def real_programs(quick: bool, scratch: Path) -> tuple[list[tuple], list[tuple],
     return copy, memory, notes
 
 
-def _materialize(program: tuple, directory: Path, seed: int) -> tuple[str, str | None]:
-    """A program as (path, format) for a mix: synthetic ones are written as a workload."""
+def _describe(program: tuple, seed: int, quick: bool) -> dict:
+    """A program as a case's argument (JSON): what makes it, so that its run is keyed by it."""
     if program[0] in ("fork", "rand"):
-        _write_program(directory, program, 0, 1, seed)
-        return str(directory), "bulksim"
+        extra = {"accesses": ACCESSES} if program[0] == "rand" else {}
+        return {"program": list(program), "seed": seed, **extra}
+    head = QUICK_TRACE_RECORDS if quick and program[0] == "spec" else None
+    return {"program": list(program), "input": fingerprint(program[2]), "head_records": head}
+
+
+def _program_input(described: dict, inputs: Path) -> tuple[str, str | None]:
+    """(path, format) of a described program, generating it once into `inputs` (keyed by its
+    description and the engine); a SPEC trace's --quick head is cut there too."""
+    program = tuple(described["program"])
+    kind = program[0]
+    if kind in ("fork", "rand"):
+        path = provenance.cached_input(
+            inputs,
+            f"multicore-{_label(program)}",
+            "multicore-program",
+            described,
+            lambda out: _write_program(out, program, 0, 1, described["seed"]),
+        )
+        return str(path), "bulksim"
+    if described.get("head_records"):
+        records = described["head_records"]
+
+        def cut(out: Path) -> None:
+            with gzip.open(program[2], "rt") as src, gzip.open(out, "wt") as dst:
+                dst.writelines(itertools.islice(src, records))
+
+        path = provenance.cached_input(
+            inputs, f"head-{program[1]}", "trace-head", described, cut, suffix=".gz"
+        )
+        return str(path), program[3]
     return program[2], program[3]
 
 
-def _run(args: tuple[list[tuple[str, str | None]], list[str]]) -> dict:
-    programs, overrides = args
-    return dict(api.run_mix(CONFIG, programs=programs, overrides=overrides))
+def run_case(args: dict, inputs: Path) -> dict:
+    """One mix (or one program alone) with one mechanism as a reproduction's case: its stats."""
+    programs = [_program_input(p, inputs) for p in args["programs"]]
+    return api.run_mix(CONFIG, programs=programs, overrides=MECHANISMS[args["mechanism"]]).to_dict()
 
 
 @dataclass
@@ -157,46 +186,51 @@ class Row:
     sources: list[str] = field(default_factory=list)
 
 
-def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[Row]:
+def plan(quick: bool = False, seed: int = 7) -> Plan:
+    """The cases: each distinct program alone on the baseline, then each mix with each
+    mechanism; the mixes drawn with `seed` from the programs present."""
     rng = random.Random(seed)
-    with tempfile.TemporaryDirectory(prefix="bulksim-multicore-") as tmp:
-        copy_programs, memory_programs = list(COPY_PROGRAMS), list(MEMORY_PROGRAMS)
-        notes = ["copy-intensive: synthetic forkbench", "memory-intensive: synthetic random access"]
-        if USE_REAL_PROGRAMS:
-            real_copy, real_memory, notes = real_programs(quick, Path(tmp))
-            copy_programs = real_copy or copy_programs
-            memory_programs = real_memory or memory_programs
-            if real_copy:
-                notes.append("copy-intensive: captures " + ", ".join(p[1] for p in real_copy))
-            if real_memory:
-                notes.append("memory-intensive: SPEC CPU2006 traces " + ", ".join(p[1] for p in real_memory))
-        mixes = []
-        for cores in (2, 4, 8):
-            for m in range(1 if quick else 2):
-                half = cores // 2
-                programs = [rng.choice(copy_programs) for _ in range(half)]
-                programs += [rng.choice(memory_programs) for _ in range(half)]
-                mixes.append((cores, m, programs))
-        distinct = sorted({p for _, _, ps in mixes for p in ps})
-        where = {p: _materialize(p, Path(tmp) / f"program-{i}", seed=1 + i) for i, p in enumerate(distinct)}
-        jobs, keys = [], []
-        for program in distinct:
-            jobs.append(([where[program]], MECHANISMS["baseline"]))
-            keys.append(("alone", program))
-        for cores, m, programs in mixes:
-            for mech, overrides in MECHANISMS.items():
-                jobs.append(([where[p] for p in programs], overrides))
-                keys.append(("mix", cores, m, mech))
-        with ProcessPoolExecutor(
-            max_workers=workers or os.cpu_count(), initializer=die_with_parent, initargs=(os.getpid(),)
-        ) as pool:
-            results = dict(zip(keys, pool.map(_run, jobs), strict=True))
-    alone = {p: results[("alone", p)]["cores"][0]["ipc"] for p in distinct}
+    copy_programs, memory_programs = list(COPY_PROGRAMS), list(MEMORY_PROGRAMS)
+    notes = ["copy-intensive: synthetic forkbench", "memory-intensive: synthetic random access"]
+    if USE_REAL_PROGRAMS:
+        with tempfile.TemporaryDirectory(prefix="bulksim-multicore-") as tmp:
+            # Heads cut here are not used: the cases cut their own (``_program_input``).
+            real_copy, real_memory, notes = real_programs(quick, Path(tmp), cut_heads=False)
+        copy_programs = real_copy or copy_programs
+        memory_programs = real_memory or memory_programs
+        if real_copy:
+            notes.append("copy-intensive: captures " + ", ".join(p[1] for p in real_copy))
+        if real_memory:
+            notes.append("memory-intensive: SPEC CPU2006 traces " + ", ".join(p[1] for p in real_memory))
+    mixes = []
+    for cores in (2, 4, 8):
+        for m in range(1 if quick else 2):
+            half = cores // 2
+            programs = [rng.choice(copy_programs) for _ in range(half)]
+            programs += [rng.choice(memory_programs) for _ in range(half)]
+            mixes.append((cores, m, programs))
+    distinct = sorted({p for _, _, ps in mixes for p in ps})
+    described = {p: _describe(p, 1 + i, quick) for i, p in enumerate(distinct)}
+    cases = [
+        Case(f"alone-{_label(p)}", run_case, {"programs": [described[p]], "mechanism": "baseline"})
+        for p in distinct
+    ]
+    for cores, m, programs in mixes:
+        for mech in MECHANISMS:
+            args = {"programs": [described[p] for p in programs], "mechanism": mech}
+            cases.append(Case(f"mix-{cores}-{m}-{mech}", run_case, args))
+    return Plan(cases, context={"mixes": mixes, "distinct": distinct, "notes": notes})
+
+
+def rows_of(plan: Plan, stats: dict[str, dict]) -> list[Row]:
+    """The rows from each case's stats: each mix's metrics against its programs alone."""
+    mixes, notes = plan.context["mixes"], plan.context["notes"]
+    alone = {p: stats[f"alone-{_label(p)}"]["cores"][0]["ipc"] for p in plan.context["distinct"]}
     rows = []
     for cores, m, programs in mixes:
         for mech in MECHANISMS:
-            stats = results[("mix", cores, m, mech)]
-            shared = [c["ipc"] for c in stats["cores"]]
+            s = stats[f"mix-{cores}-{m}-{mech}"]
+            shared = [c["ipc"] for c in s["cores"]]
             solo = [alone[p] for p in programs]
             rows.append(
                 Row(
@@ -208,12 +242,45 @@ def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[
                     instruction_throughput=metrics.instruction_throughput(shared),
                     harmonic_speedup=metrics.harmonic_speedup(shared, solo),
                     maximum_slowdown=metrics.maximum_slowdown(shared, solo),
-                    bandwidth_per_instruction=metrics.bandwidth_per_instruction(stats),
-                    energy_per_instruction=metrics.energy_per_instruction(stats),
+                    bandwidth_per_instruction=metrics.bandwidth_per_instruction(s),
+                    energy_per_instruction=metrics.energy_per_instruction(s),
                     sources=notes,
                 )
             )
     return rows
+
+
+def run(quick: bool = False, workers: int | None = None, seed: int = 7) -> list[Row]:
+    """Every row, the runs on a local process pool without a results store (tests)."""
+    from bulksim.reproduce.runner import run_cases
+
+    chosen = plan(quick, seed)
+    with tempfile.TemporaryDirectory(prefix="bulksim-multicore-") as tmp:
+        return rows_of(chosen, run_cases(chosen.cases, workers, Path(tmp)))
+
+
+class RowCloneMulticore(Reproduction):
+    name = "rowclone-multicore"
+    title = "RowClone Table 7: 2/4/8-core mixes, RowClone and RowClone-ZI vs baseline"
+    paper = "Seshadri et al., RowClone, MICRO 2013, Table 7"
+
+    def paper_values(self) -> dict:
+        return {metric: list(values) for metric, values in PAPER.items()}
+
+    def plan(self, options: Options) -> Plan:
+        return plan(options.quick)
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        return [asdict(r) for r in rows_of(plan, stats)]
+
+    def summary(self, rows: list[dict], options: Options) -> dict:
+        typed = [Row(**r) for r in rows]
+        return {
+            m: {k: list(v) for k, v in improvements(typed, m).items()} for m in ("rowclone", "rowclone_zi")
+        }
+
+    def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
+        return render([Row(**r) for r in rows])
 
 
 def improvements(rows: list[Row], mechanism: str) -> dict[str, tuple[float, ...]]:
@@ -258,5 +325,4 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def write_json(rows: list[Row], path: str | Path) -> None:
-    Path(path).write_text(json.dumps([asdict(r) for r in rows], indent=2) + "\n")
+REPRODUCTION = RowCloneMulticore()

@@ -130,10 +130,15 @@ def run(
     """Per workload and mean: Figure 4's and Figure 9's systems over PCM_NoWr, with the
     per-drain stats."""
     runs, skipped = plan(quick, accesses)
+    return rows_from_stats(runs, run_deduplicated(runs, workers), skipped, mean)
+
+
+def rows_from_stats(
+    runs: list[Run], stats: list[dict], skipped: list[str], mean: str = "arith"
+) -> list[dict]:
+    """The rows from each run's stats (in `runs`' order) and the skipped workloads' lines."""
     paper = {(exp, s): PAPER.get(s) for exp in ("fig4", "fig9") for s in SYSTEMS}
-    rows = normalized_rows(
-        runs, run_deduplicated(runs, workers), {"fig4": BASELINE, "fig9": BASELINE}, paper, _drains
-    )
+    rows = normalized_rows(runs, stats, {"fig4": BASELINE, "fig9": BASELINE}, paper, _drains)
     means = mean_rows(rows, mean)
     drain_means(rows, means)
     rows += means

@@ -157,7 +157,13 @@ def run(
     """Every row: per workload and the mean over workloads, Figure 10, Figure 11 and peak
     power."""
     runs, skipped = plan(quick, accesses)
-    stats = run_deduplicated(runs, workers)
+    return rows_from_stats(runs, run_deduplicated(runs, workers), skipped, mean)
+
+
+def rows_from_stats(
+    runs: list[Run], stats: list[dict], skipped: list[str], mean: str = "arith"
+) -> list[dict]:
+    """The rows from each run's stats (in `runs`' order) and the skipped workloads' lines."""
     timed = [(r, s) for r, s in zip(runs, stats, strict=True) if dict(r.tags)["experiment"] != "peak_power"]
     peaks = [(r, s) for r, s in zip(runs, stats, strict=True) if dict(r.tags)["experiment"] == "peak_power"]
     paper = {(exp, s): paper_norm(s) for exp in ("fig10", "fig11") for s in SYSTEMS}

@@ -17,13 +17,13 @@ import json
 import math
 import os
 import shutil
-from concurrent.futures import ProcessPoolExecutor
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
 from bulksim.rank_study import CONFIG, SYNTH_DIR
-from bulksim.sweep import die_with_parent
+from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 
 @dataclass(frozen=True)
@@ -112,14 +112,23 @@ def demand_paged(trace: Path) -> None:
     tmp.replace(trace)
 
 
-def _run(job: tuple[str, str, int]) -> list[dict]:
-    mix, allocator, instructions = job
-    programs = MIXES[mix]
-    stats = api.run_mix(
+def run_stats(mix: str, allocator: str, instructions: int) -> dict:
+    """The stats of `mix` under `allocator`, each program `instructions` long."""
+    return api.run_mix(
         CONFIG,
-        programs=[(program_path(p, instructions), "bulksim") for p in programs],
+        programs=[(program_path(p, instructions), "bulksim") for p in MIXES[mix]],
         overrides=[*SYSTEM, f'os.allocator="{allocator}"'],
     ).to_dict()
+
+
+def run_case(args: dict, inputs: Path) -> dict:
+    """One mix under one allocator as a reproduction's case: its stats."""
+    return run_stats(args["mix"], args["allocator"], args["instructions"])
+
+
+def rows_of(mix: str, allocator: str, stats: dict) -> list[dict]:
+    """One row per thread of a mix's run under `allocator`."""
+    programs = MIXES[mix]
     rows = []
     for i, (p, t) in enumerate(zip(programs, stats["os"]["threads"], strict=True)):
         total = sum(t["accesses_by_rank"])
@@ -157,16 +166,44 @@ def run(
     per-program instruction count (tests use fewer). `mean` is unused (no normalized times)."""
     instructions = instructions or (QUICK_INSTRUCTIONS if quick else FULL_INSTRUCTIONS)
     jobs = [(mix, a, instructions) for mix in MIXES for a in ALLOCATORS]
+    from bulksim.reproduce.runner import run_cases
+
     for mix in MIXES:  # generate the stand-ins once, before the workers need them
         for p in MIXES[mix]:
             program_path(p, instructions)
-    workers = workers or os.cpu_count() or 1
-    if workers <= 1:
-        return [row for job in jobs for row in _run(job)]
-    with ProcessPoolExecutor(
-        max_workers=workers, initializer=die_with_parent, initargs=(os.getpid(),)
-    ) as pool:
-        return [row for rows in pool.map(_run, jobs) for row in rows]
+    cases = [Case(f"{m}-{a}", run_case, {"mix": m, "allocator": a, "instructions": n}) for m, a, n in jobs]
+    with tempfile.TemporaryDirectory(prefix="bulksim-page-allocation-") as tmp:
+        stats = run_cases(cases, workers, tmp)
+    return [row for c in cases for row in rows_of(c.args["mix"], c.args["allocator"], stats[c.key])]
+
+
+class PageAllocation(Reproduction):
+    name = "page-allocation"
+    title = "Rank Assignment §VI-C: clock vs rank_clock, functional, 128 MB ranks"
+    paper = "Shevgoor et al., Rank Assignment, ISPASS 2016, §V-E and §VI-C"
+
+    def paper_values(self) -> dict:
+        return {"off_first_two_share": PAPER_OFF_FIRST_TWO}
+
+    def plan(self, options: Options) -> Plan:
+        """Each mix under each allocator (the mean option does not apply: no normalized times)."""
+        instructions = QUICK_INSTRUCTIONS if options.quick else FULL_INSTRUCTIONS
+        return Plan(
+            [
+                Case(f"{mix}-{a}", run_case, {"mix": mix, "allocator": a, "instructions": instructions})
+                for mix in MIXES
+                for a in ALLOCATORS
+            ]
+        )
+
+    def rows(self, plan: Plan, stats: dict[str, dict], options: Options) -> list[dict]:
+        return [row for c in plan.cases for row in rows_of(c.args["mix"], c.args["allocator"], stats[c.key])]
+
+    def summary(self, rows: list[dict], options: Options) -> list[dict]:
+        return summary(rows)
+
+    def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
+        return render(rows)
 
 
 def summary(rows: list[dict]) -> list[dict]:
@@ -217,3 +254,6 @@ def render(rows: list[dict]) -> str:
 
 def write_json(rows: list[dict], path: str | Path) -> None:
     Path(path).write_text(json.dumps({"rows": rows, "summary": summary(rows)}, indent=2) + "\n")
+
+
+REPRODUCTION = PageAllocation()
