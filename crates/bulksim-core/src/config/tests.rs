@@ -399,3 +399,24 @@ fn config_files_are_read_up_to_the_size_limit() {
     assert!(read_config_file(&path).is_err());
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_cache_level_without_ways_or_size_is_one_problem_not_a_panic() {
+    for (set, problem) in [
+        (
+            "cache.level.0.ways=0",
+            "cache.level.0.ways: 0 is out of range; expected 1..=64",
+        ),
+        (
+            "cache.level.0.size_kb=0",
+            "cache.level.0.size_kb: 0 is out of range; expected 1..=1048576",
+        ),
+        (
+            "cache.level.0.mshrs=0",
+            "cache.level.0.mshrs: 0 is out of range; expected 1..=1024",
+        ),
+    ] {
+        let config = Config::default().apply_sets(&[set]).unwrap();
+        assert_eq!(config.problems(), [problem], "{set}");
+    }
+}

@@ -167,8 +167,9 @@ impl Config {
                 ("hit_cycles", l.hit_cycles, 0, 10_000),
             ] {
                 if v < min || v > max {
-                    geometry_ok &=
-                        key != "mshrs" && key != "writeback_buffer" && key != "hit_cycles";
+                    // Without valid ways and size there are no sets to count (0 ways would
+                    // divide by zero below).
+                    geometry_ok &= key != "ways" && key != "size_kb";
                     problems.push(format!(
                         "cache.level.{i}.{key}: {v} is out of range; expected {min}..={max}"
                     ));
