@@ -4,6 +4,7 @@
 //! What `[hybrid]` needs of the rest of the config is checked with it (`Config::problems`).
 //! Defaults follow the paper (Table I) where it gives a value and are bulksim's choices
 //! (docs/hybrid.md) where it does not.
+
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
