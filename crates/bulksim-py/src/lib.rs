@@ -419,7 +419,7 @@ fn preset_names() -> Vec<&'static str> {
 
 #[pyfunction]
 fn config_fields() -> String {
-    serde_json::to_string(CONFIG_FIELDS).expect("docs serialize")
+    serde_json::to_string(&*CONFIG_FIELDS).expect("docs serialize")
 }
 
 #[pyfunction]

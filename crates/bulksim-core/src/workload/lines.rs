@@ -1,7 +1,7 @@
 //! Bounded reading for every text input read in Rust, and the one rule for splitting a line
 //! into fields. Line by line (request traces, text workloads), a line may hold at most
 //! `MAX_LINE_BYTES` bytes; a whole-file input (config TOML, a stand-in spec) at most
-//! `MAX_CONFIG_BYTES`. So a file with no newlines or no end (a binary file given as a trace,
+//! `MAX_CONFIG_BYTES` (read by `config`, whose reader is re-exported here). So a file with no newlines or no end (a binary file given as a trace,
 //! `/dev/zero`) stops with an error naming the line or file instead of growing one buffer
 //! until the allocator aborts. Fields are separated by spaces or tabs only: a line ends in
 //! `\n` or `\r\n`, and any other control character in it (a stray carriage return, a form
@@ -111,31 +111,8 @@ pub fn shown(content: &[u8]) -> String {
     out
 }
 
-/// The largest config file: configs are a few KB of TOML. Stand-in specs are capped alike.
-pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
-
-/// The whole text of a config file, at most `MAX_CONFIG_BYTES`; a larger file (or an endless
-/// one) is an `InvalidData` error saying so.
-pub fn read_config_file(path: &std::path::Path) -> std::io::Result<String> {
-    read_small_text_file(path, "a config file")
-}
-
-/// The whole text of a small text file (`what` it should be, for the error), at most
-/// `MAX_CONFIG_BYTES`; a larger or endless one is an `InvalidData` error saying so, before
-/// more than that is read.
-pub fn read_small_text_file(path: &std::path::Path, what: &str) -> std::io::Result<String> {
-    let mut text = String::new();
-    std::fs::File::open(path)?
-        .take(MAX_CONFIG_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_CONFIG_BYTES} bytes (not {what}?)"),
-        ));
-    }
-    Ok(text)
-}
+// Config files are read by `config` (below the inputs); stand-in specs use the same bound.
+pub use crate::config::{read_config_file, read_small_text_file, MAX_CONFIG_BYTES};
 
 /// What to say about a failed read: the limit as is, any other failure as "cannot read".
 pub fn read_error(e: &std::io::Error) -> String {
@@ -177,21 +154,6 @@ mod tests {
         // An endless input without newlines stops after the limit.
         let mut zeros = std::io::repeat(0).take(u64::MAX);
         assert!(read_line(&mut std::io::BufReader::new(&mut zeros), &mut line).is_err());
-    }
-
-    #[test]
-    fn config_files_are_read_up_to_the_size_limit() {
-        let err = read_config_file(std::path::Path::new("/dev/zero")).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "larger than 1048576 bytes (not a config file?)"
-        );
-        let path = std::env::temp_dir().join(format!("bulksim-cfg-{}.toml", std::process::id()));
-        std::fs::write(&path, "x".repeat(MAX_CONFIG_BYTES as usize)).unwrap();
-        assert_eq!(read_config_file(&path).unwrap().len(), 1 << 20);
-        std::fs::write(&path, "x".repeat(MAX_CONFIG_BYTES as usize + 1)).unwrap();
-        assert!(read_config_file(&path).is_err());
-        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

@@ -1,12 +1,22 @@
 //! The `[hybrid]` settings (issue 17): the serde struct that is the single source of truth
-//! for their defaults (`Config::hybrid`, absent: off) and their own semantic checks. Each
-//! key's unit and description is in `config::CONFIG_FIELDS` with every other section's
-//! (`hybrid_fields`); what `[hybrid]` needs of the rest of the config is checked there
-//! (`Config::problems`). Defaults follow
-//! the paper (Table I) where it gives a value and are bulksim's choices (docs/hybrid.md)
-//! where it does not.
+//! for their defaults (`Config::hybrid`, absent: off), each key's unit and description, their
+//! own semantic checks, and the page and block sizes those checks and the hybrid memory share.
+//! What `[hybrid]` needs of the rest of the config is checked with it (`Config::problems`).
+//! Defaults follow the paper (Table I) where it gives a value and are bulksim's choices
+//! (docs/hybrid.md) where it does not.
 
+use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
+
+/// Bytes in a page, the unit of migration (4 KB, bulksim's choice: the paper never says).
+pub const PAGE_BYTES: u64 = 4096;
+/// Bytes in a block, the unit the ART tracks and copies (64 B, the LLC line; choice).
+pub const BLOCK_BYTES: u64 = 64;
+/// Blocks in a page: one bit of an ART entry's copied mask each.
+pub const BLOCKS_PER_PAGE: u32 = (PAGE_BYTES / BLOCK_BYTES) as u32;
+
+// The copied mask is one u64: the page/block sizes above must give exactly 64 blocks.
+const _: () = assert!(BLOCKS_PER_PAGE == 64);
 
 /// How pages migrate (`hybrid.mechanism`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -114,70 +124,147 @@ pub enum Placement {
     PcmOnly,
 }
 
-/// `[hybrid]`: the hybrid DRAM+PCM memory and its migration (see docs/hybrid.md).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct HybridConfig {
-    /// Migration mechanism: `cpm | cm | cm_obm | cm_obm_pd`.
-    pub mechanism: Mechanism,
-    /// ns between the OS's reads of the PACT (each runs the policy once).
-    pub period_ns: u64,
-    /// Entries of the PACT.
-    pub pact_entries: u32,
-    /// Ways per PACT set (sets = entries / ways, indexed by page).
-    pub pact_ways: u32,
-    /// Bits of each PACT count (counts saturate at 2^bits - 1).
-    pub pact_count_bits: u32,
-    /// Entries of the ART (concurrent migrations at most).
-    pub art_entries: u32,
-    /// Ways per ART set (sets = entries / ways, indexed by key page).
-    pub art_ways: u32,
-    /// Weight of a page's previous score: score = count + decay x old score.
-    pub decay: f64,
-    /// Score at or above which a PCM page is promoted.
-    pub promote_min: f64,
-    /// Fraction of DRAM frames the policy keeps free or being vacated by demotions.
-    pub free_min: f64,
-    /// Migration copies in the memory queues: `auto` (per mechanism), `low` (after program
-    /// requests) or `equal`.
-    pub copy_priority: CopyPriority,
-    /// Copy requests (reads and writes) the copier keeps in one device's queues at most;
-    /// 0 = per mechanism (`copies_in_flight_for`).
-    pub copies_in_flight: u32,
-    /// OBM: blocks copied on demand after which the rest of the page is copied in the
-    /// background; 0 = never (pure on-demand).
-    pub obm_complete_after: u32,
-    /// OBM: when the ART refuses the policy a way, partly promoted pages of the refused
-    /// sets are completed (their other blocks copied in the background) to free ways.
-    pub art_full_completes: bool,
-    /// `art_full_completes` takes only pages promoting for at least this many whole
-    /// periods (0: also those the same period started).
-    pub art_full_min_periods: u32,
-    /// Demotions skip blocks not written since promotion (the PCM copy is still valid).
-    pub elide_clean: bool,
-    /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
-    pub remap_lines: RemapLines,
-    /// Which LLC misses and write-backs update the PACT: `program | all`.
-    pub pact_origins: PactOrigins,
-    /// The migration copier's requests update the PACT too.
-    pub count_copies: bool,
-    /// First placement of pages: `dram_first | pcm_only`.
-    pub placement: Placement,
-    /// OS time per period (PACT read and policy), ns, taken from core 0's front end.
-    pub os_period_ns: u64,
-    /// OS time per page remap, ns, taken from the front end of the core running the page's
-    /// process (else core 0).
-    pub os_remap_ns: u64,
-    /// `cpm`: ns to set up each migration (DMA descriptor, completion interrupt) before
-    /// its copy starts.
-    pub cpm_setup_ns: u64,
-    /// `cpm`: ns per dirty pinned LLC line flushed to a new DRAM frame (one after another).
-    pub cpm_flush_dram_line_ns: u64,
-    /// `cpm`: ns per dirty pinned LLC line flushed to a new PCM frame (one after another).
-    pub cpm_flush_pcm_line_ns: u64,
-    /// ns of each remap's page-table update and TLB shootdown, every core stalled (every
-    /// mechanism; under `cpm` the next migration also waits for it).
-    pub remap_shootdown_ns: u64,
+config_struct! {
+    /// `[hybrid]`: the hybrid DRAM+PCM memory and its migration (see docs/hybrid.md).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    pub struct HybridConfig at "hybrid" {
+        /// Migration mechanism: `cpm | cm | cm_obm | cm_obm_pd`.
+        pub mechanism: Mechanism = doc(
+            "cpm | cm | cm_obm | cm_obm_pd",
+            "migration mechanism: cpm (one at a time, page pinned in the LLC), cm (concurrent, background copies), cm_obm (promotions copy blocks on access), cm_obm_pd (plus partial demotion)",
+        ),
+        /// ns between the OS's reads of the PACT (each runs the policy once).
+        pub period_ns: u64 = doc(
+            "ns",
+            "time between the OS's reads and resets of the PACT; the migration policy runs after each",
+        ),
+        /// Entries of the PACT.
+        pub pact_entries: u32 = doc(
+            "entries",
+            "PACT capacity (Table I: 8192); a multiple of hybrid.pact_ways",
+        ),
+        /// Ways per PACT set (sets = entries / ways, indexed by page).
+        pub pact_ways: u32 = doc(
+            "ways",
+            "PACT associativity; sets = entries / ways, indexed by physical page",
+        ),
+        /// Bits of each PACT count (counts saturate at 2^bits - 1).
+        pub pact_count_bits: u32 = doc(
+            "bits",
+            "width of a PACT count, 1..=32; counts saturate at 2^bits - 1",
+        ),
+        /// Entries of the ART (concurrent migrations at most).
+        pub art_entries: u32 = doc(
+            "entries",
+            "ART capacity, the most pages migrating at once (Table I: 512); a multiple of hybrid.art_ways",
+        ),
+        /// Ways per ART set (sets = entries / ways, indexed by key page).
+        pub art_ways: u32 = doc(
+            "ways",
+            "ART associativity; sets = entries / ways, indexed by the key (home) page; a full set refuses inserts",
+        ),
+        /// Weight of a page's previous score: score = count + decay x old score.
+        pub decay: f64 = doc(
+            "fraction",
+            "weight of a page's old score: score = period count + decay x old score; 0 <= decay < 1",
+        ),
+        /// Score at or above which a PCM page is promoted.
+        pub promote_min: f64 = doc("score", "least score of a PCM page the policy promotes"),
+        /// Fraction of DRAM frames the policy keeps free or being vacated by demotions.
+        pub free_min: f64 = doc(
+            "fraction of DRAM frames",
+            "the policy demotes while free plus vacating DRAM frames are fewer than this fraction of all DRAM frames",
+        ),
+        /// Migration copies in the memory queues: `auto` (per mechanism), `low` (after program
+        /// requests) or `equal`.
+        pub copy_priority: CopyPriority = doc(
+            "auto | low | equal",
+            "migration copies in the memory controllers' queues: auto (per mechanism: low for cpm, the authors' simulator's LOW queues for its one migration; equal for cm, cm_obm, cm_obm_pd, whose copies the paper lets compete with demand requests), low (a copy gets a command only in a cycle in which no program request of its queue can; once it has opened its row it competes as any request) or equal (the scheduler treats copies and program requests alike); both offer copies after the caches' requests each device cycle",
+        ),
+        /// Copy requests (reads and writes) the copier keeps in one device's queues at most;
+        /// 0 = per mechanism (`copies_in_flight_for`).
+        pub copies_in_flight: u32 = doc(
+            "requests per device",
+            "migration copy reads and writes the copier keeps in one device's queues at most; 0 = per mechanism: 64 for every mechanism (one page's blocks: cpm's copy is a burst, as the authors' simulator issues it; the CM variants copy as fast as the queues take them); at most 4096",
+        ),
+        /// OBM: blocks copied on demand after which the rest of the page is copied in the
+        /// background; 0 = never (pure on-demand).
+        pub obm_complete_after: u32 = doc(
+            "blocks",
+            "cm_obm, cm_obm_pd: after this many blocks of a promoting page copied on demand the rest are copied in the background; 0 = never",
+        ),
+        /// OBM: when the ART refuses the policy a way, partly promoted pages of the refused
+        /// sets are completed (their other blocks copied in the background) to free ways.
+        pub art_full_completes: bool = doc(
+            "bool",
+            "cm_obm, cm_obm_pd: when the ART refuses the policy ways (a promotion skipped, a demotion waiting), as many partly promoted pages of the refused sets are completed, their other blocks copied in the background, the pages with the most blocks copied on demand first, so their ways are free for a later period; false: such pages leave the ART only by completing on their own or being chosen for demotion (bulksim's choice; the paper is silent)",
+        ),
+        /// `art_full_completes` takes only pages promoting for at least this many whole
+        /// periods (0: also those the same period started).
+        pub art_full_min_periods: u32 = doc(
+            "periods",
+            "cm_obm, cm_obm_pd with hybrid.art_full_completes: only pages promoting for at least this many whole periods are completed for ART ways, so a page promoted this period first shows whether its blocks are used (on demand) before it is copied whole; 0: also pages the same period started (bulksim's choice; the paper is silent)",
+        ),
+        /// Demotions skip blocks not written since promotion (the PCM copy is still valid).
+        pub elide_clean: bool = doc(
+            "bool",
+            "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",
+        ),
+        /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
+        pub remap_lines: RemapLines = doc(
+            "flush | retag",
+            "on completion the old frame's cached lines are written to the new frame and invalidated (flush), or renamed to the new frame, moving to its sets, dirty ones staying dirty (retag)",
+        ),
+        /// Which LLC misses and write-backs update the PACT: `program | all`.
+        pub pact_origins: PactOrigins = doc(
+            "program | all",
+            "which LLC misses and write-backs update the PACT: the program's own loads' and stores' (program, bulksim's choice: a run's first-touch zeroing, long over in the paper's 5 B-instruction warm-up, would make every page touched look hot) or also those of copies, first-touch zeroing and bulk coherence (all: what a counter beside the controller sees)",
+        ),
+        /// The migration copier's requests update the PACT too.
+        pub count_copies: bool = doc(
+            "bool",
+            "the migration copier's reads and writes update the PACT too (its requests, not a program's)",
+        ),
+        /// First placement of pages: `dram_first | pcm_only`.
+        pub placement: Placement = doc(
+            "dram_first | pcm_only",
+            "first placement of a page: a free DRAM frame while more than the policy keeps free (ceil(free_min x DRAM frames)) are free, else PCM (dram_first), or always PCM (pcm_only); frames freed later by demotions thus go to promotions, not to new pages",
+        ),
+        /// OS time per period (PACT read and policy), ns, taken from core 0's front end.
+        pub os_period_ns: u64 = doc(
+            "ns",
+            "OS time per period for reading the PACT and running the policy: core 0 dispatches nothing for this long (its window drains), counted in os_time_ns even when core 0 is idle; less than hybrid.period_ns",
+        ),
+        /// OS time per page remap, ns, taken from the front end of the core running the page's
+        /// process (else core 0).
+        pub os_remap_ns: u64 = doc(
+            "ns",
+            "OS time per page remap at a migration's completion: the core running the page's process (else core 0) dispatches nothing for this long; at most 1,000,000,000 (1 s)",
+        ),
+        /// `cpm`: ns to set up each migration (DMA descriptor, completion interrupt) before
+        /// its copy starts.
+        pub cpm_setup_ns: u64 = doc(
+            "ns",
+            "cpm: set-up of each migration (DMA descriptor written, completion interrupt taken) before its copy starts, on the serial chain (bulksim's choice, docs/hybrid.md); at most 1 s",
+        ),
+        /// `cpm`: ns per dirty pinned LLC line flushed to a new DRAM frame (one after another).
+        pub cpm_flush_dram_line_ns: u64 = doc(
+            "ns per line",
+            "cpm: each dirty pinned LLC line of a promoted page written to its new DRAM frame after the copy, one after another (Table I's DRAM: tRCD + tCAS + burst); at most 1 s",
+        ),
+        /// `cpm`: ns per dirty pinned LLC line flushed to a new PCM frame (one after another).
+        pub cpm_flush_pcm_line_ns: u64 = doc(
+            "ns per line",
+            "cpm: each dirty pinned LLC line of a demoted page written to its new PCM frame after the copy, one after another (Table I's PCM: tRCD + tCAS + burst + the write's 150 ns); at most 1 s",
+        ),
+        /// ns of each remap's page-table update and TLB shootdown, every core stalled (every
+        /// mechanism; under `cpm` the next migration also waits for it).
+        pub remap_shootdown_ns: u64 = doc(
+            "ns",
+            "page-table update and TLB shootdown at each remap of every mechanism (a completed promotion or full demotion; under cpm after the flush); every core dispatches nothing for this long, and under cpm the next migration waits for it (bulksim's choice from published shootdown costs, docs/hybrid.md); at most 1 s",
+        ),
+    }
 }
 
 impl Default for HybridConfig {
@@ -215,10 +302,9 @@ impl Default for HybridConfig {
     }
 }
 
-/// Every `[hybrid]` key is documented in `config::CONFIG_FIELDS` (key, unit, description),
-/// with every other section's; `hybrid_fields` lists them.
-pub fn hybrid_fields() -> impl Iterator<Item = &'static crate::config::FieldDoc> {
-    crate::config::CONFIG_FIELDS
+/// The `[hybrid]` keys' entries in `CONFIG_FIELDS` (declared with `HybridConfig`'s fields).
+pub fn hybrid_fields() -> impl Iterator<Item = &'static super::FieldDoc> {
+    super::CONFIG_FIELDS
         .iter()
         .filter(|f| f.key.starts_with("hybrid."))
 }
@@ -279,11 +365,11 @@ impl HybridConfig {
                 self.free_min
             ));
         }
-        if self.obm_complete_after >= super::BLOCKS_PER_PAGE {
+        if self.obm_complete_after >= BLOCKS_PER_PAGE {
             p.push(format!(
                 "hybrid.obm_complete_after: {}; expected 0 (off) ..={} blocks",
                 self.obm_complete_after,
-                super::BLOCKS_PER_PAGE - 1
+                BLOCKS_PER_PAGE - 1
             ));
         }
         if self.os_remap_ns > MAX_OS_NS {

@@ -1,0 +1,53 @@
+//! `[bulk]`: how a request trace's copy and initialization requests execute below the caches
+//! (over the channel, by the controller's DMA engine, or in DRAM by RowClone).
+
+use super::field_docs::config_struct;
+use serde::{Deserialize, Serialize};
+
+/// How copy and initialization requests execute (see `bulk`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mechanism {
+    /// Over the channel by the memory side, with no caches: read each source line, write
+    /// each destination line, through the controller's queues (a copy loop's memory traffic;
+    /// not the full system's `cpu`, which runs the loop on a core through the caches).
+    Channel,
+    /// The memory controller's DMA engine: the same channel traffic, booked as DMA.
+    McDma,
+    /// In DRAM: Fast Parallel Mode, Pipelined Serial Mode, channel fallback for the rest.
+    Rowclone,
+}
+
+config_struct! {
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    pub struct BulkConfig at "bulk" {
+        pub mechanism: Mechanism = doc(
+            "channel | mc_dma | rowclone",
+            "trace replay: how copy and init requests execute: channel and mc_dma over the channel (line reads and writes through the controller's queues, no caches; mc_dma is booked as DMA), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
+        ),
+        pub lines_in_flight: u32 = doc(
+            "lines",
+            "the channel copier's buffer (mechanisms channel and mc_dma, RowClone's fallback): reads fill it, then its lines are written; default one 4 KB page",
+        ),
+        pub queue_size: u32 = doc(
+            "operations",
+            "bulk operations in flight at once; further ones wait at the front end like a full request queue",
+        ),
+        pub fpm: bool = doc(
+            "bool",
+            "rowclone: allow Fast Parallel Mode for copies; false sends every in-DRAM copy through PSM (the paper's PSM configuration); zeroing whole rows uses FPM from the zero row either way",
+        ),
+    }
+}
+
+impl Default for BulkConfig {
+    fn default() -> Self {
+        BulkConfig {
+            mechanism: Mechanism::Channel,
+            lines_in_flight: 64,
+            queue_size: 16,
+            fpm: true,
+        }
+    }
+}
