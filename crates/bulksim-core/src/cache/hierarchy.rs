@@ -21,9 +21,8 @@ use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use super::level_port::LevelPort;
 use super::write_combining::{CombinedWrite, WriteCombining, WriteCombiningStats};
 use crate::config::CacheLevelConfig;
-use crate::copy_engine::Movblk;
 use crate::memory::MemoryRouter;
-use crate::port::{Origin, Port, Request, RequestId, RequestKind, Response};
+use crate::port::{Movblk, Origin, Port, Request, RequestId, RequestKind, Response};
 use crate::stat_struct::stat_struct;
 
 stat_struct! {

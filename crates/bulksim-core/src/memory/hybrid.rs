@@ -19,17 +19,17 @@
 //! in the last cache level by the system). `cm_obm_pd` flips a
 //! partly promoted page's entry to demote it (`Art::flip`). Not built: energy.
 
-use super::art::ArtStats;
-use super::art::{Art, Direction};
-use super::config::{HybridConfig, PactOrigins, Placement};
-use super::pact::{Pact, PactStats};
-use super::policy::{
+use super::MemoryDevice;
+use crate::error::{Error, Result};
+use crate::hybrid::art::ArtStats;
+use crate::hybrid::art::{Art, Direction};
+use crate::hybrid::config::{HybridConfig, PactOrigins, Placement};
+use crate::hybrid::pact::{Pact, PactStats};
+use crate::hybrid::policy::{
     completions_for_room, plan, Candidate, DramFrames, PartlyPromoted, Plan, Scores, Thresholds,
 };
-use super::redirect::{access_redirect, redirect, Access, Redirect};
-use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
-use crate::error::{Error, Result};
-use crate::memory::MemoryDevice;
+use crate::hybrid::redirect::{access_redirect, redirect, Access, Redirect};
+use crate::hybrid::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 use crate::os::external::ExternalFrames;
 use crate::os::{Os, Pid};
 use crate::port::{Origin, Request, RequestKind};
@@ -238,11 +238,11 @@ impl HybridMemory {
         let d = &devices[dram];
         let dram_base = d.base / PAGE_BYTES;
         let dram_pages_total = d.size / PAGE_BYTES;
-        let cpm = cfg.mechanism == super::config::Mechanism::Cpm;
+        let cpm = cfg.mechanism == crate::hybrid::config::Mechanism::Cpm;
         let art_fs = if cpm {
             0
         } else {
-            (super::ART_LOOKUP_NS * 1e6).round() as u64
+            (crate::hybrid::ART_LOOKUP_NS * 1e6).round() as u64
         };
         let period_fs = cfg.period_ns.saturating_mul(1_000_000);
         Ok(HybridMemory {
@@ -274,10 +274,10 @@ impl HybridMemory {
             started: Vec::new(),
             stats: HybridStats {
                 mechanism: match cfg.mechanism {
-                    super::config::Mechanism::Cpm => "cpm",
-                    super::config::Mechanism::Cm => "cm",
-                    super::config::Mechanism::CmObm => "cm_obm",
-                    super::config::Mechanism::CmObmPd => "cm_obm_pd",
+                    crate::hybrid::config::Mechanism::Cpm => "cpm",
+                    crate::hybrid::config::Mechanism::Cm => "cm",
+                    crate::hybrid::config::Mechanism::CmObm => "cm_obm",
+                    crate::hybrid::config::Mechanism::CmObmPd => "cm_obm_pd",
                 }
                 .into(),
                 ..Default::default()
