@@ -374,6 +374,20 @@ impl HybridMemory {
         if req.origin == Origin::Migration {
             return None;
         }
+        let read = req.kind != RequestKind::Writeback;
+        self.count_accepted(req, served, read);
+        if !read {
+            self.note_written(served);
+        }
+        if self.cpm {
+            return None;
+        }
+        self.redirect_accepted(req, read)
+    }
+
+    /// `accepted`'s counts: the PACT's (program requests; copies and zeroing as
+    /// `pact_origins` says) and, for a program request, its device's accesses and reads.
+    fn count_accepted(&mut self, req: &Request, served: u64, read: bool) {
         let page = req.addr / PAGE_BYTES;
         // `count_copies` concerns the migration copier alone (whose requests do not come
         // here); copies and zeroing count as `pact_origins` says.
@@ -385,7 +399,6 @@ impl HybridMemory {
                 self.pact.record(page);
             }
         }
-        let read = req.kind != RequestKind::Writeback;
         if req.origin == Origin::Program {
             let dram = self.dram_frames().contains(&(served / PAGE_BYTES));
             let s = &mut self.stats;
@@ -402,12 +415,12 @@ impl HybridMemory {
                 (false, false) => s.pcm_accesses += 1,
             }
         }
-        if !read {
-            self.note_written(served);
-        }
-        if self.cpm {
-            return None;
-        }
+    }
+
+    /// `accepted`'s ACCESSREDIRECT under the CM variants: the bit it sets, the demand copy
+    /// a promoting read queues, and the block copy the image must make now (see `accepted`).
+    fn redirect_accepted(&mut self, req: &Request, read: bool) -> Option<(u64, u64)> {
+        let page = req.addr / PAGE_BYTES;
         let block = ((req.addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
         let kind = if read {
             Access::Read
@@ -668,6 +681,42 @@ impl HybridMemory {
     pub fn period(&mut self, os: &mut Os, now: u64) -> Result<Vec<usize>> {
         self.next_period_fs = now + self.period_fs;
         self.stats.periods += 1;
+        self.update_scores(os);
+        let pcm = self.promotion_candidates(os);
+        let dram = self.demotion_candidates();
+        let vacating = self
+            .migrations
+            .values()
+            .filter(|m| m.direction == Direction::Demoting)
+            .count() as u64;
+        let frames = DramFrames {
+            free: Self::free_dram_count(os),
+            vacating,
+            total: self.dram_pages_total,
+        };
+        let mut room = self.art.room();
+        let cpm = self.cpm;
+        let p = plan(&pcm, &dram, frames, Thresholds::from(&self.cfg), |k| {
+            cpm || room.reserve(k)
+        });
+        self.stats.promotions_skipped += p.promotions_skipped;
+        if cpm {
+            return self.queue_cpm_plan(&p, os, now);
+        }
+        let mut woken = Vec::new();
+        self.start_promotions(&p, os, &mut woken);
+        self.start_demotions(&p, os, &mut woken)?;
+        if self.cfg.art_full_completes && self.complete_for_room(&p) {
+            woken.push(self.pcm);
+        }
+        woken.sort_unstable();
+        woken.dedup();
+        Ok(woken)
+    }
+
+    /// `period`'s first step: the PACT drained into the scores, by virtual page (a frame
+    /// no process owns is left out).
+    fn update_scores(&mut self, os: &Os) {
         self.pact.drain_into(&mut self.counts);
         let table = os.frame_table();
         let mut vcounts = Vec::with_capacity(self.counts.len());
@@ -683,6 +732,12 @@ impl HybridMemory {
             }
         }
         self.scores.update(&vcounts);
+    }
+
+    /// The pages the policy may promote: scored pages mapped to a PCM frame of their own
+    /// (not shared) that no migration holds.
+    fn promotion_candidates(&self, os: &Os) -> Vec<Candidate> {
+        let table = os.frame_table();
         let mut pcm = Vec::new();
         for (vp, score) in self.scores.iter() {
             let (pid, vpn) = unpack(vp);
@@ -701,6 +756,12 @@ impl HybridMemory {
                 });
             }
         }
+        pcm
+    }
+
+    /// The pages the policy may demote: those in DRAM frames that no migration holds, and
+    /// under `cm_obm` the partly promoted pages (keyless: completed first if chosen).
+    fn demotion_candidates(&self) -> Vec<Candidate> {
         let mut dram: Vec<Candidate> = self
             .in_dram
             .iter()
@@ -723,43 +784,36 @@ impl HybridMemory {
                     key: None,
                 }),
         );
-        let vacating = self
-            .migrations
-            .values()
-            .filter(|m| m.direction == Direction::Demoting)
-            .count() as u64;
-        let frames = DramFrames {
-            free: Self::free_dram_count(os),
-            vacating,
-            total: self.dram_pages_total,
-        };
-        let mut room = self.art.room();
-        let cpm = self.cpm;
-        let p = plan(&pcm, &dram, frames, Thresholds::from(&self.cfg), |k| {
-            cpm || room.reserve(k)
-        });
-        self.stats.promotions_skipped += p.promotions_skipped;
+        dram
+    }
+
+    /// CPM's period: the plan becomes the list of migrations run one at a time; an idle
+    /// CPM sets the first one up. Returns the devices whose queues got work.
+    fn queue_cpm_plan(&mut self, p: &Plan, os: &mut Os, now: u64) -> Result<Vec<usize>> {
         let mut woken = Vec::new();
-        if cpm {
-            // The list is rebuilt each period and run one migration at a time.
-            self.cpm_list.clear();
-            for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
-                for c in list {
-                    self.cpm_list.push_back(Planned {
-                        promote,
-                        vp: c.page,
-                        key: c.key.expect("cpm plans with keys"),
-                    });
-                }
+        // The list is rebuilt each period and run one migration at a time.
+        self.cpm_list.clear();
+        for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
+            for c in list {
+                self.cpm_list.push_back(Planned {
+                    promote,
+                    vp: c.page,
+                    key: c.key.expect("cpm plans with keys"),
+                });
             }
-            if !self.cpm_list.is_empty() && self.migrations.is_empty() && !self.cpm_set_up {
-                // Idle: the first migration is set up now, or when a hand-off still
-                // running ends.
-                self.set_up_next_cpm(now.max(self.cpm_not_before_fs));
-            }
-            woken.extend(self.start_next_cpm(os, now)?);
-            return Ok(woken);
         }
+        if !self.cpm_list.is_empty() && self.migrations.is_empty() && !self.cpm_set_up {
+            // Idle: the first migration is set up now, or when a hand-off still
+            // running ends.
+            self.set_up_next_cpm(now.max(self.cpm_not_before_fs));
+        }
+        woken.extend(self.start_next_cpm(os, now)?);
+        Ok(woken)
+    }
+
+    /// The plan's promotions, while the DRAM pool has frames: each started migration's
+    /// PCM device goes into `woken`.
+    fn start_promotions(&mut self, p: &Plan, os: &mut Os, woken: &mut Vec<usize>) {
         for c in &p.promote {
             let key = c.key.expect("a promotion has a key");
             let Some(dest) = Self::dram_pool(os).peek() else {
@@ -772,37 +826,14 @@ impl HybridMemory {
                 woken.push(self.pcm);
             }
         }
+    }
+
+    /// The plan's demotions (a keyless one is a partly promoted page: see
+    /// `demote_partly_promoted`); each device that got copies goes into `woken`.
+    fn start_demotions(&mut self, p: &Plan, os: &mut Os, woken: &mut Vec<usize>) -> Result<()> {
         for c in &p.demote {
             let Some(key) = c.key else {
-                let (pid, vpn) = unpack(c.page);
-                let key = self
-                    .migrations
-                    .values()
-                    .find(|m| m.pid == pid && m.vpn == vpn)
-                    .expect("a partly promoted page")
-                    .key;
-                if self.cfg.mechanism.partial_demotion() {
-                    // Partial demotion: the entry flips in place, the promoted blocks go
-                    // back to the PCM home.
-                    let id = self.art.find(key).expect("its entry");
-                    self.art.flip(id);
-                    let m = self.migrations.get_mut(&key).expect("a migration");
-                    std::mem::swap(&mut m.src, &mut m.dest);
-                    m.direction = Direction::Demoting;
-                    m.flipped = true;
-                    let dram_page = m.src;
-                    if self.cfg.elide_clean {
-                        self.elide_unwritten(key, dram_page);
-                    }
-                    self.copy_rest(key);
-                    self.stats.demotions_started += 1;
-                    self.stats.partial_demotions += 1;
-                    woken.push(self.dram);
-                    continue;
-                }
-                self.copy_rest(key);
-                self.stats.partial_completions += 1;
-                woken.push(self.pcm);
+                self.demote_partly_promoted(c.page, woken);
                 continue;
             };
             let had_home = self.in_dram[&key].2.is_some();
@@ -813,12 +844,42 @@ impl HybridMemory {
                 woken.push(self.dram);
             }
         }
-        if self.cfg.art_full_completes && self.complete_for_room(&p) {
-            woken.push(self.pcm);
+        Ok(())
+    }
+
+    /// A partly promoted page the plan demotes: under `cm_obm_pd` its entry flips in place
+    /// (a partial demotion); otherwise it is completed first (its rest copied), to be
+    /// demoted whole by a later period.
+    fn demote_partly_promoted(&mut self, vp: u64, woken: &mut Vec<usize>) {
+        let (pid, vpn) = unpack(vp);
+        let key = self
+            .migrations
+            .values()
+            .find(|m| m.pid == pid && m.vpn == vpn)
+            .expect("a partly promoted page")
+            .key;
+        if self.cfg.mechanism.partial_demotion() {
+            // Partial demotion: the entry flips in place, the promoted blocks go
+            // back to the PCM home.
+            let id = self.art.find(key).expect("its entry");
+            self.art.flip(id);
+            let m = self.migrations.get_mut(&key).expect("a migration");
+            std::mem::swap(&mut m.src, &mut m.dest);
+            m.direction = Direction::Demoting;
+            m.flipped = true;
+            let dram_page = m.src;
+            if self.cfg.elide_clean {
+                self.elide_unwritten(key, dram_page);
+            }
+            self.copy_rest(key);
+            self.stats.demotions_started += 1;
+            self.stats.partial_demotions += 1;
+            woken.push(self.dram);
+            return;
         }
-        woken.sort_unstable();
-        woken.dedup();
-        Ok(woken)
+        self.copy_rest(key);
+        self.stats.partial_completions += 1;
+        woken.push(self.pcm);
     }
 
     /// OBM: the ART refused this period's plan ways (`plan.refused`), which partly promoted
