@@ -2,7 +2,7 @@
 //! layers, bottom first: a module names only the modules listed before it, so there is no
 //! import cycle among them (`tests/layering.rs` checks this list against the sources).
 //!
-//! 1. `error`: the error type and its classes (config, trace, I/O), with file and line.
+//! 1. `error`: the error type (config, trace, I/O), each naming the key or file and line.
 //! 2. `rng`: SplitMix64, the seeded generator behind every random choice.
 //! 3. `spec`: the standards (DDR3, DDR4, PCM, RowClone's commands) and presets as data.
 //! 4. `mapping`: physical address to channel, rank, bank, row and column.
