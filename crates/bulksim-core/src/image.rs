@@ -7,7 +7,7 @@
 //! entry and no page of host memory (zeroing 1 GB stores nothing); any other written page is
 //! stored as 4 KB. Copies have memmove semantics (overlap allowed).
 
-use crate::workload::rng::{SplitMix64, GAMMA};
+use crate::rng::{SplitMix64, GAMMA};
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};

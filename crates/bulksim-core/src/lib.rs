@@ -1,43 +1,48 @@
-//! bulksim-core: a cycle-accurate memory-system simulator engine. Layers, outermost first;
-//! each uses only the layers below it and the shared modules:
+//! bulksim-core: a cycle-accurate memory-system simulator engine. Its top-level modules in
+//! layers, bottom first: a module names only the modules listed before it, so there is no
+//! import cycle among them (`tests/layering.rs` checks this list against the sources).
 //!
-//! 1. `workload`: the inputs. Request-trace readers and generators, full-system program
-//!    traces, forkbench and the random-access program.
-//! 2. `system`: the full system and its one scheduler (a femtosecond time line; each clock
-//!    domain a period on it). Trace-driven cores, the OS memory manager (`os`: page tables,
-//!    frame table, allocator policies; asked, never ticking) and the coordination of bulk
-//!    work (coherence over the hierarchy, then execution by `system.bulk_mechanism`). `sim`
-//!    is the top loop of request-trace runs, without cores.
-//! 3. `cache`: the hierarchy of cache levels, each owning its arrays, MSHRs and write-back
-//!    buffer, joined by the request port (`port`) down to the memory router.
-//! 4. `memory`: the memory router (physical ranges -> devices, and the functional image, the
-//!    one place bytes are read and written) and each device's channels: routing to one
-//!    controller per channel, planning bulk operations (`bulk`: planner, channel copier,
-//!    reserved rows, tracker), merging command logs and summing stats.
-//! 5. `controller`: per channel, queues, scheduling, refresh, write drain, and the bulk
-//!    engine that executes in-DRAM segments.
-//! 6. `device`: timing state compiled from `spec`, the command log.
-//! 7. `spec`: the standards and presets as data.
+//! 1. `error`: the error type (config, trace, I/O), each naming the key or file and line.
+//! 2. `rng`: SplitMix64, the seeded generator behind every random choice.
+//! 3. `spec`: the standards (DDR3, DDR4, PCM, RowClone's commands) and presets as data.
+//! 4. `mapping`: physical address to channel, rank, bank, row and column.
+//! 5. `request`: a line request's kind and the reach of a virtual address.
+//! 6. `segment`: the in-DRAM steps of bulk operations and the bytes they move.
+//! 7. `stat_struct`: the macro declaring stats structs with a unit and description per field.
+//! 8. `counters`: the latency histogram and wasted-ACT counts, filled below, reported above.
+//! 9. `device`: timing state compiled from `spec`, bank state, the command log.
+//! 10. `energy`: device activity to nJ (IDD-based DRAM energy).
+//! 11. `stats`: the run's `Stats` record, its latency summaries and its docs table.
+//! 12. `image`: the functional memory image (the bytes bulk operations move).
+//! 13. `port`: the request port joining cores, cache levels and memory, and the movblk.
+//! 14. `limits`: what the model can simulate (timing and capacity ranges).
+//! 15. `config`: the run's configuration, its defaults, field docs and validation.
+//! 16. `os`: page tables, frame table and allocator policies (asked, never ticking).
+//! 17. `hybrid`: the hybrid DRAM+PCM memory's tables and decisions as pure units (CMMP).
+//! 18. `bulk`: bulk copy/init: planner, channel copier, reserved rows, tracker.
+//! 19. `controller`: per channel: queues, scheduling, refresh, write drain, the bulk engine.
+//! 20. `memory`: the memory router (address space, image, hybrid variant) and device channels.
+//! 21. `cache`: cache arrays, cache levels and the hierarchy of them down to the router.
+//! 22. `copy_engine`: the copy engines beside the cache levels (movblk, CE-L1, DCE, DCE-NT).
+//! 23. `host_memory`: the host memory a run allocates up front, checked before it does.
+//! 24. `workload`: the inputs: trace readers and generators, program traces, forkbench.
+//! 25. `sim`: the top loop of request-trace runs (one memory device, no cores).
+//! 26. `system`: the full system: cores, threads, the scheduler, bulk coordination.
 //!
-//! `request` (the kind of a line request) and `segment` (in-DRAM steps of bulk operations
-//! and the bytes they move) are the vocabulary shared across layers, so that the input
-//! formats never name the controller and `bulk` and `controller` never name each other
-//! (enforced by `tests/layering.rs`). `energy` turns device activity into nJ; `image` holds
-//! the bytes that bulk operations move; `hybrid` is the hybrid DRAM+PCM memory (CMMP): its
-//! tables (PACT, ART), access redirection and migration policy as pure units, and the memory
-//! router's hybrid variant that carries them out (`hybrid::engine`, used by `memory::router`;
-//! the system's side of a migration is `system/hybrid.rs`); `mapping`, `stats` (with
-//! `stat_struct`, the macro that declares stats structs), `config` (with `limits`, what the
-//! model can simulate and the host memory a run needs up front) and `error` serve them all.
+//! `request`, `segment` and `port` are the vocabulary shared across layers, so that the input
+//! formats never name the controller and `bulk` and `controller` never name each other (also
+//! checked by `tests/layering.rs`).
 
 pub mod bulk;
 pub mod cache;
 pub mod config;
 pub mod controller;
 pub mod copy_engine;
+pub mod counters;
 pub mod device;
 pub mod energy;
 pub mod error;
+pub mod host_memory;
 pub mod hybrid;
 pub mod image;
 pub mod limits;
@@ -46,6 +51,7 @@ pub mod memory;
 pub mod os;
 pub mod port;
 pub mod request;
+pub mod rng;
 pub mod segment;
 pub mod sim;
 pub mod spec;

@@ -3,7 +3,9 @@
 //! offers a request to the one below it, which accepts it or refuses it (the sender keeps it
 //! and offers it again later); responses come back by request id at the time they are due.
 //! Bytes do not travel in the request: the memory router is the one place the functional image
-//! is read and written, and cache levels hold their lines' bytes.
+//! is read and written, and cache levels hold their lines' bytes. A `Movblk` (one line-sized
+//! copy) is what a core hands the copy engines and what one engine passes down to the next;
+//! the cache levels carry out its source reads and destination writes.
 
 /// Identifies a request in flight between components (reused once it completes).
 pub type RequestId = u32;
@@ -93,5 +95,36 @@ impl Request {
             origin,
             thread,
         }
+    }
+}
+
+/// One movblk in physical addresses: `L` bytes (the first level's line) from `src` to the
+/// L-aligned `dst`. The source's bytes from `split` on lie at `src_next` (the next line,
+/// possibly in another page).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Movblk {
+    pub src: u64,
+    pub src_next: u64,
+    /// Bytes taken from the first source line (L when the source is aligned).
+    pub split: u64,
+    pub dst: u64,
+    /// Block size L (bytes).
+    pub bytes: u64,
+    /// The core whose movblk it is.
+    pub core: usize,
+}
+
+impl Movblk {
+    /// Where the source's second part starts, when it has one.
+    pub fn second_part(&self) -> Option<u64> {
+        (self.split < self.bytes).then_some(self.src_next)
+    }
+
+    /// Whether the movblk reads or writes any byte of [a, b).
+    pub fn overlaps(&self, a: u64, b: u64) -> bool {
+        let hits = |s: u64, len: u64| len > 0 && s < b && a < s + len;
+        hits(self.src, self.split)
+            || hits(self.src_next, self.bytes - self.split)
+            || hits(self.dst, self.bytes)
     }
 }

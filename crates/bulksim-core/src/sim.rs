@@ -52,7 +52,7 @@ pub fn run_keeping_memory<S: RequestSource>(
         ));
     }
     config.validate()?;
-    crate::limits::check_host_memory(config, crate::limits::RunKind::Replay)?;
+    crate::host_memory::check_host_memory(config, crate::host_memory::RunKind::Replay)?;
     let mut router = MemoryRouter::new(config)?;
     if let Some(path) = command_log {
         router.devices[0].channels.log_commands_to(path)?;

@@ -333,6 +333,64 @@ macro_rules! stat_struct {
 }
 pub(crate) use stat_struct;
 
+/// Dotted names of the leaves of a JSON object (the object named `opaque` counts as one
+/// leaf), for tests that keep the stat tables in step with the stat structs.
+#[cfg(test)]
+fn json_leaves(v: &serde_json::Value, prefix: &str, opaque: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::Object(m) if prefix != opaque => {
+            for (k, v) in m {
+                let p = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                json_leaves(v, &p, opaque, out);
+            }
+        }
+        _ => out.push(prefix.to_string()),
+    }
+}
+
+/// A docs-table entry's stat name (hand-written `StatDoc` or generated `FieldDoc`).
+#[cfg(test)]
+pub(crate) trait DocName {
+    fn doc_name(&self) -> &str;
+}
+
+#[cfg(test)]
+impl DocName for FieldDoc {
+    fn doc_name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Panics unless every leaf of `stats` (the object `opaque` as one leaf; one named in
+/// `elsewhere` is documented in another table) has an entry in `docs` and every entry names a
+/// leaf.
+#[cfg(test)]
+pub(crate) fn assert_documented(
+    stats: &impl Serialize,
+    opaque: &str,
+    elsewhere: &[&str],
+    docs: &[impl DocName],
+    table: &str,
+) {
+    let mut keys = Vec::new();
+    json_leaves(&serde_json::to_value(stats).unwrap(), "", opaque, &mut keys);
+    keys.retain(|k| !elsewhere.contains(&k.as_str()));
+    let names: Vec<&str> = docs.iter().map(|d| d.doc_name()).collect();
+    for k in &keys {
+        assert!(names.contains(&k.as_str()), "stat {k} has no {table} entry");
+    }
+    for n in &names {
+        assert!(
+            keys.iter().any(|k| k == n),
+            "{table} names {n}, which is not a stat"
+        );
+    }
+}
+
 #[cfg(test)]
 #[allow(dead_code)] // `Port::stat_docs` and the like
 mod tests {
@@ -404,7 +462,7 @@ mod tests {
         // The docs name exactly the JSON's leaves (flatten included).
         let mut v = Level::default();
         v.by_origin.insert("copy".into(), 1);
-        crate::stats::assert_documented(&v, "by_origin", &[], &Level::stat_docs(), "Level");
+        assert_documented(&v, "by_origin", &[], &Level::stat_docs(), "Level");
     }
 
     #[test]

@@ -1,125 +1,15 @@
-//! Run statistics: the serialisable `Stats` record, the latency histogram behind its
-//! percentiles, the table giving every stat a unit and a description (generated from the
+//! Run statistics: the serialisable `Stats` record, the summaries of the latency histograms
+//! (`counters`) behind its percentiles, the table giving every stat a unit and a description (generated from the
 //! `stat_struct!` declarations; docs/stats.md is generated from it), and the short human
 //! summary. Everything outside `host` is a deterministic function of config and input; `host`
 //! holds wall-clock figures.
 
+use crate::counters::LatencyHistogram;
 use crate::energy::EnergyBreakdown;
 use crate::stat_struct::{extend, stat_struct, sub_each, FieldDoc};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
-
-/// Exact latency distribution in cycles: one counter per cycle value, dense below
-/// `DENSE_CYCLES` and sparse above, so a latency of 2^30 cycles (a large configured timing)
-/// costs one map entry, not 8 GiB of counters.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct LatencyHistogram {
-    counts: Vec<u64>,
-    /// Counts of latencies from `DENSE_CYCLES` up.
-    sparse: BTreeMap<u64, u64>,
-    n: u64,
-    sum: u64,
-    max: u64,
-}
-
-/// Latencies below this many cycles are counted densely (512 KiB of counters at most).
-const DENSE_CYCLES: u64 = 1 << 16;
-
-impl LatencyHistogram {
-    #[inline]
-    pub fn record(&mut self, cycles: u64) {
-        match self.counts.get_mut(cycles as usize) {
-            Some(count) => *count += 1,
-            None => self.record_beyond(cycles),
-        }
-        self.n += 1;
-        self.sum += cycles;
-        self.max = self.max.max(cycles);
-    }
-
-    /// A latency past the dense counters so far: grow them, or count it sparsely from
-    /// `DENSE_CYCLES` up. Out of line, so that the common case stays one bounds check.
-    #[cold]
-    #[inline(never)]
-    fn record_beyond(&mut self, cycles: u64) {
-        if cycles >= DENSE_CYCLES {
-            *self.sparse.entry(cycles).or_insert(0) += 1;
-        } else {
-            let i = cycles as usize;
-            self.counts.resize((i + 1).next_power_of_two(), 0);
-            self.counts[i] += 1;
-        }
-    }
-
-    pub fn merge(&mut self, other: &LatencyHistogram) {
-        if other.counts.len() > self.counts.len() {
-            self.counts.resize(other.counts.len(), 0);
-        }
-        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
-            *a += b;
-        }
-        for (&v, &c) in &other.sparse {
-            *self.sparse.entry(v).or_insert(0) += c;
-        }
-        self.n += other.n;
-        self.sum += other.sum;
-        self.max = self.max.max(other.max);
-    }
-
-    /// Takes away an earlier snapshot of this histogram: the latencies recorded since, the
-    /// largest among them recomputed from the counts.
-    pub fn sub(&mut self, earlier: &LatencyHistogram) {
-        for (a, b) in self.counts.iter_mut().zip(&earlier.counts) {
-            *a -= b;
-        }
-        for (v, c) in &earlier.sparse {
-            if let Some(mine) = self.sparse.get_mut(v) {
-                *mine -= c;
-            }
-        }
-        self.sparse.retain(|_, c| *c > 0);
-        self.n -= earlier.n;
-        self.sum -= earlier.sum;
-        self.max = match self.sparse.last_key_value() {
-            Some((&v, _)) => v,
-            None => self.counts.iter().rposition(|&c| c > 0).unwrap_or(0) as u64,
-        };
-    }
-
-    pub fn count(&self) -> u64 {
-        self.n
-    }
-
-    pub fn mean(&self) -> f64 {
-        if self.n == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.n as f64
-        }
-    }
-
-    /// Nearest-rank percentile: the smallest value with at least `p`% of samples at or below.
-    pub fn percentile(&self, p: f64) -> u64 {
-        if self.n == 0 {
-            return 0;
-        }
-        let rank = ((p / 100.0) * self.n as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        let dense = self.counts.iter().enumerate().map(|(v, &c)| (v as u64, c));
-        for (v, c) in dense.chain(self.sparse.iter().map(|(&v, &c)| (v, c))) {
-            seen += c;
-            if seen >= rank {
-                return v;
-            }
-        }
-        self.max
-    }
-
-    pub fn max(&self) -> u64 {
-        self.max
-    }
-}
 
 stat_struct! {
     /// A latency distribution's summary, in memory cycles and in ns. Its descriptions name
@@ -250,7 +140,7 @@ stat_struct! {
         pub row_hits: u64 = sum("requests", "requests served without an ACT of their own (from a row open when they were served)"),
         pub row_misses: u64 = sum("requests", "requests served from an ACT of their own to a closed bank"),
         pub row_conflicts: u64 = sum("requests", "requests served from an ACT of their own after a PRE of another row of theirs"),
-        pub wasted_acts: crate::controller::WastedActs = nested(),
+        pub wasted_acts: crate::counters::WastedActs = nested(),
         pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
         pub read_queue_peak: u64 = max("requests", "most reads waiting in one channel's read queue at once (the largest over channels)"),
         pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
@@ -382,103 +272,20 @@ impl Stats {
     }
 }
 
-/// Dotted names of the leaves of a JSON object (the object named `opaque` counts as one
-/// leaf), for tests that keep the stat tables in step with the stat structs.
 #[cfg(test)]
-fn json_leaves(v: &serde_json::Value, prefix: &str, opaque: &str, out: &mut Vec<String>) {
-    match v {
-        serde_json::Value::Object(m) if prefix != opaque => {
-            for (k, v) in m {
-                let p = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                json_leaves(v, &p, opaque, out);
-            }
-        }
-        _ => out.push(prefix.to_string()),
-    }
-}
-
-/// A docs-table entry's stat name (hand-written `StatDoc` or generated `FieldDoc`).
-#[cfg(test)]
-pub(crate) trait DocName {
-    fn doc_name(&self) -> &str;
-}
-
-#[cfg(test)]
-impl DocName for StatDoc {
+impl crate::stat_struct::DocName for StatDoc {
     fn doc_name(&self) -> &str {
         self.name
     }
 }
 
+// The tables' test helper lives beside `FieldDoc`; the system's stats tests reach it here.
 #[cfg(test)]
-impl DocName for FieldDoc {
-    fn doc_name(&self) -> &str {
-        &self.name
-    }
-}
-
-/// Panics unless every leaf of `stats` (the object `opaque` as one leaf; one named in
-/// `elsewhere` is documented in another table) has an entry in `docs` and every entry names a
-/// leaf.
-#[cfg(test)]
-pub(crate) fn assert_documented(
-    stats: &impl Serialize,
-    opaque: &str,
-    elsewhere: &[&str],
-    docs: &[impl DocName],
-    table: &str,
-) {
-    let mut keys = Vec::new();
-    json_leaves(&serde_json::to_value(stats).unwrap(), "", opaque, &mut keys);
-    keys.retain(|k| !elsewhere.contains(&k.as_str()));
-    let names: Vec<&str> = docs.iter().map(|d| d.doc_name()).collect();
-    for k in &keys {
-        assert!(names.contains(&k.as_str()), "stat {k} has no {table} entry");
-    }
-    for n in &names {
-        assert!(
-            keys.iter().any(|k| k == n),
-            "{table} names {n}, which is not a stat"
-        );
-    }
-}
+pub(crate) use crate::stat_struct::assert_documented;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn percentiles_are_nearest_rank() {
-        let mut h = LatencyHistogram::default();
-        for v in 1..=100 {
-            h.record(v);
-        }
-        assert_eq!(h.percentile(50.0), 50);
-        assert_eq!(h.percentile(99.0), 99);
-        assert_eq!(h.max(), 100);
-        assert!((h.mean() - 50.5).abs() < 1e-12);
-        let mut g = LatencyHistogram::default();
-        g.record(1000);
-        h.merge(&g);
-        assert_eq!((h.count(), h.max(), h.percentile(100.0)), (101, 1000, 1000));
-        // Since a snapshot: only what came after, its largest value recomputed.
-        let snap = h.clone();
-        for v in [7, 7, 9, 1 << 20] {
-            h.record(v);
-        }
-        let mut since = h.clone();
-        since.sub(&snap);
-        assert_eq!((since.count(), since.max()), (4, 1 << 20));
-        assert_eq!((since.percentile(50.0), since.percentile(75.0)), (7, 9));
-        assert!((since.mean() - (23.0 + (1 << 20) as f64) / 4.0).abs() < 1e-9);
-        let mut none = h.clone();
-        none.sub(&h);
-        assert_eq!((none.count(), none.max(), none.mean()), (0, 0, 0.0));
-    }
 
     #[test]
     fn every_stat_is_documented_and_every_doc_is_a_stat() {

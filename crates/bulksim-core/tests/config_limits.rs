@@ -4,7 +4,8 @@
 
 mod common;
 
-use bulksim_core::limits::{self, RunKind, MAX_MEMORY_BYTES, MAX_TIMING_CYCLES};
+use bulksim_core::host_memory::{self, RunKind};
+use bulksim_core::limits::{self, MAX_MEMORY_BYTES, MAX_TIMING_CYCLES};
 use bulksim_core::spec::presets::preset;
 use bulksim_core::workload::program::Event;
 use bulksim_core::{system, Config};
@@ -88,16 +89,16 @@ fn the_startup_estimate_grows_by_each_frame_rank_and_bank_it_adds() {
     let one = config(&[]);
     let two = config(&["dram.ranks=2"]);
     let system = RunKind::System { cores: 1 };
-    let added =
-        limits::startup_bytes(&two, system).unwrap() - limits::startup_bytes(&one, system).unwrap();
+    let added = host_memory::startup_bytes(&two, system).unwrap()
+        - host_memory::startup_bytes(&one, system).unwrap();
     // 8 GiB more memory: 2^21 frames of 20 bytes, one rank of 384 and 16 banks of 128.
     assert_eq!(added, (1 << 21) * 20 + 384 + 16 * 128);
-    let replay_added = limits::startup_bytes(&two, RunKind::Replay).unwrap()
-        - limits::startup_bytes(&one, RunKind::Replay).unwrap();
+    let replay_added = host_memory::startup_bytes(&two, RunKind::Replay).unwrap()
+        - host_memory::startup_bytes(&one, RunKind::Replay).unwrap();
     assert_eq!(replay_added, 384 + 16 * 128, "replay has no OS frames");
     // Private caches are one array per core: 1 MiB of data and 16384 lines of 18 bytes.
-    let per_core = limits::startup_bytes(&one, RunKind::System { cores: 3 }).unwrap()
-        - limits::startup_bytes(&one, RunKind::System { cores: 2 }).unwrap();
+    let per_core = host_memory::startup_bytes(&one, RunKind::System { cores: 3 }).unwrap()
+        - host_memory::startup_bytes(&one, RunKind::System { cores: 2 }).unwrap();
     assert_eq!(per_core, (1 << 20) + 16384 * 18);
 }
 
@@ -125,7 +126,7 @@ fn a_run_needing_more_host_memory_than_allowed_fails_before_allocating() {
     );
     // Trace replay builds no OS: 2048 ranks of controller tables fit in 16 MiB but not in 1.
     let replay = config(&["dram.ranks=2048", "sim.memory_limit_mb=16"]);
-    assert!(limits::check_host_memory(&replay, RunKind::Replay).is_ok());
+    assert!(host_memory::check_host_memory(&replay, RunKind::Replay).is_ok());
     let tight = config(&["dram.ranks=2048", "sim.memory_limit_mb=1"]);
     let mut records = vec![read(0, 0)].into_iter();
     let e = bulksim_core::sim::run(&tight, &mut records, None, None)

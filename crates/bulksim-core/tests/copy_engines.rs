@@ -496,7 +496,7 @@ fn an_l2_copy_discards_a_dirty_l1_destination_and_a_younger_load_sees_the_copy()
 /// and sweeps that leave lines clean or dirty in L1, in L2 or in memory, and copies of random
 /// sizes and alignments (sources and destinations never overlapping within a copy).
 fn random_copies(seed: u64) -> Vec<Event> {
-    use bulksim_core::workload::rng::SplitMix64;
+    use bulksim_core::rng::SplitMix64;
     let mut rng = SplitMix64::new(seed);
     let area = 256 << 10;
     let mut body = Vec::new();

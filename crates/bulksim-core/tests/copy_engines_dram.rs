@@ -201,7 +201,7 @@ fn copy_on_write_copies_by_routines_keep_parent_and_child_apart() {
 /// bytes a plain copy would, handing some chunks down and declining others.
 #[test]
 fn random_copies_with_chunks_leave_the_reference_bytes() {
-    use bulksim_core::workload::rng::SplitMix64;
+    use bulksim_core::rng::SplitMix64;
     let area = 512 << 10;
     let mut rng = SplitMix64::new(7);
     let mut body = Vec::new();

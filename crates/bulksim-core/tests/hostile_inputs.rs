@@ -4,7 +4,7 @@
 //! naming the file and the line or record.
 
 mod common;
-use bulksim_core::os::page_table::VADDR_LIMIT;
+use bulksim_core::request::VADDR_LIMIT;
 use bulksim_core::sim;
 use bulksim_core::system::run_workload;
 use bulksim_core::workload::lines::MAX_LINE_BYTES;

@@ -786,7 +786,7 @@ fn a_full_art_completes_partly_promoted_pages_and_cold_dram_pages_make_way() {
 }
 
 /// Migrations started per period (promotions and demotions).
-fn starts_per_period(h: &bulksim_core::hybrid::engine::HybridStats) -> f64 {
+fn starts_per_period(h: &bulksim_core::memory::hybrid::HybridStats) -> f64 {
     (h.promotions_started + h.demotions_started) as f64 / h.periods as f64
 }
 

@@ -17,9 +17,9 @@
 
 mod common;
 
+use bulksim_core::rng::SplitMix64;
 use bulksim_core::system::{run_workload, System};
 use bulksim_core::workload::program::Event;
-use bulksim_core::workload::rng::SplitMix64;
 use bulksim_core::Config;
 use common::{config, dir, write_thread};
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! tests/test_workload_formats.py, where their absence is a visible skip.
 
 mod common;
-use bulksim_core::os::page_table::VADDR_LIMIT;
+use bulksim_core::request::VADDR_LIMIT;
 use bulksim_core::system::run_opened_workload;
 use bulksim_core::workload::formats::champsim::Instr;
 use bulksim_core::workload::formats::convert::convert;

@@ -5,7 +5,7 @@
 //! reads or writes bytes that one in flight writes, or writes bytes one in flight reads.
 
 use super::BulkOp;
-use crate::stats::LatencyHistogram;
+use crate::counters::LatencyHistogram;
 
 #[derive(Clone, Debug)]
 struct InFlight {

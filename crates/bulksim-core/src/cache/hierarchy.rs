@@ -12,18 +12,18 @@
 //! per first-level line; only a copy engine's partial write under
 //! `copy_engine.partial_line = "sector"` leaves some clear: lookups needing them miss and
 //! merge the fetched line under the valid part, write-backs and functional reads respect
-//! them. Non-temporal stores (`system.memcpy = "software_nt"`) go around every level: each
-//! drops the cached copies of its memory line and writes the image, and its core's
-//! write-combining buffers decide when a line write leaves for memory.
+//! them. This file holds the chain and its timed paths; the hierarchy's other concerns are
+//! in their own files: non-temporal stores that go around every level (`non_temporal.rs`),
+//! a post-LLC trace's requests below the caches (`below_caches.rs`), a migrating page's
+//! lines (`migration_lines.rs`), untimed work and the cores' view (`untimed.rs`).
 
 use super::array::{Evicted, LineBuf, Sectors, MAX_LINE};
 use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use super::level_port::LevelPort;
-use super::write_combining::{CombinedWrite, WriteCombining, WriteCombiningStats};
+use super::write_combining::{WriteCombining, WriteCombiningStats};
 use crate::config::CacheLevelConfig;
-use crate::copy_engine::Movblk;
 use crate::memory::MemoryRouter;
-use crate::port::{Origin, Port, Request, RequestId, RequestKind, Response};
+use crate::port::{Movblk, Origin, Port, Request, RequestId, RequestKind, Response};
 use crate::stat_struct::stat_struct;
 
 stat_struct! {
@@ -37,7 +37,7 @@ stat_struct! {
 }
 
 impl Traffic {
-    fn book(&mut self, origin: Origin, write: bool, bytes: u64) {
+    pub(super) fn book(&mut self, origin: Origin, write: bool, bytes: u64) {
         let slot = match (origin, write) {
             (Origin::Program, false) | (Origin::Coherence, false) => &mut self.read_bytes,
             (Origin::Program, true) | (Origin::Coherence, true) => &mut self.write_bytes,
@@ -61,7 +61,7 @@ fn record_sent(sent: &mut Vec<(u32, u64, bool)>, req: &Request) {
 
 /// Writes the valid sectors of a line's `data` at `addr` into the memory image (a masked
 /// write: memory keeps its own bytes under the invalid ones).
-fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Sectors) {
+pub(super) fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Sectors) {
     if valid.is_whole() {
         router.write(addr, data);
         return;
@@ -73,7 +73,7 @@ fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Secto
 
 /// Whether a line written or brought in for `origin` is bulk work's (a copy or an
 /// initialization), which a post-LLC trace's records never saw.
-fn is_bulk_work(origin: Origin) -> bool {
+pub(super) fn is_bulk_work(origin: Origin) -> bool {
     matches!(origin, Origin::Copy | Origin::Init)
 }
 
@@ -127,16 +127,16 @@ pub struct Hierarchy {
     /// after the last level sends it and takes write-backs at once. None: the devices.
     pub fixed_latency_fs: Option<u64>,
     /// Reads the fixed-latency memory has answered, with their due times.
-    fixed_responses: Vec<Response>,
+    pub(super) fixed_responses: Vec<Response>,
     /// The byte range `pin_last_level` pinned (CPM's migrating page), while pinned.
-    pinned: Option<(u64, u64)>,
+    pub(super) pinned: Option<(u64, u64)>,
     /// Last-level lines of post-LLC write-backs to the pinned range, held as if in the
     /// last level (a post-LLC trace has no cache to pin them in) until `move_lines_to`.
-    held_writebacks: std::collections::BTreeSet<u64>,
+    pub(super) held_writebacks: std::collections::BTreeSet<u64>,
     /// The current time (fs), set by the owner each step: when first-level misses start.
     pub now: u64,
     /// Each core's write-combining buffers (empty unless `set_write_combining`).
-    write_combining: Vec<WriteCombining>,
+    pub(super) write_combining: Vec<WriteCombining>,
     /// What they did.
     pub write_combining_stats: WriteCombiningStats,
 }
@@ -186,107 +186,7 @@ impl Hierarchy {
         })
     }
 
-    /// Gives every one of `cores` cores `buffers` write-combining buffers of one memory line
-    /// (the last level's) for non-temporal stores.
-    pub fn set_write_combining(&mut self, cores: usize, buffers: usize) {
-        let line = self.last_line_bytes();
-        self.write_combining = vec![WriteCombining::new(buffers.max(1), line); cores];
-    }
-
-    /// A non-temporal store of `data` (within one memory line) at `addr` by `core`: every
-    /// cached copy of its memory line, in every level and array, is dropped (a dirty one
-    /// written back first, as any write-back), the bytes go into the memory image at once
-    /// (so every later fill reads them), and the core's write-combining buffers take the
-    /// store, sending the line writes it causes to memory. False, with nothing done, when
-    /// memory's write queue has no room for such a write (the last level's write-back
-    /// buffer, which the line writes share): the store waits. The caller makes sure no fill
-    /// for the line is in flight (its stores would land on top of these bytes).
-    pub fn non_temporal_store(&mut self, core: usize, addr: u64, data: &[u8]) -> bool {
-        let last = self.last();
-        let array = self.levels[last].array_of[core];
-        if self.fixed_latency_fs.is_none() && !self.last_can_allocate(array) {
-            return false;
-        }
-        let line_bytes = self.last_line_bytes();
-        let start = addr / line_bytes * line_bytes;
-        for level in 0..self.levels.len() {
-            let lb = self.levels[level].line_bytes;
-            for a in 0..self.levels[level].arrays.len() {
-                for line in start / lb..(start + line_bytes).div_ceil(lb) {
-                    // An upper level's dirty line lands in a lower level here, whose turn
-                    // comes after: it leaves there, to memory.
-                    if let Some(ev) = self.levels[level].arrays[a].write_back(line) {
-                        self.write_combining_stats.dirty_write_backs += 1;
-                        self.write_back(level, a, &ev, None, core);
-                    }
-                    if self.levels[level].arrays[a].invalidate(line) {
-                        self.write_combining_stats.invalidated_lines += 1;
-                        self.epoch += 1;
-                    }
-                }
-            }
-        }
-        self.router.write(addr, data);
-        self.write_combining_stats.stores += 1;
-        let writes = self.write_combining[core].store(addr, data.len() as u64);
-        for w in writes.into_iter().flatten() {
-            self.write_combined(core, w);
-        }
-        true
-    }
-
-    /// `core`'s fence: every open write-combining buffer leaves for memory.
-    pub fn drain_write_combining(&mut self, core: usize) {
-        let Some(wc) = self.write_combining.get_mut(core) else {
-            return;
-        };
-        for w in wc.drain() {
-            self.write_combined(core, w);
-        }
-    }
-
-    /// One write-combining buffer's line write: it crosses the port below every level
-    /// (counted there with its stored bytes, as a partially valid line's write-back is) and
-    /// goes to memory as one write of the memory line (a masked one when partial: memory
-    /// keeps its own bytes elsewhere; the bytes are in the image since the stores). It holds
-    /// a place in the last level's write-back buffer until memory takes it.
-    fn write_combined(&mut self, core: usize, w: CombinedWrite) {
-        let stats = &mut self.write_combining_stats;
-        if w.full {
-            stats.full_writes += 1;
-        } else {
-            stats.partial_writes += 1;
-            stats.partial_bytes += w.bytes;
-        }
-        for l in &mut self.levels {
-            l.below.write_bytes.count(Origin::Copy, w.bytes);
-            l.below_transfers += 1;
-        }
-        let line_bytes = self.last_line_bytes();
-        self.traffic.book(Origin::Copy, true, line_bytes);
-        if self.fixed_latency_fs.is_some() {
-            // The fixed-latency memory takes writes at once.
-            return;
-        }
-        let last = self.last();
-        let array = self.levels[last].array_of[core];
-        self.levels[last].wb_queued[array] += 1;
-        self.levels[last].out_writebacks.push_back(Outgoing {
-            req: Request {
-                id: None,
-                addr: w.addr,
-                bytes: line_bytes as u32,
-                kind: RequestKind::Writeback,
-                origin: Origin::Copy,
-                thread: core as u32,
-            },
-            not_before: 0,
-            issued: self.now,
-            buffer: Some((last, array)),
-        });
-    }
-
-    fn last(&self) -> usize {
+    pub(super) fn last(&self) -> usize {
         self.levels.len() - 1
     }
 
@@ -303,7 +203,7 @@ impl Hierarchy {
         &self.levels[0]
     }
 
-    fn new_id(&mut self, p: Pending) -> RequestId {
+    pub(super) fn new_id(&mut self, p: Pending) -> RequestId {
         match self.free_ids.pop() {
             Some(t) => {
                 self.ids[t as usize] = Some(p);
@@ -481,7 +381,7 @@ impl Hierarchy {
     /// `evictor` is the core whose access pushed the line out: a memory-bound write-back
     /// carries it as its cause (a write-back into an inner level carries `array`, whose
     /// array it came from).
-    fn write_back(
+    pub(super) fn write_back(
         &mut self,
         level: usize,
         array: usize,
@@ -579,138 +479,6 @@ impl Hierarchy {
         way
     }
 
-    /// A read of the memory line holding `addr` for `core`, issued below the caches (a
-    /// post-LLC trace's read: the trace already is what missed the last level). It goes to
-    /// memory after the last level's fills waiting before it; its completion reports the
-    /// first-level line of `addr` to `core` (`Completed::Line`), and nothing is cached.
-    pub fn read_below_caches(&mut self, core: usize, addr: u64) {
-        let first_line = addr / self.levels[0].line_bytes;
-        let bytes = self.last_line_bytes();
-        let id = self.new_id(Pending::BelowCaches {
-            core,
-            line: first_line,
-        });
-        if let Some(level) = self.trace_hit(core, addr) {
-            // The trace's record is a miss in the caches of the run that wrote it, which
-            // never saw the bulk work that put the line here since: a hit now.
-            // As a fill from the first level would take: each level's lookup, and the port
-            // down to each lower level and back.
-            let latency = self.levels[0].hit_fs
-                + self.levels[1..=level]
-                    .iter()
-                    .map(|l| l.hit_fs + 2 * l.port_fs)
-                    .sum::<u64>();
-            self.fixed_responses.push((id, self.now + latency));
-            return;
-        }
-        if !self.held_writebacks.is_empty() && self.held_writebacks.contains(&(addr / bytes)) {
-            // A line CPM holds for its migrating page: a last-level hit.
-            let l = &self.levels[self.last()];
-            self.fixed_responses.push((id, self.now + l.hit_fs));
-            return;
-        }
-        let req = Request::fill(
-            Some(id),
-            addr / bytes,
-            bytes,
-            false,
-            Origin::Program,
-            core as u32,
-        );
-        let last = self.last();
-        if let Some(latency) = self.fixed_latency_fs {
-            self.fixed_responses.push((id, self.now + latency));
-        } else {
-            self.levels[last].out_fills.push_back(Outgoing {
-                req,
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
-        }
-        self.traffic.book(Origin::Program, false, bytes);
-    }
-
-    /// A write-back of the memory line holding `addr` for `core`, issued below the caches (a
-    /// post-LLC trace's dirty eviction): posted to memory after the last level's write-backs
-    /// waiting before it. Its data is what memory holds (a trace carries no bytes).
-    pub fn write_below_caches(&mut self, core: usize, addr: u64) {
-        let bytes = self.last_line_bytes();
-        self.take_out_for_trace(core, addr);
-        if self.pinned.is_some_and(|(a, b)| (a..b).contains(&addr)) {
-            // CPM: the migrating page's write-backs stay in the last level until the copy
-            // is done ("an L2 of pinned lines only" for a post-LLC trace).
-            self.held_writebacks.insert(addr / bytes);
-            return;
-        }
-        let req = Request {
-            id: None,
-            addr: addr / bytes * bytes,
-            bytes: bytes as u32,
-            kind: RequestKind::Writeback,
-            origin: Origin::Program,
-            thread: core as u32,
-        };
-        let last = self.last();
-        self.traffic.book(Origin::Program, true, bytes);
-        if self.fixed_latency_fs.is_some() {
-            return;
-        }
-        self.levels[last].out_writebacks.push_back(Outgoing {
-            req,
-            not_before: 0,
-            issued: self.now,
-            buffer: None,
-        });
-    }
-
-    /// The first of `core`'s levels holding the first-level line at `addr` whole, put there
-    /// by bulk work (most recently used there now, the hit counted as a trace hit), if any: a
-    /// post-LLC trace's read of such a line. Lines the program's own accesses brought in are
-    /// passed over: the run that wrote the trace had them too, and missed.
-    fn trace_hit(&mut self, core: usize, addr: u64) -> Option<usize> {
-        let first = self.levels[0].line_bytes;
-        for (i, l) in self.levels.iter_mut().enumerate() {
-            let a = &mut l.arrays[l.array_of[core]];
-            let offset = (addr % l.line_bytes / first * first) as usize;
-            let found = a.probe_bytes(addr / l.line_bytes, offset, first as usize);
-            if let Some(way) = found.filter(|&w| is_bulk_work(a.origin(w))) {
-                a.touch(way);
-                l.trace_hits += 1;
-                return Some(i);
-            }
-        }
-        None
-    }
-
-    /// A post-LLC trace's write-back of the line at `addr`: the run that wrote the trace
-    /// evicted it from its caches, so where bulk work put it in `core`'s levels it leaves
-    /// them too, its bytes (the last level's first, the first level's last: the newest)
-    /// written into memory, where the write-back finds them.
-    fn take_out_for_trace(&mut self, core: usize, addr: u64) {
-        // The memory line the write-back covers, in each level's (smaller or equal) lines.
-        let bytes = self.last_line_bytes();
-        let start = addr / bytes * bytes;
-        for l in self.levels.iter_mut().rev() {
-            let a = &mut l.arrays[l.array_of[core]];
-            for line in start / l.line_bytes..(start + bytes) / l.line_bytes {
-                let Some(way) = a.probe(line).filter(|&w| is_bulk_work(a.origin(w))) else {
-                    continue;
-                };
-                if a.is_dirty(way) {
-                    write_masked(
-                        &mut self.router,
-                        line * l.line_bytes,
-                        a.data(way),
-                        &a.sectors(way),
-                    );
-                }
-                a.invalidate(line);
-                l.trace_takeouts += 1;
-            }
-        }
-    }
-
     /// Puts a line into `core`'s first level.
     pub fn insert(&mut self, core: usize, line: u64, data: &[u8], dirty: bool, origin: Origin) {
         self.insert_at(0, core, line, data, dirty, origin);
@@ -719,7 +487,7 @@ impl Hierarchy {
     /// Reads `buf.len()` bytes at `addr` as level `from` and below see them (the first holder
     /// of each line below `from`, else memory; the bytes of a holder's invalid sectors as
     /// the levels below it see them).
-    fn read_below(&self, from: usize, addr: u64, buf: &mut [u8]) {
+    pub(super) fn read_below(&self, from: usize, addr: u64, buf: &mut [u8]) {
         for (i, l) in self.levels.iter().enumerate().skip(from) {
             let line = addr / l.line_bytes;
             for a in &l.arrays {
@@ -985,157 +753,6 @@ impl Hierarchy {
         levels[last].out_writebacks = writebacks;
     }
 
-    /// Pins the lines of [addr, addr + bytes) in every array of the last level (CPM: a
-    /// migrating page's lines stay there, so its write-backs wait in the cache).
-    pub fn pin_last_level(&mut self, addr: u64, bytes: u64) {
-        let last = self.last();
-        let lb = self.levels[last].line_bytes;
-        for a in &mut self.levels[last].arrays {
-            a.pin(addr / lb, (addr + bytes).div_ceil(lb));
-        }
-        self.pinned = Some((addr, addr + bytes));
-    }
-
-    /// Ends `pin_last_level`.
-    pub fn unpin_last_level(&mut self) {
-        let last = self.last();
-        for a in &mut self.levels[last].arrays {
-            a.unpin();
-        }
-        self.pinned = None;
-    }
-
-    /// Forgets every cached copy of [addr, addr + bytes) in every array, dirty or not, and
-    /// every fill in flight for it: its bytes belong to nobody any more (a frame a page
-    /// migration is about to fill, whose lines an exited owner may have left).
-    pub fn drop_lines(&mut self, addr: u64, bytes: u64) {
-        self.epoch += 1;
-        for l in &mut self.levels {
-            let lb = l.line_bytes;
-            for m in l.mshrs.iter_mut().flatten() {
-                if m.line * lb < addr + bytes && (m.line + 1) * lb > addr {
-                    m.dead = true;
-                }
-            }
-            for a in &mut l.arrays {
-                for line in addr / lb..(addr + bytes).div_ceil(lb) {
-                    a.invalidate(line);
-                }
-            }
-        }
-    }
-
-    /// Whether a write-back to [a, b) waits in the last level's queue for memory.
-    pub fn memory_writes_in(&self, a: u64, b: u64) -> bool {
-        self.levels[self.last()]
-            .out_writebacks
-            .iter()
-            .any(|w| w.req.addr < b && w.req.addr + w.req.bytes as u64 > a)
-    }
-
-    /// A migrated page's cached lines (`hybrid.remap_lines = "flush"`): every line of
-    /// [old, old + bytes) in every level is invalidated, and its newest bytes, when any copy
-    /// was dirty, are written to the same place in [new, new + bytes): into the image now
-    /// (the last level first, so a newer copy higher up lands last) and to memory as one
-    /// write-back of each last-level line (origin `Migration`). Returns the lines dropped.
-    pub fn move_lines_to(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
-        self.epoch += 1;
-        let last_bytes = self.last_line_bytes();
-        let mut dropped = 0;
-        let mut dirty_lines = std::collections::BTreeSet::new();
-        for level in (0..self.levels.len()).rev() {
-            let lb = self.levels[level].line_bytes;
-            for a in 0..self.levels[level].arrays.len() {
-                for line in old / lb..(old + bytes).div_ceil(lb) {
-                    let array = &mut self.levels[level].arrays[a];
-                    if let Some(ev) = array.write_back(line) {
-                        let at = new + (line * lb - old);
-                        write_masked(&mut self.router, at, ev.data.as_slice(), &ev.valid);
-                        dirty_lines.insert(at / last_bytes);
-                    }
-                    dropped += self.levels[level].arrays[a].invalidate(line) as u64;
-                }
-            }
-        }
-        dropped += self.release_held_writebacks(old, new, bytes);
-        let last = self.last();
-        for line in dirty_lines {
-            self.traffic.book(Origin::Migration, true, last_bytes);
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: Request {
-                    id: None,
-                    addr: line * last_bytes,
-                    bytes: last_bytes as u32,
-                    kind: RequestKind::Writeback,
-                    origin: Origin::Migration,
-                    thread: 0,
-                },
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
-        }
-        dropped
-    }
-
-    /// A migrated page's cached lines (`hybrid.remap_lines = "retag"`): every line of
-    /// [old, old + bytes) in every array is renamed to the same place in [new, new + bytes),
-    /// keeping its bytes and dirty state (`Cache::retag`); nothing is written now. The last
-    /// level goes first, so that a line an upper level pushes out into it cannot push out a
-    /// line still under its old name. Returns the lines moved.
-    pub fn retag_lines_to(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
-        self.epoch += 1;
-        let mut moved = 0;
-        for level in (0..self.levels.len()).rev() {
-            let lb = self.levels[level].line_bytes;
-            for a in 0..self.levels[level].arrays.len() {
-                let (n, evicted) = self.levels[level].arrays[a].retag(
-                    old / lb,
-                    (old + bytes).div_ceil(lb),
-                    new / lb,
-                );
-                moved += n;
-                for ev in evicted {
-                    // No core's access pushed it out: booked to the array's own core.
-                    self.write_back(level, a, &ev, None, a);
-                }
-            }
-        }
-        moved + self.release_held_writebacks(old, new, bytes)
-    }
-
-    /// Post-LLC write-backs held for a CPM page ([old, old + bytes)) go to the same place
-    /// in [new, new + bytes) at its completion. Returns how many.
-    fn release_held_writebacks(&mut self, old: u64, new: u64, bytes: u64) -> u64 {
-        let last_bytes = self.last_line_bytes();
-        let held: Vec<u64> = self
-            .held_writebacks
-            .range(old / last_bytes..(old + bytes).div_ceil(last_bytes))
-            .copied()
-            .collect();
-        let last = self.last();
-        for &line in &held {
-            // The program's own write-backs, late: they count as the program's.
-            self.held_writebacks.remove(&line);
-            let at = new + (line * last_bytes - old);
-            self.traffic.book(Origin::Program, true, last_bytes);
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: Request {
-                    id: None,
-                    addr: at,
-                    bytes: last_bytes as u32,
-                    kind: RequestKind::Writeback,
-                    origin: Origin::Program,
-                    thread: 0,
-                },
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
-        }
-        held.len() as u64
-    }
-
     /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).
     pub fn next_departure(&self) -> u64 {
         self.levels[..self.last()]
@@ -1282,28 +899,6 @@ impl Hierarchy {
         hit
     }
 
-    /// Writes every dirty line back to the memory image and empties every level, untimed
-    /// and counted nowhere: what a flush of all caches at the end of a run leaves in memory
-    /// (the cores' view, `read_as_cores`, then is the image's). The last level goes first,
-    /// so a newer copy higher up lands last; a partially valid line writes only its valid
-    /// sectors. Misses in flight are not waited for.
-    pub fn flush_untimed(&mut self) {
-        self.epoch += 1;
-        for l in self.levels.iter_mut().rev() {
-            let lb = l.line_bytes;
-            for a in &mut l.arrays {
-                for ev in a.clear() {
-                    write_masked(
-                        &mut self.router,
-                        ev.line * lb,
-                        ev.data.as_slice(),
-                        &ev.valid,
-                    );
-                }
-            }
-        }
-    }
-
     /// Drops `line` from array `array` of `level` without writing it back (a copy engine's
     /// destination, about to be overwritten below).
     pub fn discard(&mut self, level: usize, array: usize, line: u64) {
@@ -1329,79 +924,6 @@ impl Hierarchy {
     /// The last level's line size.
     pub fn last_line_bytes(&self) -> u64 {
         self.levels[self.last()].line_bytes
-    }
-
-    /// Makes the `bytes` at `addr` zero without timing (memory present before the run
-    /// began): cached copies are dropped at every level, the image is cleared.
-    pub fn zero_untimed(&mut self, addr: u64, bytes: u64) {
-        self.epoch += 1;
-        for l in &mut self.levels {
-            let lb = l.line_bytes;
-            for line in addr / lb..(addr + bytes).div_ceil(lb) {
-                for a in &mut l.arrays {
-                    a.invalidate(line);
-                }
-            }
-        }
-        self.router.zero_untimed(addr, bytes);
-    }
-
-    /// A freed frame at [addr, addr + bytes) now belongs to `core`: the lines its earlier
-    /// owner left in other cores' arrays, or is still fetching there, are dead (no process
-    /// maps the frame any more) and are dropped without a write-back, so they can neither be
-    /// read by nor written back over the new owner. bulksim's caches keep no coherence protocol between cores, so this
-    /// hand-over is where it would matter.
-    pub fn hand_over(&mut self, core: usize, addr: u64, bytes: u64) {
-        self.epoch += 1;
-        for l in &mut self.levels {
-            let (lb, mine) = (l.line_bytes, l.array_of[core]);
-            // Fills other cores started for the old owner (a store's fill may still be in
-            // flight when its process exits) must not bring its bytes back either.
-            for (other, mshrs) in l.mshrs.iter_mut().enumerate() {
-                if other == core {
-                    continue;
-                }
-                for m in mshrs.iter_mut() {
-                    if m.line * lb < addr + bytes && (m.line + 1) * lb > addr {
-                        m.dead = true;
-                    }
-                }
-            }
-            for (k, a) in l.arrays.iter_mut().enumerate() {
-                if k == mine {
-                    continue;
-                }
-                for line in addr / lb..(addr + bytes).div_ceil(lb) {
-                    a.invalidate(line);
-                }
-            }
-        }
-    }
-
-    /// Current contents of `buf.len()` bytes at `addr` as core `core` sees them (within one
-    /// first-level line): `read_as_cores`, with its stores still waiting for the line's fill.
-    pub fn read_as_core(&self, core: usize, addr: u64, buf: &mut [u8]) {
-        self.read_below(0, addr, buf);
-        let l = &self.levels[0];
-        let line = addr / l.line_bytes;
-        let Some(m) = l.mshrs[core].iter().find(|m| m.line == line) else {
-            return;
-        };
-        let start = (addr - line * l.line_bytes) as usize;
-        let end = start + buf.len();
-        for (offset, len, bytes) in &m.stores {
-            let (a, b) = (*offset, *offset + *len as usize);
-            let (from, to) = (a.max(start), b.min(end));
-            if from < to {
-                buf[from - start..to - start].copy_from_slice(&bytes[from - a..to - a]);
-            }
-        }
-    }
-
-    /// Current contents of `buf.len()` bytes at `addr` as the cores see them (within one
-    /// first-level line).
-    pub fn read_as_cores(&self, addr: u64, buf: &mut [u8]) {
-        self.read_below(0, addr, buf);
     }
 }
 

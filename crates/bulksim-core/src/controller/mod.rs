@@ -3,12 +3,15 @@
 //! bus). `tick` returns the next cycle at which anything can change, for idle skipping.
 //! Statistics it keeps: requests, forwarding/merging, row-buffer outcomes, read latency.
 //! Its bulk engine executes in-DRAM bulk segments with priority on the command bus; requests
-//! tagged as bulk line jobs are reported back when served.
+//! tagged as bulk line jobs are reported back when served. `refresh_overlap` counts how long
+//! ranks refresh at once: per channel here, and over a device's ranks in its channels (the
+//! system-wide stagger), which use it from here.
 
 pub mod adaptive_refresh;
 pub mod bulk_engine;
 pub mod queue;
 pub mod refresh;
+pub mod refresh_overlap;
 pub mod refresh_scheme;
 pub mod request;
 pub mod scheduler;
@@ -19,16 +22,16 @@ use crate::config::{
     ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, RefreshScheme, Scheduler,
     Stagger,
 };
+use crate::counters::{LatencyHistogram, WastedActs};
 use crate::device::{Device, RankActivity};
 use crate::mapping::DramAddr;
-use crate::memory::refresh_overlap::{RefSeries, RefreshOverlap};
 use crate::spec::{Command, Spec};
 use crate::stat_struct::stat_struct;
-use crate::stats::LatencyHistogram;
 use adaptive_refresh::AdaptiveRefresh;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
 use refresh::{Refresh, Schedule};
+use refresh_overlap::{RefSeries, RefreshOverlap};
 use refresh_scheme::{Postponement, RankActivity as RankQueueActivity};
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
 use scheduler::{HitCap, Owned};
@@ -56,16 +59,6 @@ stat_struct! {
         /// For their energy.
         #[serde(skip)]
         pub bulk_commands: RankActivity = merge(RankActivity::add_counts, "commands", "commands issued for bulk operations (engine and tagged requests)"),
-    }
-}
-
-stat_struct! {
-    /// ACTs whose row closed before the request it was opened for was served from it (that
-    /// request then needs another ACT). Every ACT the controller issues for a request is
-    /// either its served request's (a row miss or conflict) or one of these.
-    pub struct WastedActs {
-        pub refresh: u64 = sum("ACTs", "rows closed unused by a refresh's precharge-all"),
-        pub other: u64 = sum("ACTs", "rows closed unused by anything else (the bulk engine's precharges)"),
     }
 }
 

@@ -10,8 +10,9 @@
 //! writes its destination, or sends its message down. Where a movblk runs, and what a fetched
 //! line does there, is the policy's (`Placement`).
 
-use super::{Movblk, Placement};
+use super::Placement;
 use crate::cache::Hierarchy;
+use crate::port::Movblk;
 use std::collections::VecDeque;
 
 /// What the engine does next for its movblk.

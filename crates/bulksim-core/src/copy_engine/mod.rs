@@ -13,39 +13,9 @@ pub mod engine;
 
 use crate::cache::Hierarchy;
 use crate::config::{CopyEngineConfig, CopyEnginePolicy, CopyOrdering, PartialLine};
+use crate::port::Movblk;
 use crate::stat_struct::stat_struct;
 use engine::{Costs, Engine, Outcome};
-
-/// One movblk in physical addresses: `L` bytes (the first level's line) from `src` to the
-/// L-aligned `dst`. The source's bytes from `split` on lie at `src_next` (the next line,
-/// possibly in another page).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Movblk {
-    pub src: u64,
-    pub src_next: u64,
-    /// Bytes taken from the first source line (L when the source is aligned).
-    pub split: u64,
-    pub dst: u64,
-    /// Block size L (bytes).
-    pub bytes: u64,
-    /// The core whose movblk it is.
-    pub core: usize,
-}
-
-impl Movblk {
-    /// Where the source's second part starts, when it has one.
-    pub fn second_part(&self) -> Option<u64> {
-        (self.split < self.bytes).then_some(self.src_next)
-    }
-
-    /// Whether the movblk reads or writes any byte of [a, b).
-    pub fn overlaps(&self, a: u64, b: u64) -> bool {
-        let hits = |s: u64, len: u64| len > 0 && s < b && a < s + len;
-        hits(self.src, self.split)
-            || hits(self.src_next, self.bytes - self.split)
-            || hits(self.dst, self.bytes)
-    }
-}
 
 /// How a policy places a movblk and its fetched source lines.
 #[derive(Clone, Copy, Debug)]

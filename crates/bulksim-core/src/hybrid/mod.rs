@@ -6,16 +6,15 @@
 //! ACCESSREDIRECT decision for one LLC miss or write-back; `policy` the OS's periodic
 //! scoring and choice of promotions and demotions; `config` the `[hybrid]` settings (declared
 //! in `crate::config::hybrid`, with the page and block sizes, and named here as before).
-//! `engine` is the router's hybrid variant that carries them out below the caches (routing,
-//! the image, the background copier, the OS's period); the system's side (completion:
-//! flush and remap) is `system/hybrid.rs`. Built: all four mechanisms
+//! The router's hybrid variant that carries them out below the caches (routing, the image,
+//! the background copier, the OS's period) is `memory::hybrid`; the system's side
+//! (completion: flush and remap) is `system/hybrid.rs`. Built: all four mechanisms
 //! (docs/hybrid.md, "Status").
 
 pub mod art;
 pub use crate::config::hybrid as config;
 pub use crate::config::hybrid::{BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 pub mod energy;
-pub mod engine;
 pub mod pact;
 pub mod policy;
 pub mod redirect;

@@ -12,6 +12,7 @@ use crate::bulk::reserved::ReservedRows;
 use crate::bulk::tracker::BulkTracker;
 use crate::bulk::{BulkOp, Move};
 use crate::config::{Config, Mechanism, Stagger};
+use crate::controller::refresh_overlap::{RefSeries, RefreshConcurrency, RefreshOverlap};
 use crate::controller::unavailability::Unavailability;
 use crate::controller::{Controller, ControllerStats, RequestKind, CLIENT_TAG, NO_TAG};
 use crate::device::CommandLog;
@@ -19,7 +20,6 @@ use crate::device::RankActivity;
 use crate::energy::{per_bit_energy, rank_energy, BitEnergyStats, EnergyBreakdown};
 use crate::error::{Error, Result};
 use crate::mapping::AddressMapper;
-use crate::memory::refresh_overlap::{RefSeries, RefreshConcurrency, RefreshOverlap};
 use crate::spec::{Command, Spec};
 use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
 use std::path::Path;
@@ -227,8 +227,8 @@ impl MemorySystem {
     }
 
     /// The read latencies of every channel, in one histogram (memory cycles).
-    pub fn read_latencies(&self) -> crate::stats::LatencyHistogram {
-        let mut h = crate::stats::LatencyHistogram::default();
+    pub fn read_latencies(&self) -> crate::counters::LatencyHistogram {
+        let mut h = crate::counters::LatencyHistogram::default();
         for c in &self.controllers {
             h.merge(&c.stats.read_latency);
         }

@@ -8,10 +8,10 @@
 
 use super::channels::MemorySystem;
 use super::device::MemoryDevice;
+use super::hybrid::{HybridMemory, HYBRID_TAG};
 use crate::bulk::{BulkKind, BulkOp, Move};
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::hybrid::engine::{HybridMemory, HYBRID_TAG};
 use crate::hybrid::BLOCK_BYTES;
 use crate::image::MemoryImage;
 use crate::port::{Port, Request, Response};
@@ -312,7 +312,7 @@ impl MemoryRouter {
 
     /// `[hybrid]`: the hybrid memory's stats with the devices' part (program requests'
     /// service times, every PCM access), derived fields computed.
-    pub fn hybrid_stats(&self) -> Option<crate::hybrid::engine::HybridStats> {
+    pub fn hybrid_stats(&self) -> Option<crate::memory::hybrid::HybridStats> {
         let h = self.hybrid.as_ref()?;
         let mut s = h.stats();
         let service = |d: usize| {

@@ -20,10 +20,11 @@ pub mod frame_table;
 pub mod page_table;
 pub mod tlb;
 
+use crate::request::VADDR_LIMIT;
 use crate::stat_struct::{extend, stat_struct};
 use allocator::{AllocContext, FrameAllocator, FrameRequest, PlacementStats, Purpose, PAGE};
 use frame_table::FrameTable;
-use page_table::{beyond_reach, PageTable, Pte, VADDR_LIMIT};
+use page_table::{beyond_reach, PageTable, Pte};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

@@ -6,14 +6,15 @@
 //! an exit free frames in the same order every run.
 
 use super::allocator::PAGE;
+use crate::request::VADDR_LIMIT;
 
 const LEVEL_BITS: u32 = 9;
 const FANOUT: usize = 1 << LEVEL_BITS;
 const LEVELS: u32 = 4;
 /// Virtual page number bits the table covers.
 pub const VPN_BITS: u32 = LEVEL_BITS * LEVELS;
-/// Virtual addresses must lie below this (2^48).
-pub const VADDR_LIMIT: u64 = PAGE << VPN_BITS;
+// The table covers exactly the virtual addresses the input formats accept.
+const _: () = assert!(VADDR_LIMIT == PAGE << VPN_BITS);
 
 /// A page-table entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -342,7 +342,7 @@ impl Default for Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::rng::SplitMix64;
+    use crate::rng::SplitMix64;
 
     /// The window against the plain scan it replaces: random pushes (ready slots and loads
     /// waiting on a few lines), fills and retirements leave the same slots.

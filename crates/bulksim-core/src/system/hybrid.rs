@@ -1,5 +1,5 @@
 //! The system's side of a hybrid memory (`[hybrid]`, docs/hybrid.md): the OS work the
-//! hybrid router (`hybrid::engine`) cannot do alone because it needs the caches and the page
+//! hybrid router (`memory::hybrid`) cannot do alone because it needs the caches and the page
 //! tables. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
 //! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
 //! their destination completes when its page is quiet (no miss in flight for it, no

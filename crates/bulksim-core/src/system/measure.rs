@@ -11,9 +11,10 @@
 //! `sub`); the derived figures that can be are recomputed from the differences.
 
 use super::stats::{CoreStats, MeasurementStats};
-use crate::hybrid::engine::HybridStats;
+use crate::counters::LatencyHistogram;
+use crate::memory::hybrid::HybridStats;
 use crate::memory::MemoryRouter;
-use crate::stats::{LatencyHistogram, LatencyStats, Stats};
+use crate::stats::{LatencyStats, Stats};
 
 /// The memory-side stats at the instant the last core finished its warm-up.
 struct Snapshot {

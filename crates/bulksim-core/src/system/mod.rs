@@ -42,7 +42,7 @@ use crate::cache::{Hierarchy, Origin};
 use crate::config::{
     Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations,
 };
-use crate::copy_engine::{CopyEngines, Movblk};
+use crate::copy_engine::CopyEngines;
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
@@ -51,7 +51,7 @@ use crate::os::allocator::{
     LAZY_ABOVE_FRAMES, PAGE,
 };
 use crate::os::{Os, Pid, RankOf, Work};
-use crate::port::Port;
+use crate::port::{Movblk, Port};
 use crate::workload::looping::LoopingSource;
 use crate::workload::memcpy::{CopyStep, MemcpyCost, MemcpyExpansion, MemcpyKind};
 use crate::workload::program::Event;
@@ -266,7 +266,10 @@ impl System {
         config.sim.record_intervals |= config.sim.interruption_metrics;
         // Before anything sized by the config is allocated; one core per thread at most.
         let cores = workload.threads.len().max(config.system.cores as usize);
-        crate::limits::check_host_memory(&config, crate::limits::RunKind::System { cores })?;
+        crate::host_memory::check_host_memory(
+            &config,
+            crate::host_memory::RunKind::System { cores },
+        )?;
         let mut router = MemoryRouter::new(&config)?;
         let least_delay = config.os.allocator == crate::config::AllocatorPolicy::RankClock
             && config.os.preferred_rank == crate::config::PreferredRank::LeastDelay;
@@ -2327,7 +2330,7 @@ impl System {
     }
 
     /// The hybrid memory (`[hybrid]`), for checks of its tables after a run.
-    pub fn hybrid(&self) -> Option<&crate::hybrid::engine::HybridMemory> {
+    pub fn hybrid(&self) -> Option<&crate::memory::hybrid::HybridMemory> {
         self.mem.router.hybrid.as_ref()
     }
 

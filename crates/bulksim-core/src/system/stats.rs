@@ -135,7 +135,7 @@ pub struct SystemStats {
     pub write_combining: Option<crate::cache::write_combining::WriteCombiningStats>,
     /// With `[hybrid]`: the hybrid memory's migrations, accesses and tables.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub hybrid: Option<crate::hybrid::engine::HybridStats>,
+    pub hybrid: Option<crate::memory::hybrid::HybridStats>,
     /// With `[hybrid]`: its energy by DRAM, PCM, PACT and ART.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hybrid_energy: Option<crate::hybrid::energy::HybridEnergy>,
@@ -196,7 +196,7 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
     docs.extend(
         crate::cache::write_combining::WriteCombiningStats::stat_docs_at("write_combining"),
     );
-    docs.extend(crate::hybrid::engine::HybridStats::stat_docs_at("hybrid"));
+    docs.extend(crate::memory::hybrid::HybridStats::stat_docs_at("hybrid"));
     docs.extend(crate::hybrid::energy::HybridEnergy::stat_docs_at(
         "hybrid_energy",
     ));

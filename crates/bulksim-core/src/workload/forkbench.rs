@@ -5,9 +5,9 @@
 //! child (started by the fork).
 
 use super::program::{Event, ProgramWriter, MAX_COMPUTE};
-use super::rng::SplitMix64;
 use crate::error::{Error, Result};
-use crate::os::page_table::VADDR_LIMIT;
+use crate::request::VADDR_LIMIT;
+use crate::rng::SplitMix64;
 use std::path::Path;
 
 /// Where the array starts in the parent's address space.

@@ -4,10 +4,10 @@
 //! `write_fraction` (pagecopy fixes its own mix). Requests are `interval` cycles apart (0: all
 //! due at cycle 0, i.e. as fast as the controller accepts). Same options and seed, same trace.
 
-use super::rng::SplitMix64;
 use super::trace::{RequestSource, TraceRecord};
 use crate::error::{Error, Result};
 use crate::request::RequestKind;
+use crate::rng::SplitMix64;
 use std::io::Write;
 use std::str::FromStr;
 

@@ -307,7 +307,7 @@ impl Iterator for MemcpyExpansion {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::rng::SplitMix64;
+    use crate::rng::SplitMix64;
 
     const COST: MemcpyCost = MemcpyCost {
         call_instructions: 10,

@@ -12,7 +12,6 @@ pub mod lines;
 pub mod looping;
 pub mod memcpy;
 pub mod program;
-pub mod rng;
 pub mod source;
 pub mod standin;
 pub mod synthetic;

@@ -29,7 +29,7 @@
 //! Readers stream and report bad input by file and record (line) number.
 
 use crate::error::{Error, Result};
-use crate::os::page_table::VADDR_LIMIT;
+use crate::request::VADDR_LIMIT;
 use crate::workload::lines::{self, read_error};
 use flate2::bufread::GzDecoder;
 use flate2::write::GzEncoder;

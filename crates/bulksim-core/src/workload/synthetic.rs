@@ -9,8 +9,8 @@
 //! diffusion rather than by chance, and only addresses and instruction gaps are random.
 
 use super::program::{Event, ProgramWriter};
-use super::rng::SplitMix64;
 use crate::error::{Error, Result};
+use crate::rng::SplitMix64;
 use std::path::Path;
 
 const LINE: u64 = 64;

@@ -6,7 +6,7 @@
 //! number. Unusable frames come out too: the caller skips them as they are drawn.
 
 use super::{FrameSite, SiteFn};
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 use std::collections::BTreeMap;
 use std::fmt;
 

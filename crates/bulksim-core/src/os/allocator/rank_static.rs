@@ -9,7 +9,7 @@
 
 use super::ranks::{rank_key, RankLayout};
 use super::{AllocContext, FramePolicy, FrameRequest, FreeFrames, Pooling, RankSetup};
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 #[derive(Clone, Debug)]
 pub struct RankStatic {

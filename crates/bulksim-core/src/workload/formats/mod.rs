@@ -21,7 +21,7 @@ pub mod rowclone;
 pub mod sink;
 
 use crate::error::{Error, Result};
-use crate::os::page_table::VADDR_LIMIT;
+use crate::request::VADDR_LIMIT;
 use crate::workload::lines::{self, read_error};
 use crate::workload::program::{Event, MAX_COMPUTE};
 use crate::workload::source::EventSource;

@@ -24,8 +24,8 @@ use super::spec::{
 };
 use super::zipf::{permutation, Zipf};
 use crate::error::Result;
+use crate::rng::SplitMix64;
 use crate::workload::program::{Event, ProgramWriter};
-use crate::workload::rng::SplitMix64;
 use crate::workload::source::EventSource;
 use std::path::Path;
 

@@ -3,7 +3,7 @@
 //! cumulative table (one binary search per draw), so the same uniform gives the same rank
 //! on every machine.
 
-use crate::workload::rng::SplitMix64;
+use crate::rng::SplitMix64;
 
 pub struct Zipf {
     /// cdf[k]: the probability of ranks 0..=k; the last is 1.

@@ -6,9 +6,9 @@
 //! set, at its source before), runs the background copier (a read of the source block, then
 //! a write of it to the destination, through the devices' controllers, at most
 //! `hybrid.copies_in_flight` per device and after the caches' requests), and the OS's periodic
-//! policy (`period`: the PACT drained into per-virtual-page scores, `policy::plan`, entries
-//! inserted). Completing a migration needs the caches and the page tables, which the system
-//! owns: it takes `ready` keys and calls `finish` (system/hybrid.rs).
+//! policy (`period`, in `hybrid/period.rs`: the PACT drained into per-virtual-page scores,
+//! `policy::plan`, entries inserted). Completing a migration needs the caches and the page
+//! tables, which the system owns: it takes `ready` keys and calls `finish` (system/hybrid.rs).
 //!
 //! Built: `cm` (every block of a migrating page copied in the background, accesses
 //! redirected by the ART) and `cm_obm` (promotions copy a block when a program read finds
@@ -19,22 +19,22 @@
 //! in the last cache level by the system). `cm_obm_pd` flips a
 //! partly promoted page's entry to demote it (`Art::flip`). Not built: energy.
 
-use super::art::ArtStats;
-use super::art::{Art, Direction};
-use super::config::{HybridConfig, PactOrigins, Placement};
-use super::pact::{Pact, PactStats};
-use super::policy::{
-    completions_for_room, plan, Candidate, DramFrames, PartlyPromoted, Plan, Scores, Thresholds,
-};
-use super::redirect::{access_redirect, redirect, Access, Redirect};
-use super::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
+use super::MemoryDevice;
 use crate::error::{Error, Result};
-use crate::memory::MemoryDevice;
+use crate::hybrid::art::ArtStats;
+use crate::hybrid::art::{Art, Direction};
+use crate::hybrid::config::{HybridConfig, PactOrigins, Placement};
+use crate::hybrid::pact::{Pact, PactStats};
+use crate::hybrid::policy::{DramFrames, Scores};
+use crate::hybrid::redirect::{access_redirect, redirect, Access, Redirect};
+use crate::hybrid::{Device, Frame, BLOCKS_PER_PAGE, BLOCK_BYTES, PAGE_BYTES};
 use crate::os::external::ExternalFrames;
 use crate::os::{Os, Pid};
 use crate::port::{Origin, Request, RequestKind};
 use crate::stat_struct::stat_struct;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+mod period;
 
 /// Tag bit of the copier's requests to the controllers (the caches' request ids stay far
 /// below it; the controllers' own client bit is `1 << 31`).
@@ -238,11 +238,11 @@ impl HybridMemory {
         let d = &devices[dram];
         let dram_base = d.base / PAGE_BYTES;
         let dram_pages_total = d.size / PAGE_BYTES;
-        let cpm = cfg.mechanism == super::config::Mechanism::Cpm;
+        let cpm = cfg.mechanism == crate::hybrid::config::Mechanism::Cpm;
         let art_fs = if cpm {
             0
         } else {
-            (super::ART_LOOKUP_NS * 1e6).round() as u64
+            (crate::hybrid::ART_LOOKUP_NS * 1e6).round() as u64
         };
         let period_fs = cfg.period_ns.saturating_mul(1_000_000);
         Ok(HybridMemory {
@@ -274,10 +274,10 @@ impl HybridMemory {
             started: Vec::new(),
             stats: HybridStats {
                 mechanism: match cfg.mechanism {
-                    super::config::Mechanism::Cpm => "cpm",
-                    super::config::Mechanism::Cm => "cm",
-                    super::config::Mechanism::CmObm => "cm_obm",
-                    super::config::Mechanism::CmObmPd => "cm_obm_pd",
+                    crate::hybrid::config::Mechanism::Cpm => "cpm",
+                    crate::hybrid::config::Mechanism::Cm => "cm",
+                    crate::hybrid::config::Mechanism::CmObm => "cm_obm",
+                    crate::hybrid::config::Mechanism::CmObmPd => "cm_obm_pd",
                 }
                 .into(),
                 ..Default::default()
@@ -374,6 +374,20 @@ impl HybridMemory {
         if req.origin == Origin::Migration {
             return None;
         }
+        let read = req.kind != RequestKind::Writeback;
+        self.count_accepted(req, served, read);
+        if !read {
+            self.note_written(served);
+        }
+        if self.cpm {
+            return None;
+        }
+        self.redirect_accepted(req, read)
+    }
+
+    /// `accepted`'s counts: the PACT's (program requests; copies and zeroing as
+    /// `pact_origins` says) and, for a program request, its device's accesses and reads.
+    fn count_accepted(&mut self, req: &Request, served: u64, read: bool) {
         let page = req.addr / PAGE_BYTES;
         // `count_copies` concerns the migration copier alone (whose requests do not come
         // here); copies and zeroing count as `pact_origins` says.
@@ -385,7 +399,6 @@ impl HybridMemory {
                 self.pact.record(page);
             }
         }
-        let read = req.kind != RequestKind::Writeback;
         if req.origin == Origin::Program {
             let dram = self.dram_frames().contains(&(served / PAGE_BYTES));
             let s = &mut self.stats;
@@ -402,12 +415,12 @@ impl HybridMemory {
                 (false, false) => s.pcm_accesses += 1,
             }
         }
-        if !read {
-            self.note_written(served);
-        }
-        if self.cpm {
-            return None;
-        }
+    }
+
+    /// `accepted`'s ACCESSREDIRECT under the CM variants: the bit it sets, the demand copy
+    /// a promoting read queues, and the block copy the image must make now (see `accepted`).
+    fn redirect_accepted(&mut self, req: &Request, read: bool) -> Option<(u64, u64)> {
+        let page = req.addr / PAGE_BYTES;
         let block = ((req.addr % PAGE_BYTES) / BLOCK_BYTES) as u32;
         let kind = if read {
             Access::Read
@@ -660,211 +673,6 @@ impl HybridMemory {
         {
             self.ready.insert(key);
         }
-    }
-
-    /// The OS's period at time `now`: drains the PACT into scores by virtual page, plans
-    /// with `policy::plan`, starts the plan's migrations (entries inserted, every block's
-    /// copy queued). Returns the devices whose queues got work.
-    pub fn period(&mut self, os: &mut Os, now: u64) -> Result<Vec<usize>> {
-        self.next_period_fs = now + self.period_fs;
-        self.stats.periods += 1;
-        self.pact.drain_into(&mut self.counts);
-        let table = os.frame_table();
-        let mut vcounts = Vec::with_capacity(self.counts.len());
-        for &(page, count) in &self.counts {
-            let Ok(frame) = u32::try_from(page) else {
-                continue;
-            };
-            if frame as usize >= table.len() {
-                continue;
-            }
-            if let (Some(pid), vpn) = (table.owner(frame), table.page(frame)) {
-                vcounts.push((vpage(pid, vpn), count));
-            }
-        }
-        self.scores.update(&vcounts);
-        let mut pcm = Vec::new();
-        for (vp, score) in self.scores.iter() {
-            let (pid, vpn) = unpack(vp);
-            let Some(pa) = os.lookup(pid, vpn * PAGE_BYTES) else {
-                continue;
-            };
-            let page = pa / PAGE_BYTES;
-            if self.frame(page).device == Device::Pcm
-                && !self.migrations.contains_key(&page)
-                && table.refcount(page as u32) == 1
-            {
-                pcm.push(Candidate {
-                    page: vp,
-                    score,
-                    key: Some(page),
-                });
-            }
-        }
-        let mut dram: Vec<Candidate> = self
-            .in_dram
-            .iter()
-            .filter(|(d, _)| !self.migrations.contains_key(d))
-            .map(|(&d, &(pid, vpn, _))| Candidate {
-                page: vpage(pid, vpn),
-                score: self.scores.score(vpage(pid, vpn)),
-                key: Some(d),
-            })
-            .collect();
-        // `cm_obm`: a partly promoted page holds a DRAM frame too; chosen for demotion it
-        // is completed first (no new ART way now), then demoted whole by a later period.
-        dram.extend(
-            self.migrations
-                .values()
-                .filter(|m| m.direction == Direction::Promoting && !m.background)
-                .map(|m| Candidate {
-                    page: vpage(m.pid, m.vpn),
-                    score: self.scores.score(vpage(m.pid, m.vpn)),
-                    key: None,
-                }),
-        );
-        let vacating = self
-            .migrations
-            .values()
-            .filter(|m| m.direction == Direction::Demoting)
-            .count() as u64;
-        let frames = DramFrames {
-            free: Self::free_dram_count(os),
-            vacating,
-            total: self.dram_pages_total,
-        };
-        let mut room = self.art.room();
-        let cpm = self.cpm;
-        let p = plan(&pcm, &dram, frames, Thresholds::from(&self.cfg), |k| {
-            cpm || room.reserve(k)
-        });
-        self.stats.promotions_skipped += p.promotions_skipped;
-        let mut woken = Vec::new();
-        if cpm {
-            // The list is rebuilt each period and run one migration at a time.
-            self.cpm_list.clear();
-            for (promote, list) in [(true, &p.promote), (false, &p.demote)] {
-                for c in list {
-                    self.cpm_list.push_back(Planned {
-                        promote,
-                        vp: c.page,
-                        key: c.key.expect("cpm plans with keys"),
-                    });
-                }
-            }
-            if !self.cpm_list.is_empty() && self.migrations.is_empty() && !self.cpm_set_up {
-                // Idle: the first migration is set up now, or when a hand-off still
-                // running ends.
-                self.set_up_next_cpm(now.max(self.cpm_not_before_fs));
-            }
-            woken.extend(self.start_next_cpm(os, now)?);
-            return Ok(woken);
-        }
-        for c in &p.promote {
-            let key = c.key.expect("a promotion has a key");
-            let Some(dest) = Self::dram_pool(os).peek() else {
-                break;
-            };
-            let (pid, vpn) = unpack(c.page);
-            if self.start(key, dest, Direction::Promoting, pid, vpn, false) {
-                os.take_external();
-                self.stats.promotions_started += 1;
-                woken.push(self.pcm);
-            }
-        }
-        for c in &p.demote {
-            let Some(key) = c.key else {
-                let (pid, vpn) = unpack(c.page);
-                let key = self
-                    .migrations
-                    .values()
-                    .find(|m| m.pid == pid && m.vpn == vpn)
-                    .expect("a partly promoted page")
-                    .key;
-                if self.cfg.mechanism.partial_demotion() {
-                    // Partial demotion: the entry flips in place, the promoted blocks go
-                    // back to the PCM home.
-                    let id = self.art.find(key).expect("its entry");
-                    self.art.flip(id);
-                    let m = self.migrations.get_mut(&key).expect("a migration");
-                    std::mem::swap(&mut m.src, &mut m.dest);
-                    m.direction = Direction::Demoting;
-                    m.flipped = true;
-                    let dram_page = m.src;
-                    if self.cfg.elide_clean {
-                        self.elide_unwritten(key, dram_page);
-                    }
-                    self.copy_rest(key);
-                    self.stats.demotions_started += 1;
-                    self.stats.partial_demotions += 1;
-                    woken.push(self.dram);
-                    continue;
-                }
-                self.copy_rest(key);
-                self.stats.partial_completions += 1;
-                woken.push(self.pcm);
-                continue;
-            };
-            let had_home = self.in_dram[&key].2.is_some();
-            let home = self.home_of(key, os)?;
-            let (pid, vpn, _) = self.in_dram[&key];
-            if self.start_demotion(key, home, had_home, pid, vpn) {
-                self.stats.demotions_started += 1;
-                woken.push(self.dram);
-            }
-        }
-        if self.cfg.art_full_completes && self.complete_for_room(&p) {
-            woken.push(self.pcm);
-        }
-        woken.sort_unstable();
-        woken.dedup();
-        Ok(woken)
-    }
-
-    /// OBM: the ART refused this period's plan ways (`plan.refused`), which partly promoted
-    /// pages may hold for ever (a page completes only once all its blocks are read or
-    /// written back). Completes as many of them as ways were refused (skipped promotions
-    /// plus the demotions still wanted), from the refused keys' sets, chosen by
-    /// `policy::completions_for_room` among the pages promoting for at least
-    /// `art_full_min_periods` whole periods (one just promoted has not yet shown whether
-    /// its blocks are used), so that the ways are free for a later period. Returns whether
-    /// any started.
-    fn complete_for_room(&mut self, plan: &Plan) -> bool {
-        let wanted = plan.promotions_skipped + plan.demotions_short;
-        if wanted == 0 {
-            return false;
-        }
-        let sets: BTreeSet<usize> = plan.refused.iter().map(|&k| self.art.set_of(k)).collect();
-        let partial: Vec<PartlyPromoted> = self
-            .migrations
-            .iter()
-            .filter(|(&k, m)| {
-                m.direction == Direction::Promoting
-                    && !m.background
-                    && sets.contains(&self.art.set_of(k))
-            })
-            .map(|(&key, m)| {
-                let page = vpage(m.pid, m.vpn);
-                PartlyPromoted {
-                    key,
-                    page,
-                    score: self.scores.score(page),
-                    demand_copies: m.demand_copies,
-                    started_period: m.started_period,
-                }
-            })
-            .collect();
-        let newest_start = self
-            .stats
-            .periods
-            .checked_sub(u64::from(self.cfg.art_full_min_periods));
-        let mut started = false;
-        for key in completions_for_room(&partial, wanted, newest_start) {
-            self.copy_rest(key);
-            self.stats.art_full_completions += 1;
-            started = true;
-        }
-        started
     }
 
     /// The PCM frame DRAM page `key` is demoted to: the one it was promoted from, or for a
