@@ -149,7 +149,7 @@ impl System {
     ) {
         let expansion = match space {
             Space::Physical => self.cores[c].kernel_copy.as_mut(),
-            Space::Virtual(_) => self.threads[t].memcpy.as_mut(),
+            Space::Virtual(_) => self.sched.memcpy_mut(t),
         };
         expansion
             .expect("the routine that offered the chunk")

@@ -34,6 +34,7 @@ mod hybrid;
 pub mod interruptions;
 mod measure;
 pub mod stats;
+mod threads;
 
 use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
@@ -52,81 +53,15 @@ use crate::os::allocator::{
 };
 use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::Port;
-use crate::workload::looping::LoopingSource;
 use crate::workload::memcpy::{CopyStep, MemcpyCost, MemcpyExpansion, MemcpyKind};
 use crate::workload::program::Event;
-use crate::workload::source::{EventSource, Workload};
+use crate::workload::source::Workload;
 use interruptions::InterruptionRecorder;
-use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
+use stats::{BulkWait, CoreStats, DeviceStats, SystemStats};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::path::Path;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ThreadState {
-    NotStarted,
-    Runnable,
-    Waiting,
-    Done,
-}
-
-struct Thread {
-    reader: Box<dyn EventSource>,
-    /// The id of this thread's copy's thread 0 (fork targets are relative to it).
-    copy_base: u32,
-    /// Which copy of the workload the thread belongs to.
-    copy: u32,
-    /// The line accesses left of a ranged access or kernel copy being dispatched.
-    sweep: Option<Sweep>,
-    /// The steps left of a memcpy routine being dispatched (`system.memcpy`).
-    memcpy: Option<MemcpyExpansion>,
-    /// Its copy and initialization events are the kernel's page operations and each whole
-    /// destination page gets a new frame first (`os.trace_bulk_destinations = allocate`).
-    renews_bulk_destinations: bool,
-    pid: Option<Pid>,
-    state: ThreadState,
-    parent: Option<usize>,
-    live_children: u32,
-    stores: u64,
-    /// Bytes the kernel copied to or from this thread's memory (`K`, `G` events).
-    kernel_copy_bytes: u64,
-    instructions: u64,
-    start_fs: u64,
-    end_fs: u64,
-    /// Stalls on memory: count, total (fs), and the intervals when recorded.
-    stalls: u64,
-    stall_fs: u64,
-    stall_intervals: Vec<(u64, u64)>,
-}
-
-/// The line-by-line accesses of a ranged event: lines from `next` up to `end` (addresses).
-#[derive(Clone, Copy, Debug)]
-struct Sweep {
-    next: u64,
-    end: u64,
-    write: bool,
-}
-
-impl Sweep {
-    fn new(vaddr: u64, bytes: u64, write: bool, line: u64) -> Sweep {
-        Sweep {
-            next: vaddr - vaddr % line,
-            end: vaddr + bytes,
-            write,
-        }
-    }
-
-    /// The next line's access and the rest of the sweep, if any.
-    fn step(self, line: u64) -> (Event, Option<Sweep>) {
-        let ev = if self.write {
-            Event::Store(self.next)
-        } else {
-            Event::Load(self.next)
-        };
-        let next = self.next + line;
-        (ev, (next < self.end).then_some(Sweep { next, ..self }))
-    }
-}
+use threads::{SchedulerSetup, ThreadOutcome, ThreadScheduler};
 
 /// What a store dispatched through `System::access` writes.
 #[derive(Clone, Copy, Debug)]
@@ -164,7 +99,8 @@ pub struct System {
     /// Initializations run the `cpu` store loop whatever `mechanism` is.
     init_by_cpu: bool,
     cores: Vec<Core>,
-    threads: Vec<Thread>,
+    /// Threads, processes and which core runs which (`threads.rs`).
+    sched: ThreadScheduler,
     os: Os,
     mem: Hierarchy,
     /// Due events: (time fs, kind, id, memory device).
@@ -185,8 +121,6 @@ pub struct System {
     record_intervals: bool,
     /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
     interruptions: Option<InterruptionRecorder>,
-    /// `system.time_slice_instructions` (0: no preemption).
-    time_slice: u64,
     /// `system.bulk_offload_min_bytes`.
     offload_min: u64,
     /// `sim.max_cycles` in core cycles, and as a time (fs).
@@ -194,9 +128,6 @@ pub struct System {
     max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
-    /// The first spare core (`system.cores`): cores from here on start idle and take
-    /// forked and spawned threads.
-    spare_cores_from: usize,
     now: u64,
     memcpy_ops: u64,
     meminit_ops: u64,
@@ -392,72 +323,20 @@ impl System {
             os.set_external_frames(h.dram_frames(), h.placement_reserve());
         }
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
-        let mut threads = Vec::new();
-        let looping = config.system.loop_workloads;
-        for thread in workload.threads {
-            let reader = if looping {
-                Box::new(LoopingSource::new(thread.source, thread.reopen))
-            } else {
-                thread.source
-            };
-            let renews_bulk_destinations = reader.bulk_events_are_page_operations()
-                && config.os.trace_bulk_destinations == TraceBulkDestinations::Allocate;
-            threads.push(Thread {
-                state: if reader.starts_as_child() {
-                    ThreadState::NotStarted
-                } else {
-                    ThreadState::Runnable
-                },
-                renews_bulk_destinations,
-                reader,
-                copy_base: thread.base,
-                copy: thread.copy,
-                sweep: None,
-                memcpy: None,
-                kernel_copy_bytes: 0,
-                pid: None,
-                parent: None,
-                live_children: 0,
-                stores: 0,
-                instructions: 0,
-                start_fs: 0,
-                end_fs: 0,
-                stalls: 0,
-                stall_fs: 0,
-                stall_intervals: Vec::new(),
-            });
-        }
-        let mut cores = Vec::new();
-        for (t, thread) in threads.iter_mut().enumerate() {
-            if thread.state == ThreadState::Runnable {
-                thread.pid = Some(os.new_process());
-                os.start_thread(t as u32);
-                let mut core = Core::new();
-                core.thread = Some(t);
-                cores.push(core);
-            }
-        }
-        if cores.is_empty() {
-            return Err(Error::Trace(format!(
-                "{}: every thread is marked `child`; at least one must start the workload",
-                path.display()
-            )));
-        }
-        // Spare cores (`system.cores` above the starting threads) take forked and spawned
-        // threads, so a multi-threaded process runs its threads side by side.
-        let spare_cores_from = cores.len();
-        let wanted = config.system.cores as usize;
-        if wanted > 0 && wanted < cores.len() {
-            return Err(Error::Config(format!(
-                "system.cores: {wanted}, but {} starts {} threads, one core each; expected at least {} (or 0: one core per starting thread)",
-                path.display(),
-                cores.len(),
-                cores.len()
-            )));
-        }
-        while cores.len() < wanted {
-            cores.push(Core::new());
-        }
+        let functional = config.sim.mode == SimMode::Functional;
+        let setup = SchedulerSetup {
+            time_slice: config.system.time_slice_instructions,
+            loop_workloads: config.system.loop_workloads,
+            allocate_bulk_destinations: config.os.trace_bulk_destinations
+                == TraceBulkDestinations::Allocate,
+            cores: config.system.cores as usize,
+            // The functional mode keeps a child on its parent's core (`functional.rs`).
+            children_to_spare_cores: !functional,
+            record_intervals,
+        };
+        let sched = ThreadScheduler::new(workload.threads, &setup, &mut os, path)?;
+        let cores: Vec<Core> = (0..sched.core_count()).map(|_| Core::new()).collect();
+        let spare_cores_from = sched.spare_cores_from();
         // Every device is stepped from its first cycle: with idle skipping, that step plans
         // the next at the first refresh due, so a device refreshes on time also before its
         // first request (not in a burst of overdue REFs when it comes); without, every cycle.
@@ -485,18 +364,18 @@ impl System {
             InterruptionRecorder::new(
                 &mem.router,
                 core_count,
-                threads.len(),
+                sched.thread_count(),
                 mem.line_bytes(),
                 mem.last_line_bytes(),
             )
         });
         Ok(System {
-            functional: config.sim.mode == SimMode::Functional,
+            functional,
             mechanism: config.system.bulk_mechanism,
             allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
             init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
             cores,
-            threads,
+            sched,
             os,
             line: mem.line_bytes(),
             hit_fs: mem.levels[0].hit_fs,
@@ -508,14 +387,12 @@ impl System {
             width: config.core.width as usize,
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
-            time_slice: config.system.time_slice_instructions,
             offload_min: config.system.bulk_offload_min_bytes,
             record_intervals,
             interruptions,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
-            spare_cores_from,
             now: 0,
             memcpy_ops: 0,
             meminit_ops: 0,
@@ -605,7 +482,7 @@ impl System {
             // Cheap first look (core 0 alone) before the full one.
             if self.skip_idle
                 && self.events.is_empty()
-                && (self.cores[0].thread.is_none()
+                && (self.sched.running(0).is_none()
                     || matches!(self.cores[0].pending, Some(Event::Compute(n)) if n > FAST_FORWARD_MIN_CYCLES))
             {
                 self.fast_forward_compute();
@@ -644,10 +521,7 @@ impl System {
             if !self.mem.memory_outbox_empty() {
                 self.wake_memory();
             }
-            let threads_done = self
-                .threads
-                .iter()
-                .all(|t| matches!(t.state, ThreadState::Done | ThreadState::NotStarted));
+            let threads_done = self.sched.all_done();
             if threads_done
                 && !self.engines.as_ref().is_some_and(CopyEngines::busy)
                 && self.events.is_empty()
@@ -707,12 +581,12 @@ impl System {
         }
         let horizon = FAST_FORWARD_MIN_CYCLES + (window / width) as u64 + 1;
         let mut any = false;
-        for core in &self.cores {
+        for (c, core) in self.cores.iter().enumerate() {
             if core.os_until_fs > self.now {
                 return;
             }
-            if core.thread.is_none() {
-                if !core.run_queue.is_empty() || !core.window.is_empty() {
+            if self.sched.running(c).is_none() {
+                if self.sched.has_waiting(c) || !core.window.is_empty() {
                     return;
                 }
                 continue;
@@ -757,11 +631,11 @@ impl System {
             return;
         }
         for c in 0..self.cores.len() {
-            let Some(t) = self.cores[c].thread else {
+            let Some(t) = self.sched.running(c) else {
                 continue;
             };
             let retired = self.cores[c].fast_forward_compute(cycles, width, self.now, self.core_fs);
-            self.threads[t].instructions += retired;
+            self.sched.retired(t, retired);
         }
         self.now += cycles * self.core_fs;
     }
@@ -770,24 +644,12 @@ impl System {
     /// thread exited at this moment (its stall on memory, if any, counted up to now).
     fn stop_all_threads(&mut self) {
         let now = self.now;
-        for (c, core) in self.cores.iter_mut().enumerate() {
-            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), core.thread) {
-                let th = &mut self.threads[t];
-                th.stalls += 1;
-                th.stall_fs += now - since;
-                if self.record_intervals {
-                    th.stall_intervals.push((since, now));
-                }
-            }
-            if core.thread.is_some() || !core.run_queue.is_empty() {
-                core.last_exit_fs = now;
+        for c in 0..self.cores.len() {
+            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), self.sched.running(c)) {
+                self.sched.stalled(t, since, now);
             }
         }
-        for th in &mut self.threads {
-            if matches!(th.state, ThreadState::Runnable | ThreadState::Waiting) {
-                th.end_fs = now;
-            }
-        }
+        self.sched.stop_all(now);
     }
 
     /// Instructions retired so far, over all cores.
@@ -798,12 +660,7 @@ impl System {
     /// The run reached `sim.max_cycles`: an error naming where each running thread is.
     #[cold]
     fn past_max_cycles(&self) -> Error {
-        let running: Vec<String> = self
-            .threads
-            .iter()
-            .filter(|t| matches!(t.state, ThreadState::Runnable | ThreadState::Waiting))
-            .map(|t| t.reader.location())
-            .collect();
+        let running = self.sched.running_locations();
         let place = if running.is_empty() {
             "the workload".to_string()
         } else {
@@ -868,8 +725,8 @@ impl System {
     fn count_sent_requests(&mut self) {
         if let Some(rec) = &mut self.interruptions {
             let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
-            let cores = &self.cores;
-            rec.count_sent(&self.mem.router, |c| cores[c].thread, sent);
+            let sched = &self.sched;
+            rec.count_sent(&self.mem.router, |c| sched.running(c), sent);
         }
     }
 
@@ -906,7 +763,7 @@ impl System {
             match self.mem.complete(id, t) {
                 Completed::Line { core, line } => {
                     if let (Some(since), Some(th)) =
-                        (self.stalled_since[core], self.cores[core].thread)
+                        (self.stalled_since[core], self.sched.running(core))
                     {
                         if self.cores[core]
                             .window
@@ -914,12 +771,7 @@ impl System {
                             .is_some_and(|s| s.line == line)
                         {
                             // The stall on memory ends when the head's line arrives.
-                            let thread = &mut self.threads[th];
-                            thread.stalls += 1;
-                            thread.stall_fs += t - since;
-                            if self.record_intervals {
-                                thread.stall_intervals.push((since, t));
-                            }
+                            self.sched.stalled(th, since, t);
                             if let Some(rec) = &mut self.interruptions {
                                 rec.stall_ended(core, th, line, since, t);
                             }
@@ -956,10 +808,10 @@ impl System {
                 rec.stall_started(&self.mem.router, c, line);
             }
         }
-        if let Some(t) = self.cores[c].thread {
+        if let Some(t) = self.sched.running(c) {
             // A thread leaves its core only with an empty window, so every slot retired
             // here is the running thread's own.
-            self.threads[t].instructions += retired as u64;
+            self.sched.retired(t, retired as u64);
         }
         if retired > 0 {
             if let Some(m) = &mut self.measure {
@@ -968,16 +820,11 @@ impl System {
                 }
             }
         }
-        if self.cores[c].thread.is_none() {
-            match self.cores[c].run_queue.pop_front() {
-                Some(t) => {
-                    self.cores[c].thread = Some(t);
-                    self.cores[c].slice_start = self.threads[t].instructions;
-                    self.threads[t].start_fs = self.now;
-                    progress = true;
-                }
-                None => return Ok(progress),
+        if self.sched.running(c).is_none() {
+            if self.sched.take_next(c, self.now).is_none() {
+                return Ok(progress);
             }
+            progress = true;
         }
         if self.now < self.cores[c].os_until_fs {
             // The OS has the core (hybrid OS time): nothing dispatches.
@@ -1006,7 +853,7 @@ impl System {
         let mut budget = self.width;
         self.mem_ports_left = self.mem_ports;
         while budget > 0 {
-            let t = self.cores[c].thread.expect("a running thread");
+            let t = self.sched.running(c).expect("a running thread");
             // The fault path's kernel instructions go before the access that faulted.
             let kernel = std::mem::take(&mut self.cores[c].kernel_instructions);
             if kernel > 0 {
@@ -1042,14 +889,14 @@ impl System {
                 }
             }
             self.cores[c].kernel_copy = None;
-            if self.slice_over(c, t) {
+            if self
+                .sched
+                .slice_over(c, t, self.cores[c].at_event_boundary(), &self.os)
+            {
                 // At an event boundary; the thread leaves with an empty window, so every
                 // slot retired on a core is its running thread's.
                 if self.cores[c].window.is_empty() {
-                    let core = &mut self.cores[c];
-                    core.thread = None;
-                    core.run_queue.push_back(t);
-                    core.preemptions += 1;
+                    self.sched.preempt(c);
                     progress = true;
                 }
                 break;
@@ -1057,10 +904,10 @@ impl System {
             if self.cores[c].pending.is_none() {
                 let step = match self.cores[c].pending_step.take() {
                     Some(s) => Some(s),
-                    None => self.threads[t].memcpy.as_mut().and_then(|m| m.next()),
+                    None => self.sched.next_copy_step(t),
                 };
                 if let Some(step) = step {
-                    let pid = self.threads[t].pid.expect("a started thread");
+                    let pid = self.sched.pid(t);
                     match self.dispatch_copy_step(c, t, Space::Virtual(pid), step, &mut budget)? {
                         None => {
                             progress = true;
@@ -1073,11 +920,10 @@ impl System {
                         }
                     }
                 }
-                self.threads[t].memcpy = None;
             }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
-                None => self.next_event(t)?,
+                None => self.sched.next_event(t, self.line)?,
             };
             match self.dispatch(c, t, ev, &mut budget)? {
                 Step::Next => progress = true,
@@ -1095,65 +941,8 @@ impl System {
         Ok(progress)
     }
 
-    /// Whether thread `t` has used up its time slice on core `c` while another thread waits
-    /// there, at an event boundary (nothing pending).
-    /// Threads of a process with several (`T`) are not preempted: a capture records their
-    /// schedule (`Y`), which slices would reorder.
-    fn slice_over(&self, c: usize, t: usize) -> bool {
-        let core = &self.cores[c];
-        self.time_slice > 0
-            && !core.run_queue.is_empty()
-            && core.pending.is_none()
-            && core.pending_step.is_none()
-            && self.threads[t].memcpy.is_none()
-            && core.kernel_copy.is_none()
-            && core.kernel_step.is_none()
-            && self.threads[t].instructions - core.slice_start >= self.time_slice
-            && !self.threads[t].pid.is_some_and(|p| self.os.is_threaded(p))
-    }
-
-    /// Thread `t`'s next event to dispatch: the next line of a ranged access in progress, else
-    /// the next from its stream (an exit at its end), ranges turned into line sweeps and fork
-    /// targets made absolute.
-    fn next_event(&mut self, t: usize) -> Result<Event> {
-        let line = self.line;
-        let th = &mut self.threads[t];
-        if let Some(sweep) = th.sweep {
-            let (ev, rest) = sweep.step(line);
-            th.sweep = rest;
-            return Ok(ev);
-        }
-        let ev = th.reader.next_event()?.unwrap_or(Event::Exit);
-        let sweep = match ev {
-            Event::LoadRange { vaddr, bytes } => Sweep::new(vaddr, bytes, false, line),
-            Event::StoreRange { vaddr, bytes } => Sweep::new(vaddr, bytes, true, line),
-            Event::KernelFromUser { vaddr, bytes } => {
-                th.kernel_copy_bytes += bytes;
-                Sweep::new(vaddr, bytes, false, line)
-            }
-            Event::KernelToUser { vaddr, bytes } => {
-                th.kernel_copy_bytes += bytes;
-                Sweep::new(vaddr, bytes, true, line)
-            }
-            Event::Fork(k) | Event::Spawn(k) | Event::Yield(k) => {
-                let Ok(k) = u32::try_from(k as u64 + th.copy_base as u64) else {
-                    return Err(self.err(t, "thread id too large"));
-                };
-                return Ok(match ev {
-                    Event::Fork(_) => Event::Fork(k),
-                    Event::Spawn(_) => Event::Spawn(k),
-                    _ => Event::Yield(k),
-                });
-            }
-            _ => return Ok(ev),
-        };
-        let (first, rest) = sweep.step(line);
-        th.sweep = rest;
-        Ok(first)
-    }
-
     fn err(&self, t: usize, e: impl std::fmt::Display) -> Error {
-        Error::Trace(format!("{}: {e}", self.threads[t].reader.location()))
+        self.sched.err(t, e)
     }
 
     fn push_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
@@ -1337,9 +1126,8 @@ impl System {
         let stored: &[u8] = match data {
             StoreData::None => &[],
             StoreData::Program => {
-                let th = &mut self.threads[t];
-                th.stores += 1;
-                bytes = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
+                let store = self.sched.count_store(t);
+                bytes = ((t as u64 + 1) << 48 | store).to_le_bytes();
                 &bytes
             }
             StoreData::From { len, .. } => {
@@ -1478,7 +1266,7 @@ impl System {
 
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
         let full = self.cores[c].window.len() >= self.window;
-        let pid = self.threads[t].pid.expect("a started thread");
+        let pid = self.sched.pid(t);
         let next_cycle = self.now + self.core_fs;
         match ev {
             Event::Movblk { src, dst } => {
@@ -1538,13 +1326,14 @@ impl System {
             }
             Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
                 let kind = self.memcpy_kind.expect("a memcpy routine");
-                if self.threads[t].renews_bulk_destinations {
+                if self.sched.renews_bulk_destinations(t) {
                     // The routine's stores then place each whole destination page anew.
                     for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
                         self.os.renew_page(pid, page);
                     }
                 }
-                self.threads[t].memcpy = Some(
+                self.sched.start_memcpy(
+                    t,
                     MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
                         .with_chunks(self.dram_chunk_bytes)
                         .with_nt_line(self.mem.last_line_bytes()),
@@ -1620,23 +1409,18 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
-            Event::Yield(next) => {
-                let core = &self.cores[c];
-                let Some(at) = core.run_queue.iter().position(|&q| q == next as usize) else {
-                    // Not waiting here (not started, blocked, or exited): nothing to pass.
-                    return Ok(Step::Next);
-                };
-                if !core.window.is_empty() {
-                    // A thread leaves its core with an empty window.
-                    return Ok(Step::Retry(ev, false));
-                }
-                let core = &mut self.cores[c];
-                core.run_queue.remove(at);
-                core.run_queue.push_front(next as usize);
-                core.run_queue.push_back(t);
-                core.thread = None;
-                core.yields += 1;
-                Ok(Step::Stop)
+            Event::Yield(_) => {
+                let window_empty = self.cores[c].window.is_empty();
+                Ok(
+                    match self
+                        .sched
+                        .thread_event(c, t, ev, self.now, window_empty, &mut self.os)?
+                    {
+                        ThreadOutcome::NotYet => Step::Retry(ev, false),
+                        ThreadOutcome::Left => Step::Stop,
+                        _ => Step::Next,
+                    },
+                )
             }
             Event::Exec => {
                 if !self.cores[c].window.is_empty() {
@@ -1653,28 +1437,13 @@ impl System {
             | Event::KernelFromUser { .. } => {
                 unreachable!("next_event turns ranged accesses into line accesses")
             }
-            Event::Fork(child) | Event::Spawn(child) => {
+            Event::Fork(_) | Event::Spawn(_) => {
                 if full {
                     return Ok(Step::Retry(ev, false));
                 }
-                let ok = self
-                    .threads
-                    .get(child as usize)
-                    .is_some_and(|th| th.state == ThreadState::NotStarted);
-                if !ok {
-                    return Err(self.err(
-                        t,
-                        format!("{} of thread {child}: there is no such thread marked `child` that has not started", if matches!(ev, Event::Fork(_)) { "fork" } else { "spawn" }),
-                    ));
-                }
-                let child = child as usize;
                 self.feed_rank_delays();
-                self.start_child(matches!(ev, Event::Fork(_)), pid, t, child);
-                // An idle spare core if there is one, else the parent's core.
-                let target = (self.spare_cores_from..self.cores.len())
-                    .find(|&k| self.cores[k].thread.is_none() && self.cores[k].run_queue.is_empty())
-                    .unwrap_or(c);
-                self.cores[target].run_queue.push_back(child);
+                self.sched
+                    .thread_event(c, t, ev, self.now, false, &mut self.os)?;
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)
@@ -1686,31 +1455,17 @@ impl System {
                 {
                     return Ok(Step::Retry(ev, false));
                 }
-                if ev == Event::Wait {
-                    if self.threads[t].live_children == 0 {
-                        return Ok(Step::Next);
-                    }
-                    self.threads[t].state = ThreadState::Waiting;
-                } else {
-                    self.os.exit(pid);
-                    let th = &mut self.threads[t];
-                    th.state = ThreadState::Done;
-                    th.end_fs = self.now;
-                    if let Some(p) = th.parent {
-                        let parent = &mut self.threads[p];
-                        parent.live_children -= 1;
-                        if parent.live_children == 0 && parent.state == ThreadState::Waiting {
-                            parent.state = ThreadState::Runnable;
-                            self.cores[c].run_queue.push_back(p);
-                        }
-                    }
-                }
+                let outcome = self
+                    .sched
+                    .thread_event(c, t, ev, self.now, true, &mut self.os)?;
                 if ev == Event::Exit {
-                    self.cores[c].last_exit_fs = self.now;
                     self.check_measured_core_has_work(c, t)?;
                 }
-                self.cores[c].thread = None;
-                Ok(Step::Stop)
+                Ok(if outcome == ThreadOutcome::Left {
+                    Step::Stop
+                } else {
+                    Step::Next
+                })
             }
         }
     }
@@ -1721,12 +1476,12 @@ impl System {
         let Some(m) = &self.measure else {
             return Ok(());
         };
-        if !m.pending(c) || !self.cores[c].run_queue.is_empty() {
+        if !m.pending(c) || self.sched.has_waiting(c) {
             return Ok(());
         }
         Err(Error::Config(format!(
             "sim.measure_instructions: core {c}'s workload ended ({}) after {} instructions, before the end of its measured window at sim.warmup_instructions + sim.measure_instructions = {}; set system.loop_workloads = true to wrap its traces, or measure fewer instructions",
-            self.threads[t].reader.location(),
+            self.sched.location(t),
             self.cores[c].retired,
             self.measure_end()
         )))
@@ -1739,22 +1494,6 @@ impl System {
 
     /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
     /// (devices in order, each channel's ranks in turn), for the thread about to start.
-    /// Thread `child` starts, forked (a new process) or spawned (in `pid`) by thread `t`:
-    /// the OS learns of it and it becomes runnable; the caller places it on a core.
-    fn start_child(&mut self, fork: bool, pid: Pid, t: usize, child: usize) {
-        let child_pid = if fork {
-            self.os.fork(pid)
-        } else {
-            self.os.spawn(pid)
-        };
-        self.os.start_thread(child as u32);
-        let th = &mut self.threads[child];
-        th.pid = Some(child_pid);
-        th.state = ThreadState::Runnable;
-        th.parent = Some(t);
-        self.threads[t].live_children += 1;
-    }
-
     fn feed_rank_delays(&mut self) {
         let delays: Vec<f64> = self
             .mem
@@ -1973,7 +1712,7 @@ impl System {
                 }
                 None => None,
             };
-            if self.threads[t].renews_bulk_destinations && d % PAGE == 0 && len == PAGE {
+            if self.sched.renews_bulk_destinations(t) && d % PAGE == 0 && len == PAGE {
                 self.os.renew_page(pid, d);
             }
             let (dst_pa, work) = match src_pa {
@@ -2333,11 +2072,11 @@ impl System {
 
     /// The process id thread `t` ran as.
     pub fn pid_of(&self, t: usize) -> Option<Pid> {
-        self.threads.get(t)?.pid
+        self.sched.pid_of(t)
     }
 
     fn stats(&self, wall_seconds: f64) -> SystemStats {
-        let end = self.threads.iter().map(|t| t.end_fs).max().unwrap_or(0);
+        let end = self.sched.end_fs();
         let cycles = end / self.core_fs;
         let instructions: u64 = self.cores.iter().map(|c| c.retired).sum();
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
@@ -2424,20 +2163,26 @@ impl System {
         let mut cores: Vec<CoreStats> = self
             .cores
             .iter()
-            .map(|c| {
-                let own = c.last_exit_fs / self.core_fs;
+            .enumerate()
+            .map(|(k, c)| {
+                let counts = self.sched.core_counts(k);
+                let own = counts.last_exit_fs / self.core_fs;
                 CoreStats {
                     instructions: c.retired,
                     core_cycles: own,
                     ipc: ratio(c.retired, own),
-                    preemptions: c.preemptions,
-                    yields: c.yields,
+                    preemptions: counts.preemptions,
+                    yields: counts.yields,
                     ..Default::default()
                 }
             })
             .collect();
         let measurement = self.measure.as_ref().map(|m| {
-            for (c, s) in cores.iter_mut().enumerate().take(self.spare_cores_from) {
+            for (c, s) in cores
+                .iter_mut()
+                .enumerate()
+                .take(self.sched.spare_cores_from())
+            {
                 m.core(c, s, self.core_fs);
             }
             m.stats(&cores, self.core_fs)
@@ -2456,29 +2201,7 @@ impl System {
             instructions,
             ipc: ratio(instructions, cycles),
             cores,
-            threads: self
-                .threads
-                .iter()
-                .map(|t| ThreadStats {
-                    file: t
-                        .reader
-                        .location()
-                        .rsplit_once(':')
-                        .map_or(String::new(), |(f, _)| f.to_string()),
-                    instructions: t.instructions,
-                    start_ns: t.start_fs as f64 / 1e6,
-                    end_ns: t.end_fs as f64 / 1e6,
-                    memory_stalls: t.stalls,
-                    memory_stall_ns: t.stall_fs as f64 / 1e6,
-                    kernel_copy_bytes: t.kernel_copy_bytes,
-                    copy: t.copy as u64,
-                    stall_intervals_ns: t
-                        .stall_intervals
-                        .iter()
-                        .map(|&(a, b)| (a as f64 / 1e6, b as f64 / 1e6))
-                        .collect(),
-                })
-                .collect(),
+            threads: self.sched.thread_stats(),
             traffic_bytes: total,
             fmtc: ratio(traffic.copy_bytes, total),
             bytes_per_instruction: ratio(total, instructions),
