@@ -1,22 +1,17 @@
-//! The full system and its scheduler: trace-driven out-of-order cores (one per initial thread;
-//! forked children run on their parent's core when it waits or exits, or on an idle spare
-//! core when `system.cores` adds some), the cache hierarchy
+//! The full system and its scheduler: trace-driven out-of-order cores, the cache hierarchy
 //! (`cache::Hierarchy`), the OS memory manager, and the memory router with its devices below.
-//! Time is one integer clock in femtoseconds on which the core clock and each device's clock
-//! are periods; the loop steps the cores every core cycle while any can make progress, each
-//! device at its own cycles while it has work, and otherwise jumps to the next event (a
-//! response due, the end of a bulk operation, a device's next event).
+//! Which thread each core runs (one per initial thread; forked children run on their
+//! parent's core when it waits or exits, or on an idle spare core when `system.cores` adds
+//! some) is the thread scheduler's (`threads.rs`). Time is one integer clock in femtoseconds
+//! on which the core clock and each device's clock are periods; the loop steps the cores every
+//! core cycle while any can make progress, each device at its own cycles while it has work,
+//! and otherwise jumps to the next event (a response due, the end of a bulk operation, a
+//! device's next event).
 //!
 //! Bulk work — memcpy/meminit events, copy-on-write copies and first-touch zeroing returned by
-//! the OS — blocks the core that needs it and executes by `system.bulk_mechanism`: `cpu`
-//! moves every line through the first cache level with loads and stores (write-allocate);
-//! `mc_dma`, `rowclone` and `rowclone_zi` first do the memory controller's coherence work over
-//! every level (RowClone section 4.2.2: dirty source lines are written back, or under
-//! RowClone copied in the cache under the destination's tag; destination lines are
-//! invalidated, partly covered dirty ones written back first), then hand the operation to the
-//! memory router, and block requests to the destination until it completes. `rowclone_zi`
-//! also inserts clean zero lines for every zeroed line. Range hazards between operations are
-//! recorded here once (`active_ops`).
+//! the OS — blocks the core that needs it; how it executes (`system.bulk_mechanism`,
+//! `system.memcpy`, dce_rowclone chunks) and the one record of the bulk operations in flight
+//! that accesses wait for are the bulk coordinator's (`bulk.rs`).
 //!
 //! Processes share no writable memory (fork is copy-on-write), so the private caches need no
 //! coherence protocol between them; a frame that changes owner is handed over instead.
@@ -27,6 +22,7 @@
 //! memory devices accept that many requests (`stop_all_threads`). Long runs
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
+mod bulk;
 pub mod core;
 mod dram_chunks;
 mod functional;
@@ -36,14 +32,12 @@ mod measure;
 pub mod stats;
 mod threads;
 
-use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
+use self::core::{Core, Job, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
-use crate::config::{
-    Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations,
-};
-use crate::copy_engine::{CopyEngines, Movblk};
+use crate::config::{Config, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations};
+use crate::copy_engine::Movblk;
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
@@ -53,13 +47,14 @@ use crate::os::allocator::{
 };
 use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::Port;
-use crate::workload::memcpy::{CopyStep, MemcpyCost, MemcpyExpansion, MemcpyKind};
+use crate::workload::memcpy::CopyStep;
 use crate::workload::program::Event;
 use crate::workload::source::Workload;
+use bulk::{BulkCoordinator, Finished};
 use interruptions::InterruptionRecorder;
-use stats::{BulkWait, CoreStats, DeviceStats, SystemStats};
+use stats::{CoreStats, DeviceStats, SystemStats};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::path::Path;
 use threads::{SchedulerSetup, ThreadOutcome, ThreadScheduler};
 
@@ -93,11 +88,8 @@ const MAX_REPLACING_FRAMES: usize = 1 << 28;
 pub struct System {
     /// `sim.mode = "functional"`: cores and OS only (`functional`).
     functional: bool,
-    mechanism: SystemMechanism,
-    /// `cpu` copies and initializations allocate whole destination lines without reading them.
-    allocate_full_lines: bool,
-    /// Initializations run the `cpu` store loop whatever `mechanism` is.
-    init_by_cpu: bool,
+    /// How copies and initializations run, and the bulk work in flight (`bulk.rs`).
+    bulk: BulkCoordinator,
     cores: Vec<Core>,
     /// Threads, processes and which core runs which (`threads.rs`).
     sched: ThreadScheduler,
@@ -105,12 +97,6 @@ pub struct System {
     mem: Hierarchy,
     /// Due events: (time fs, kind, id, memory device).
     events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
-    /// The core waiting for each bulk operation in flight, by (device, operation id).
-    op_owner: HashMap<(usize, u32), usize>,
-    /// Bulk operations from their coherence work until they complete: the one record of
-    /// range hazards (program accesses to a destination wait; a conflicting operation
-    /// waits before its coherence work).
-    active_ops: Vec<BulkOp>,
     core_fs: u64,
     hit_fs: u64,
     /// The first cache level's line size (bytes).
@@ -121,23 +107,13 @@ pub struct System {
     record_intervals: bool,
     /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
     interruptions: Option<InterruptionRecorder>,
-    /// `system.bulk_offload_min_bytes`.
-    offload_min: u64,
     /// `sim.max_cycles` in core cycles, and as a time (fs).
     max_cycles: u64,
     max_fs: u64,
     /// Per core, since when its window head has waited for a line (a stall on memory).
     stalled_since: Vec<Option<u64>>,
     now: u64,
-    memcpy_ops: u64,
-    meminit_ops: u64,
-    bulk_wait: BulkWait,
     buf: Vec<(u32, u64)>,
-    /// The copy engines (`copy_engine.policy`; None: no engines).
-    engines: Option<CopyEngines>,
-    /// `system.memcpy` when a routine runs memcpys (None: `bulk`), and its costs.
-    memcpy_kind: Option<MemcpyKind>,
-    memcpy_cost: MemcpyCost,
     /// `core.mem_ports` (usize::MAX: as many as the width), and what is left of it in the
     /// core cycle being dispatched.
     mem_ports: usize,
@@ -146,13 +122,6 @@ pub struct System {
     store_queue: usize,
     /// `core.lsq` (usize::MAX: no limit).
     lsq: usize,
-    /// `dce_rowclone`: `copy_engine.dram_chunk_bytes` (0: chunks are not offered), the tag
-    /// probe's time (fs), `dram_rule = "always"`.
-    dram_chunk_bytes: u64,
-    chunk_probe_fs: u64,
-    chunk_always: bool,
-    /// Chunks handed to the memory controller, until they complete.
-    handed: Vec<dram_chunks::Handed>,
     /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
     measure: Option<measure::Measure>,
 }
@@ -349,7 +318,8 @@ impl System {
         for l in &mut mem.levels {
             l.address_bytes = config.cache.address_bytes as u64;
         }
-        let engines = CopyEngines::new(&config.copy_engine, &mem, core_fs);
+        // The copy engines are built here, beside the levels as configured so far.
+        let bulk = BulkCoordinator::new(&config, &mem, core_fs);
         if config.memory.fixed_latency_cycles > 0 {
             mem.fixed_latency_fs = Some(config.memory.fixed_latency_cycles as u64 * core_fs);
         }
@@ -371,9 +341,7 @@ impl System {
         });
         Ok(System {
             functional,
-            mechanism: config.system.bulk_mechanism,
-            allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
-            init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
+            bulk,
             cores,
             sched,
             os,
@@ -381,36 +349,17 @@ impl System {
             hit_fs: mem.levels[0].hit_fs,
             mem,
             events: BinaryHeap::new(),
-            op_owner: HashMap::new(),
-            active_ops: Vec::new(),
             core_fs,
             width: config.core.width as usize,
             window: config.core.window as usize,
             skip_idle: config.sim.skip_idle,
-            offload_min: config.system.bulk_offload_min_bytes,
             record_intervals,
             interruptions,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
             stalled_since: vec![None; core_count],
             now: 0,
-            memcpy_ops: 0,
-            meminit_ops: 0,
-            bulk_wait: BulkWait::default(),
             buf: Vec::new(),
-            engines,
-            memcpy_kind: match config.system.memcpy {
-                crate::config::MemcpyMode::Bulk => None,
-                crate::config::MemcpyMode::Software => Some(MemcpyKind::Software),
-                crate::config::MemcpyMode::Movblk => Some(MemcpyKind::Movblk),
-                crate::config::MemcpyMode::SoftwareNt => Some(MemcpyKind::SoftwareNt),
-            },
-            memcpy_cost: MemcpyCost {
-                call_instructions: config.memcpy.call_instructions as u64,
-                word_bytes: config.memcpy.word_bytes as u64,
-                check_instructions: config.memcpy.check_instructions as u64,
-                loop_instructions: config.memcpy.loop_instructions as u64,
-            },
             mem_ports: match config.core.mem_ports {
                 0 => usize::MAX,
                 n => n as usize,
@@ -424,17 +373,6 @@ impl System {
                 0 => usize::MAX,
                 n => n as usize,
             },
-            dram_chunk_bytes: match config.copy_engine.policy {
-                crate::config::CopyEnginePolicy::DceRowclone
-                    if config.system.memcpy == crate::config::MemcpyMode::Movblk =>
-                {
-                    config.copy_engine.dram_chunk_bytes as u64
-                }
-                _ => 0,
-            },
-            chunk_probe_fs: config.copy_engine.probe_cycles as u64 * core_fs,
-            chunk_always: config.copy_engine.dram_rule == crate::config::DramRule::Always,
-            handed: Vec::new(),
             measure: measure::Measure::new(
                 config.sim.warmup_instructions,
                 config.sim.measure_instructions,
@@ -495,7 +433,7 @@ impl System {
             }
             self.deliver_events();
             let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid()?;
-            if let Some(e) = &mut self.engines {
+            if let Some(e) = self.bulk.engines_mut() {
                 if e.busy() {
                     e.advance(&mut self.mem, self.now);
                     active = true;
@@ -523,7 +461,7 @@ impl System {
             }
             let threads_done = self.sched.all_done();
             if threads_done
-                && !self.engines.as_ref().is_some_and(CopyEngines::busy)
+                && !self.bulk.engines_busy()
                 && self.events.is_empty()
                 && self.mem.outbox_empty()
                 && self.mem.router.is_idle()
@@ -597,8 +535,8 @@ impl System {
             any = true;
         }
         if !any
-            || self.engines.as_ref().is_some_and(CopyEngines::busy)
-            || !self.active_ops.is_empty()
+            || self.bulk.engines_busy()
+            || !self.bulk.idle()
             || self.mem.responses_pending()
             || !self.mem.outbox_empty()
             || !self.mem.router.is_idle()
@@ -751,8 +689,7 @@ impl System {
             }
             self.events.pop();
             if kind == EV_OP {
-                let Some(core) = self.op_owner.remove(&(dev as usize, id)) else {
-                    self.chunk_done(dev as usize, id);
+                let Finished::Job(core) = self.bulk.completed(dev as usize, id) else {
                     continue;
                 };
                 if let Some(Job::Memory { phase, .. }) = self.cores[core].jobs.front_mut() {
@@ -834,11 +771,17 @@ impl System {
             let before = self.cores[c].jobs.len();
             let origin = self.cores[c].jobs[0].origin();
             let started = *self.cores[c].job_started_fs.get_or_insert(self.now);
-            progress |= self.progress_job(c)?;
+            progress |= self.bulk.progress_job(
+                c,
+                &mut self.cores[c],
+                &mut self.mem,
+                self.now,
+                (self.line, self.width),
+            )?;
             if self.cores[c].jobs.len() < before {
                 // Counted to the end of this core cycle, when the core may go on.
-                self.bulk_wait
-                    .count(origin, self.now + self.core_fs - started);
+                self.bulk
+                    .count_wait(origin, self.now + self.core_fs - started);
                 self.cores[c].job_started_fs = None;
             }
             if !self.cores[c].jobs.is_empty() {
@@ -954,35 +897,26 @@ impl System {
         self.cores[c].window.push_mem_back(Slot { ready_fs, line });
     }
 
+    /// Whether an access to `pa` waits: its hybrid page's migration is completing, or a bulk
+    /// operation in flight writes it.
     fn blocked(&self, pa: u64) -> bool {
-        if let Some(h) = &self.mem.router.hybrid {
-            if h.completing(pa / PAGE) {
-                return true;
-            }
-        }
-        self.active_ops.iter().any(|op| {
-            let (s, e) = op.dst_range();
-            (s..e).contains(&pa)
-        })
+        self.migration_completing(pa) || self.bulk.dst_blocked(pa)
     }
 
-    /// Whether core `c`'s access to the line holding `pa` must wait for its copy engine: the
-    /// first level is locked while the engine works, and a movblk not yet performed holds
-    /// the ranges it reads and writes (`copy_engine.ordering`). Counts the stall.
-    fn engine_holds(&mut self, c: usize, pa: u64) -> bool {
-        let Some(e) = &mut self.engines else {
-            return false;
-        };
-        let line = pa - pa % self.line;
-        if e.orders(&self.mem, c, line, line + self.line) {
-            e.stats.ordering_stall_cycles += 1;
-            return true;
-        }
-        if self.mem.levels[0].locked_for(c) {
-            e.stats.l1.lock_stall_cycles += 1;
-            return true;
-        }
-        false
+    /// Whether the hybrid memory completes the migration of the page holding `pa`.
+    fn migration_completing(&self, pa: u64) -> bool {
+        self.mem
+            .router
+            .hybrid
+            .as_ref()
+            .is_some_and(|h| h.completing(pa / PAGE))
+    }
+
+    /// Whether core `c`'s access to `pa` (a store: `write`) must wait: a migration
+    /// completing, or bulk work (`BulkCoordinator::access_waits`, which counts a copy
+    /// engine's stall).
+    fn access_waits(&mut self, c: usize, pa: u64, write: bool) -> bool {
+        self.migration_completing(pa) || self.bulk.access_waits(c, pa, write, &self.mem, self.line)
     }
 
     /// A `movblk` from `src` to `dst` (virtual): once every older instruction has retired,
@@ -1000,7 +934,7 @@ impl System {
     ) -> Result<Step> {
         let ev = Event::Movblk { src, dst };
         let l = self.line;
-        let Some(engines) = &self.engines else {
+        let Some(engines) = self.bulk.engines() else {
             return Err(self.err(
                 t,
                 "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
@@ -1024,8 +958,8 @@ impl System {
             return Ok(Step::Retry(ev, false));
         }
         if !engines.has_room(&self.mem, c) {
-            self.engines
-                .as_mut()
+            self.bulk
+                .engines_mut()
                 .expect("engines")
                 .stats
                 .fifo_full_cycles += 1;
@@ -1065,13 +999,13 @@ impl System {
                 return Ok(Step::Retry(ev, false));
             }
         }
-        if self.chunk_source_held(dst_pa, dst_pa + l) {
+        if self.bulk.chunk_source_held(dst_pa, dst_pa + l) {
             return Ok(Step::Retry(ev, false));
         }
         self.mem_ports_left -= 1;
         let now = self.now;
-        self.engines
-            .as_mut()
+        self.bulk
+            .engines_mut()
             .expect("engines")
             .push(&mut self.mem, op, now);
         self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
@@ -1100,10 +1034,7 @@ impl System {
         let Some(pa) = self.resolve(c, t, space, va, write)? else {
             return Ok(Some(true));
         };
-        if self.blocked(pa)
-            || (write && self.chunk_source_held(pa, pa + 1))
-            || self.engine_holds(c, pa)
-        {
+        if self.access_waits(c, pa, write) {
             return Ok(Some(false));
         }
         // A copy's store carries the bytes its load read (within one first-level line).
@@ -1188,11 +1119,7 @@ impl System {
         };
         let memory_line = self.mem.last_line_bytes();
         let start = pa - pa % memory_line;
-        if self.blocked(pa)
-            || self.chunk_source_held(pa, pa + 1)
-            || self.engine_holds(c, pa)
-            || self.mem.fetching_in(start, start + memory_line)
-        {
+        if self.access_waits(c, pa, true) || self.mem.fetching_in(start, start + memory_line) {
             return Ok(Some(false));
         }
         let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
@@ -1255,7 +1182,7 @@ impl System {
                 match self.dispatch_chunk(c, t, space, src, dst, bytes, budget)? {
                     dram_chunks::ChunkOutcome::Retry(moved) => Some((step, moved)),
                     dram_chunks::ChunkOutcome::HandedDown => None,
-                    dram_chunks::ChunkOutcome::Declined => {
+                    dram_chunks::ChunkOutcome::Declined { .. } => {
                         self.decline_chunk(c, t, space, step);
                         None
                     }
@@ -1324,21 +1251,18 @@ impl System {
                     },
                 )
             }
-            Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
-                let kind = self.memcpy_kind.expect("a memcpy routine");
+            Event::Memcpy { src, dst, bytes } if self.bulk.routine_copies() => {
                 if self.sched.renews_bulk_destinations(t) {
                     // The routine's stores then place each whole destination page anew.
                     for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
                         self.os.renew_page(pid, page);
                     }
                 }
-                self.sched.start_memcpy(
-                    t,
-                    MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
-                        .with_chunks(self.dram_chunk_bytes)
-                        .with_nt_line(self.mem.last_line_bytes()),
-                );
-                self.memcpy_ops += 1;
+                let routine = self
+                    .bulk
+                    .routine(src, dst, bytes, self.line, self.mem.last_line_bytes())
+                    .expect("a memcpy routine");
+                self.sched.start_memcpy(t, routine);
                 Ok(Step::Next)
             }
             Event::Memcpy { .. } | Event::Meminit { .. } => {
@@ -1451,7 +1375,8 @@ impl System {
             Event::Wait | Event::Exit => {
                 // A thread exits once its copies are done: the engines' and the memory
                 // controller's writes are its own, into frames the exit frees.
-                if !self.cores[c].window.is_empty() || (ev == Event::Exit && self.copies_pending(c))
+                if !self.cores[c].window.is_empty()
+                    || (ev == Event::Exit && self.bulk.copies_pending(c, &self.mem))
                 {
                     return Ok(Step::Retry(ev, false));
                 }
@@ -1569,22 +1494,14 @@ impl System {
             }
             Work::Reuse | Work::Resident { .. } => {}
         }
-        if let (Work::Copy { src, dst }, Some(kind)) = (w, self.memcpy_kind) {
-            debug_assert!(self.cores[c].kernel_copy.is_none(), "one fault at a time");
-            self.memcpy_ops += 1;
-            self.cores[c].kernel_copy = Some(
-                MemcpyExpansion::new(
-                    kind,
-                    self.memcpy_cost,
-                    src as u64 * PAGE,
-                    dst as u64 * PAGE,
-                    PAGE,
-                    self.line,
-                )
-                .with_chunks(self.dram_chunk_bytes)
-                .with_nt_line(self.mem.last_line_bytes()),
-            );
-            return;
+        if let Work::Copy { src, dst } = w {
+            let (line, nt_line) = (self.line, self.mem.last_line_bytes());
+            let (src, dst) = (src as u64 * PAGE, dst as u64 * PAGE);
+            if let Some(routine) = self.bulk.routine(src, dst, PAGE, line, nt_line) {
+                debug_assert!(self.cores[c].kernel_copy.is_none(), "one fault at a time");
+                self.cores[c].kernel_copy = Some(routine);
+                return;
+            }
         }
         let (op, origin) = match w {
             Work::Reuse | Work::Resident { .. } => return,
@@ -1610,76 +1527,9 @@ impl System {
         self.queue_op(c, op, origin);
     }
 
+    /// Core `c` runs operation `op` for `origin` as the bulk coordinator plans it.
     fn queue_op(&mut self, c: usize, op: BulkOp, origin: Origin) {
-        let mechanism = match op.kind {
-            BulkKind::Copy { .. } => {
-                self.memcpy_ops += 1;
-                self.mechanism
-            }
-            BulkKind::Init { .. } => {
-                self.meminit_ops += 1;
-                if self.init_by_cpu {
-                    SystemMechanism::Cpu
-                } else {
-                    self.mechanism
-                }
-            }
-        };
-        // Bytes that cross memory devices can only move through the cores; pieces below the
-        // offload granularity are the core's too.
-        let mechanism = if self.mem.router.within_one_device(&op) && op.bytes >= self.offload_min {
-            mechanism
-        } else {
-            SystemMechanism::Cpu
-        };
-        let job = match mechanism {
-            SystemMechanism::Cpu => {
-                let mut tasks = Vec::new();
-                let (mut d, end) = op.dst_range();
-                while d < end {
-                    let len = ((d / self.line + 1) * self.line).min(end) - d;
-                    let (src, value) = match op.kind {
-                        BulkKind::Copy { src } => (Some(src + (d - op.dst)), 0),
-                        BulkKind::Init { value } => (None, value),
-                    };
-                    tasks.push(LineTask {
-                        src,
-                        dst: d,
-                        len,
-                        value,
-                    });
-                    d += len;
-                }
-                Job::Lines {
-                    done: vec![false; tasks.len()],
-                    waiting_at: vec![0; tasks.len()],
-                    all_waiting: (0, 0),
-                    tasks,
-                    next: 0,
-                    origin,
-                }
-            }
-            m => {
-                let (d0, d1) = op.dst_range();
-                // Zero-Insert puts in the lines the zeroing covers whole.
-                let zero_insert =
-                    m == SystemMechanism::RowcloneZi && op.kind == BulkKind::Init { value: 0 };
-                Job::Memory {
-                    op,
-                    origin,
-                    phase: MemPhase::Coherence,
-                    writebacks_pending: 0,
-                    zero_lines: if zero_insert {
-                        {
-                            let lb = self.mem.last_line_bytes();
-                            (d0.div_ceil(lb), d1 / lb)
-                        }
-                    } else {
-                        (0, 0)
-                    },
-                }
-            }
-        };
+        let job = self.bulk.plan(op, origin, &self.mem, self.line);
         self.cores[c].jobs.push_back(job);
     }
 
@@ -1748,278 +1598,6 @@ impl System {
             done += len;
         }
         Ok(())
-    }
-
-    /// Advances core `c`'s first bulk job; whether anything happened.
-    fn progress_job(&mut self, c: usize) -> Result<bool> {
-        let lookahead = 2 * self.mem.l1_ref().mshrs_free(c).max(1) + 8;
-        let lb = self.line;
-        let per_cycle = (self.width / 2).max(1);
-        let job = self.cores[c].jobs.front_mut().expect("a job");
-        match job {
-            Job::Lines {
-                tasks,
-                done,
-                waiting_at,
-                all_waiting,
-                next,
-                origin,
-            } => {
-                let origin = *origin;
-                let mut progress = false;
-                let mut performed = 0;
-                let end = (*next + lookahead).min(tasks.len());
-                let epoch = self.mem.epoch;
-                if all_waiting.0 == epoch && end <= all_waiting.1 {
-                    return Ok(false);
-                }
-                // Once a fill is refused (MSHRs or write-back buffer full) every later one in
-                // this look is too: nothing frees either until the epoch moves.
-                let mut refused = false;
-                let mut idle = true;
-                for i in *next..end {
-                    if done[i] || waiting_at[i] == epoch {
-                        continue;
-                    }
-                    let task = tasks[i];
-                    let dst_line = task.dst / lb;
-                    // A whole destination line may be allocated without a read; one whose
-                    // fill is already in flight waits for it (its stores land first).
-                    let l1 = self.mem.l1();
-                    let allocate = self.allocate_full_lines
-                        && task.len == lb
-                        && l1.array(c).probe(dst_line).is_none();
-                    if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
-                        waiting_at[i] = self.mem.epoch;
-                        continue;
-                    }
-                    // The destination (unless allocated) and the one or two source lines.
-                    let mut lines = [0u64; 3];
-                    let mut count = 0;
-                    if !allocate {
-                        lines[0] = dst_line;
-                        count = 1;
-                    }
-                    if let Some(s) = task.src {
-                        lines[count] = s / lb;
-                        lines[count + 1] = (s + task.len - 1) / lb;
-                        count += 2;
-                    }
-                    let mut ready = true;
-                    for &l in &lines[..count] {
-                        if self.mem.l1().array(c).probe(l).is_none() {
-                            ready = false;
-                            if !self.mem.l1().has_mshr(c, l) {
-                                if !refused && self.mem.request_fill(c, l, origin, false) {
-                                    progress = true;
-                                } else {
-                                    refused = true;
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    if !ready {
-                        waiting_at[i] = self.mem.epoch;
-                        continue;
-                    }
-                    if performed >= per_cycle {
-                        idle = false;
-                        continue;
-                    }
-                    let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
-                    let bytes = &mut line_buf[..task.len as usize];
-                    if let Some(s) = task.src {
-                        // Source bytes line by line (a misaligned piece spans two).
-                        let mut k = 0;
-                        while k < bytes.len() {
-                            let a = s + k as u64;
-                            let offset = (a % lb) as usize;
-                            let n = (lb as usize - offset).min(bytes.len() - k);
-                            let cache = self.mem.l1().array(c);
-                            let way = cache.probe(a / lb).expect("present");
-                            bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
-                            k += n;
-                        }
-                    }
-                    if allocate {
-                        self.mem
-                            .insert(c, dst_line, &line_buf[..lb as usize], true, origin);
-                    } else {
-                        let cache = self.mem.l1().array(c);
-                        let way = cache.probe(dst_line).expect("present");
-                        cache.write(way, (task.dst % lb) as usize, bytes, origin);
-                    }
-                    done[i] = true;
-                    performed += 1;
-                    progress = true;
-                }
-                // Every task looked at is done or waiting as of `epoch` (nothing moved it
-                // during the look): the next look finds the same until it moves.
-                if idle && self.mem.epoch == epoch {
-                    *all_waiting = (epoch, end);
-                }
-                while *next < tasks.len() && done[*next] {
-                    *next += 1;
-                }
-                if *next == tasks.len() {
-                    self.cores[c].jobs.pop_front();
-                    progress = true;
-                }
-                Ok(progress)
-            }
-            Job::Memory { .. } => self.progress_memory_job(c),
-        }
-    }
-
-    fn progress_memory_job(&mut self, c: usize) -> Result<bool> {
-        let Some(Job::Memory {
-            op,
-            phase,
-            writebacks_pending,
-            zero_lines,
-            ..
-        }) = self.cores[c].jobs.front()
-        else {
-            unreachable!("a memory job")
-        };
-        let (op, phase, pending, zero_lines) = (*op, *phase, *writebacks_pending, *zero_lines);
-        let set_phase = |s: &mut System, p: MemPhase, wb: u32| {
-            if let Some(Job::Memory {
-                phase,
-                writebacks_pending,
-                ..
-            }) = s.cores[c].jobs.front_mut()
-            {
-                *phase = p;
-                *writebacks_pending = wb;
-            }
-        };
-        match phase {
-            MemPhase::Coherence => {
-                // Lines still being fetched (stores may wait on them) must land first, and the
-                // cache needs room for the write-backs this may cause.
-                let (d0, d1) = op.dst_range();
-                let fetching = self.mem.fetching_in(d0, d1)
-                    || op
-                        .src_range()
-                        .is_some_and(|(s0, s1)| self.mem.fetching_in(s0, s1));
-                if fetching
-                    || !self.mem.levels.iter().all(|l| l.can_allocate(c))
-                    || self.active_ops.iter().any(|a| op.must_wait_for(a))
-                {
-                    return Ok(false);
-                }
-                let wb = self.coherence(c, &op);
-                self.active_ops.push(op);
-                set_phase(
-                    self,
-                    if wb > 0 {
-                        MemPhase::WaitWritebacks
-                    } else {
-                        MemPhase::Submit
-                    },
-                    wb,
-                );
-                Ok(true)
-            }
-            MemPhase::WaitWritebacks => {
-                if pending == 0 {
-                    set_phase(self, MemPhase::Submit, 0);
-                    return Ok(true);
-                }
-                Ok(false)
-            }
-            MemPhase::Submit => match self.mem.router.try_enqueue_bulk(op, self.now) {
-                Ok(Some((device, id))) => {
-                    self.op_owner.insert((device, id), c);
-                    set_phase(self, MemPhase::Wait(id), 0);
-                    Ok(true)
-                }
-                Ok(None) => Ok(false),
-                Err(e) => Err(Error::Io(format!(
-                    "internal error: a bulk operation the OS produced was refused: {e}"
-                ))),
-            },
-            MemPhase::Wait(_) => Ok(false),
-            MemPhase::Done => {
-                let (mut next, end) = zero_lines;
-                let zero = [0u8; crate::cache::array::MAX_LINE];
-                let zero = &zero[..self.mem.last_line_bytes() as usize];
-                let (last, array) = (self.mem.last_level(), self.mem.last_array_of(c));
-                while next < end && self.mem.last_can_allocate(array) {
-                    self.mem
-                        .insert_in(last, array, next, zero, false, Origin::Init);
-                    next += 1;
-                }
-                if next < end {
-                    if let Some(Job::Memory { zero_lines, .. }) = self.cores[c].jobs.front_mut() {
-                        zero_lines.0 = next;
-                    }
-                    return Ok(next > zero_lines.0);
-                }
-                let range = op.dst_range();
-                if let Some(i) = self.active_ops.iter().position(|a| a.dst_range() == range) {
-                    self.active_ops.swap_remove(i);
-                }
-                self.cores[c].jobs.pop_front();
-                Ok(true)
-            }
-        }
-    }
-
-    /// The memory controller's coherence work before an operation below the caches, on every
-    /// level from the last up (so a newer copy higher up lands in memory last); returns the
-    /// write-backs it must wait for.
-    fn coherence(&mut self, c: usize, op: &BulkOp) -> u32 {
-        let in_cache_copy = matches!(
-            self.mechanism,
-            SystemMechanism::Rowclone | SystemMechanism::RowcloneZi
-        );
-        let mut waits = 0;
-        let (d0, d1) = op.dst_range();
-        for level in (0..self.mem.levels.len()).rev() {
-            let lb = self.mem.levels[level].line_bytes;
-            let arrays = self.mem.levels[level].arrays.len();
-            let whole = |line: u64| line * lb >= d0 && (line + 1) * lb <= d1;
-            for line in d0 / lb..d1.div_ceil(lb) {
-                for k in 0..arrays {
-                    if !whole(line) && self.mem.coherence_write_back(level, k, line, c) {
-                        waits += 1;
-                    }
-                    self.mem.invalidate(level, k, line);
-                }
-            }
-            let BulkKind::Copy { src } = op.kind else {
-                continue;
-            };
-            let delta = src as i128 - op.dst as i128;
-            let aligned = delta.rem_euclid(lb as i128) == 0;
-            for line in src / lb..(src + op.bytes).div_ceil(lb) {
-                for k in 0..arrays {
-                    let array = &self.mem.levels[level].arrays[k];
-                    let Some(way) = array.probe(line) else {
-                        continue;
-                    };
-                    if !array.is_dirty(way) {
-                        continue;
-                    }
-                    let dst_line = ((line * lb) as i128 - delta) as u64 / lb;
-                    // (A partially valid line, `copy_engine.partial_line = "sector"`, is
-                    // written back instead: its invalid sectors are no data to copy.)
-                    if in_cache_copy && aligned && whole(dst_line) && array.is_whole(way) {
-                        // RowClone: copy the dirty line in the cache under the destination's
-                        // tag; DRAM's stale copy of it is overwritten there.
-                        let data = crate::cache::LineBuf::from_slice(array.data(way));
-                        self.mem
-                            .insert_in(level, k, dst_line, data.as_slice(), true, Origin::Copy);
-                    } else if self.mem.coherence_write_back(level, k, line, c) {
-                        waits += 1;
-                    }
-                }
-            }
-        }
-        waits
     }
 
     /// Whether cache level `level` holds the line of physical address `pa` in the array
@@ -2154,6 +1732,7 @@ impl System {
             devices.clear();
         }
         let total = traffic.total();
+        let (memcpy_ops, meminit_ops, bulk_wait) = self.bulk.counts();
         let cache = self
             .mem
             .levels
@@ -2188,13 +1767,7 @@ impl System {
             m.stats(&cores, self.core_fs)
         });
         SystemStats {
-            mechanism: match self.mechanism {
-                SystemMechanism::Cpu => "cpu",
-                SystemMechanism::McDma => "mc_dma",
-                SystemMechanism::Rowclone => "rowclone",
-                SystemMechanism::RowcloneZi => "rowclone_zi",
-            }
-            .into(),
+            mechanism: self.bulk.mechanism_name().into(),
             core_ghz: 1e6 / self.core_fs as f64,
             core_cycles: cycles,
             simulated_ns: end as f64 / 1e6,
@@ -2211,15 +1784,17 @@ impl System {
                 energy_nj / instructions as f64
             },
             traffic,
-            memcpy_ops: self.memcpy_ops,
-            meminit_ops: self.meminit_ops,
-            bulk_wait: self.bulk_wait.finished(),
+            memcpy_ops,
+            meminit_ops,
+            bulk_wait,
             cache,
             os: self.os.stats.clone(),
             memory,
             memory_devices: devices,
-            copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
-            write_combining: (self.memcpy_kind == Some(MemcpyKind::SoftwareNt))
+            copy_engine: self.bulk.engines().map(|e| e.stats(&self.mem)),
+            write_combining: self
+                .bulk
+                .non_temporal()
                 .then(|| self.mem.write_combining_stats.clone()),
             hybrid,
             hybrid_energy,
