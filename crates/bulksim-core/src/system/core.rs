@@ -186,6 +186,35 @@ impl Window {
     }
 }
 
+/// `[core]`: every core's width, window and memory limits.
+#[derive(Clone, Copy, Debug)]
+pub struct CoreSettings {
+    /// `core.width`: instructions dispatched and retired per core cycle.
+    pub width: usize,
+    /// `core.window`: slots in the instruction window.
+    pub window: usize,
+    /// `core.mem_ports` (usize::MAX: as many as the width).
+    pub mem_ports: usize,
+    /// `core.store_queue` (usize::MAX: no limit).
+    pub store_queue: usize,
+    /// `core.lsq` (usize::MAX: no limit).
+    pub lsq: usize,
+}
+
+impl CoreSettings {
+    pub fn new(cfg: &crate::config::CoreConfig) -> CoreSettings {
+        // 0 in the config: no limit of its own.
+        let limit = |n: u32| if n == 0 { usize::MAX } else { n as usize };
+        CoreSettings {
+            width: cfg.width as usize,
+            window: cfg.window as usize,
+            mem_ports: limit(cfg.mem_ports),
+            store_queue: limit(cfg.store_queue),
+            lsq: limit(cfg.lsq),
+        }
+    }
+}
+
 pub struct Core {
     pub window: Window,
     /// An event taken from the thread that could not dispatch yet.
@@ -212,6 +241,10 @@ pub struct Core {
     /// Until when the core runs OS work (fs): its front end dispatches nothing, its window
     /// drains (`hybrid.os_period_ns`, `hybrid.os_remap_ns`).
     pub os_until_fs: u64,
+    /// Since when the window head has waited for a line (a stall on memory).
+    pub stalled_since: Option<u64>,
+    /// Memory ports (`core.mem_ports`) left in the core cycle being dispatched.
+    pub mem_ports_left: usize,
 }
 
 impl Core {
@@ -229,6 +262,8 @@ impl Core {
             retired: 0,
             load_data_fs: 0,
             os_until_fs: 0,
+            stalled_since: None,
+            mem_ports_left: 0,
         }
     }
 
@@ -290,6 +325,12 @@ impl Core {
             });
         }
         pushed
+    }
+
+    /// Whether a load, store or movblk may dispatch this cycle: a memory port is left and the
+    /// load/store queue (`core.lsq`) has room.
+    pub fn has_mem_slot(&self, settings: &CoreSettings) -> bool {
+        self.mem_ports_left > 0 && self.window.mem_slots() < settings.lsq
     }
 
     /// Whether no part of an event is left to dispatch: no pending event, no memcpy routine

@@ -163,7 +163,7 @@ impl System {
         bytes: u64,
         budget: &mut usize,
     ) -> Result<ChunkOutcome> {
-        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
+        if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
             return Ok(ChunkOutcome::Retry(false));
         }
         let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
@@ -190,7 +190,7 @@ impl System {
                 self.push_slot(c, self.now + probe_fs, super::core::NO_LINE);
             }
             ChunkOutcome::HandedDown => {
-                self.mem_ports_left -= 1;
+                self.cores[c].mem_ports_left -= 1;
                 let ready = self.now + self.core_fs + probe_fs;
                 self.push_mem_slot(c, ready, super::core::NO_LINE);
                 self.os.count_access(t as u32);

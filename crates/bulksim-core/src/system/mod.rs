@@ -32,7 +32,7 @@ mod measure;
 pub mod stats;
 mod threads;
 
-use self::core::{Core, Job, MemPhase, Slot, NO_LINE};
+use self::core::{Core, CoreSettings, Job, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
@@ -101,8 +101,8 @@ pub struct System {
     hit_fs: u64,
     /// The first cache level's line size (bytes).
     line: u64,
-    width: usize,
-    window: usize,
+    /// `[core]`: every core's width, window and memory limits.
+    settings: CoreSettings,
     skip_idle: bool,
     record_intervals: bool,
     /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
@@ -110,18 +110,8 @@ pub struct System {
     /// `sim.max_cycles` in core cycles, and as a time (fs).
     max_cycles: u64,
     max_fs: u64,
-    /// Per core, since when its window head has waited for a line (a stall on memory).
-    stalled_since: Vec<Option<u64>>,
     now: u64,
     buf: Vec<(u32, u64)>,
-    /// `core.mem_ports` (usize::MAX: as many as the width), and what is left of it in the
-    /// core cycle being dispatched.
-    mem_ports: usize,
-    mem_ports_left: usize,
-    /// `core.store_queue` (usize::MAX: no limit).
-    store_queue: usize,
-    /// `core.lsq` (usize::MAX: no limit).
-    lsq: usize,
     /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
     measure: Option<measure::Measure>,
 }
@@ -350,29 +340,14 @@ impl System {
             mem,
             events: BinaryHeap::new(),
             core_fs,
-            width: config.core.width as usize,
-            window: config.core.window as usize,
+            settings: CoreSettings::new(&config.core),
             skip_idle: config.sim.skip_idle,
             record_intervals,
             interruptions,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
-            stalled_since: vec![None; core_count],
             now: 0,
             buf: Vec::new(),
-            mem_ports: match config.core.mem_ports {
-                0 => usize::MAX,
-                n => n as usize,
-            },
-            mem_ports_left: 0,
-            store_queue: match config.core.store_queue {
-                0 => usize::MAX,
-                n => n as usize,
-            },
-            lsq: match config.core.lsq {
-                0 => usize::MAX,
-                n => n as usize,
-            },
             measure: measure::Measure::new(
                 config.sim.warmup_instructions,
                 config.sim.measure_instructions,
@@ -512,8 +487,8 @@ impl System {
     /// billion-instruction compute record would cost about a hundred host seconds.
     #[inline(never)]
     fn fast_forward_compute(&mut self) {
-        let window = self.window;
-        let width = self.width;
+        let window = self.settings.window;
+        let width = self.settings.width;
         if width > window {
             return;
         }
@@ -583,7 +558,9 @@ impl System {
     fn stop_all_threads(&mut self) {
         let now = self.now;
         for c in 0..self.cores.len() {
-            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), self.sched.running(c)) {
+            if let (Some(since), Some(t)) =
+                (self.cores[c].stalled_since.take(), self.sched.running(c))
+            {
                 self.sched.stalled(t, since, now);
             }
         }
@@ -700,7 +677,7 @@ impl System {
             match self.mem.complete(id, t) {
                 Completed::Line { core, line } => {
                     if let (Some(since), Some(th)) =
-                        (self.stalled_since[core], self.sched.running(core))
+                        (self.cores[core].stalled_since, self.sched.running(core))
                     {
                         if self.cores[core]
                             .window
@@ -712,7 +689,7 @@ impl System {
                             if let Some(rec) = &mut self.interruptions {
                                 rec.stall_ended(core, th, line, since, t);
                             }
-                            self.stalled_since[core] = None;
+                            self.cores[core].stalled_since = None;
                         }
                     }
                     if let Some(rec) = &mut self.interruptions {
@@ -736,10 +713,10 @@ impl System {
 
     /// One core cycle for core `c`; whether it made progress.
     fn step_core(&mut self, c: usize) -> Result<bool> {
-        let retired = self.cores[c].retire(self.width, self.now);
+        let retired = self.cores[c].retire(self.settings.width, self.now);
         let mut progress = retired > 0;
-        if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
-            self.stalled_since[c] = Some(self.now);
+        if self.cores[c].stalled_since.is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
+            self.cores[c].stalled_since = Some(self.now);
             if let Some(rec) = &mut self.interruptions {
                 let line = self.cores[c].window.front().expect("a waiting head").line;
                 rec.stall_started(&self.mem.router, c, line);
@@ -776,7 +753,7 @@ impl System {
                 &mut self.cores[c],
                 &mut self.mem,
                 self.now,
-                (self.line, self.width),
+                (self.line, self.settings.width),
             )?;
             if self.cores[c].jobs.len() < before {
                 // Counted to the end of this core cycle, when the core may go on.
@@ -793,8 +770,8 @@ impl System {
                 self.push_slot(c, ready, NO_LINE);
             }
         }
-        let mut budget = self.width;
-        self.mem_ports_left = self.mem_ports;
+        let mut budget = self.settings.width;
+        self.cores[c].mem_ports_left = self.settings.mem_ports;
         while budget > 0 {
             let t = self.sched.running(c).expect("a running thread");
             // The fault path's kernel instructions go before the access that faulted.
@@ -954,7 +931,7 @@ impl System {
                 ),
             ));
         }
-        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
+        if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
             return Ok(Step::Retry(ev, false));
         }
         if !engines.has_room(&self.mem, c) {
@@ -1002,7 +979,7 @@ impl System {
         if self.bulk.chunk_source_held(dst_pa, dst_pa + l) {
             return Ok(Step::Retry(ev, false));
         }
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         let now = self.now;
         self.bulk
             .engines_mut()
@@ -1028,7 +1005,7 @@ impl System {
         budget: &mut usize,
     ) -> Result<Option<bool>> {
         let write = !matches!(data, StoreData::None);
-        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
+        if !self.cores[c].has_mem_slot(&self.settings) {
             return Ok(Some(false));
         }
         let Some(pa) = self.resolve(c, t, space, va, write)? else {
@@ -1047,7 +1024,10 @@ impl System {
         };
         let line = pa / self.line;
         let found = self.mem.l1().array(c).probe(line);
-        if write && found.is_none() && self.mem.l1_ref().waiting_stores(c) >= self.store_queue {
+        if write
+            && found.is_none()
+            && self.mem.l1_ref().waiting_stores(c) >= self.settings.store_queue
+        {
             return Ok(Some(false));
         }
         if found.is_none() && !self.mem.request_fill(c, line, origin, write) {
@@ -1067,7 +1047,7 @@ impl System {
                 &bytes[..len]
             }
         };
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         let next_cycle = self.now + self.core_fs;
         // A fill request does not change the array: the probe still holds.
         let way = self.mem.l1().array(c).access_found(found);
@@ -1111,7 +1091,7 @@ impl System {
         len: u32,
         budget: &mut usize,
     ) -> Result<Option<bool>> {
-        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
+        if !self.cores[c].has_mem_slot(&self.settings) {
             return Ok(Some(false));
         }
         let Some(pa) = self.resolve(c, t, space, va, true)? else {
@@ -1131,7 +1111,7 @@ impl System {
         if !self.mem.non_temporal_store(c, pa, bytes) {
             return Ok(Some(false));
         }
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
         self.os.count_access(t as u32);
         *budget -= 1;
@@ -1148,7 +1128,7 @@ impl System {
         step: CopyStep,
         budget: &mut usize,
     ) -> Result<Option<(CopyStep, bool)>> {
-        let full = self.cores[c].window.len() >= self.window;
+        let full = self.cores[c].window.len() >= self.settings.window;
         let retry = |moved: Option<bool>| moved.map(|m| (step, m));
         Ok(match step {
             CopyStep::Compute(n) => match self.dispatch(c, t, Event::Compute(n), budget)? {
@@ -1192,7 +1172,7 @@ impl System {
     }
 
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
-        let full = self.cores[c].window.len() >= self.window;
+        let full = self.cores[c].window.len() >= self.settings.window;
         let pid = self.sched.pid(t);
         let next_cycle = self.now + self.core_fs;
         match ev {
@@ -1200,17 +1180,17 @@ impl System {
                 self.dispatch_movblk(c, t, Space::Virtual(pid), src, dst, budget)
             }
             Event::Compute(n) => {
-                let cycles = n.div_ceil(self.width as u64);
+                let cycles = n.div_ceil(self.settings.width as u64);
                 if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
                     return Err(self.err(
                         t,
                         format!(
                             "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
-                            self.width, self.max_cycles
+                            self.settings.width, self.max_cycles
                         ),
                     ));
                 }
-                let room = self.window - self.cores[c].window.len();
+                let room = self.settings.window - self.cores[c].window.len();
                 let k = n.min(*budget as u64).min(room as u64);
                 for _ in 0..k {
                     self.push_slot(c, next_cycle, NO_LINE);
