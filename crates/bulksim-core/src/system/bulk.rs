@@ -313,118 +313,93 @@ impl BulkCoordinator {
         let per_cycle = (width / 2).max(1);
         let job = core.jobs.front_mut().expect("a job");
         match job {
-            Job::Lines {
-                tasks,
-                done,
-                waiting_at,
-                all_waiting,
-                next,
-                origin,
-            } => {
-                let origin = *origin;
-                let mut progress = false;
-                let mut performed = 0;
-                let end = (*next + lookahead).min(tasks.len());
-                let epoch = mem.epoch;
-                if all_waiting.0 == epoch && end <= all_waiting.1 {
-                    return Ok(false);
-                }
-                // Once a fill is refused (MSHRs or write-back buffer full) every later one in
-                // this look is too: nothing frees either until the epoch moves.
-                let mut refused = false;
-                let mut idle = true;
-                for i in *next..end {
-                    if done[i] || waiting_at[i] == epoch {
-                        continue;
-                    }
-                    let task = tasks[i];
-                    let dst_line = task.dst / lb;
-                    // A whole destination line may be allocated without a read; one whose
-                    // fill is already in flight waits for it (its stores land first).
-                    let l1 = mem.l1();
-                    let allocate = self.allocate_full_lines
-                        && task.len == lb
-                        && l1.array(c).probe(dst_line).is_none();
-                    if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
-                        waiting_at[i] = mem.epoch;
-                        continue;
-                    }
-                    // The destination (unless allocated) and the one or two source lines.
-                    let mut lines = [0u64; 3];
-                    let mut count = 0;
-                    if !allocate {
-                        lines[0] = dst_line;
-                        count = 1;
-                    }
-                    if let Some(s) = task.src {
-                        lines[count] = s / lb;
-                        lines[count + 1] = (s + task.len - 1) / lb;
-                        count += 2;
-                    }
-                    let mut ready = true;
-                    for &l in &lines[..count] {
-                        if mem.l1().array(c).probe(l).is_none() {
-                            ready = false;
-                            if !mem.l1().has_mshr(c, l) {
-                                if !refused && mem.request_fill(c, l, origin, false) {
-                                    progress = true;
-                                } else {
-                                    refused = true;
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    if !ready {
-                        waiting_at[i] = mem.epoch;
-                        continue;
-                    }
-                    if performed >= per_cycle {
-                        idle = false;
-                        continue;
-                    }
-                    let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
-                    let bytes = &mut line_buf[..task.len as usize];
-                    if let Some(s) = task.src {
-                        // Source bytes line by line (a misaligned piece spans two).
-                        let mut k = 0;
-                        while k < bytes.len() {
-                            let a = s + k as u64;
-                            let offset = (a % lb) as usize;
-                            let n = (lb as usize - offset).min(bytes.len() - k);
-                            let cache = mem.l1().array(c);
-                            let way = cache.probe(a / lb).expect("present");
-                            bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
-                            k += n;
-                        }
-                    }
-                    if allocate {
-                        mem.insert(c, dst_line, &line_buf[..lb as usize], true, origin);
-                    } else {
-                        let cache = mem.l1().array(c);
-                        let way = cache.probe(dst_line).expect("present");
-                        cache.write(way, (task.dst % lb) as usize, bytes, origin);
-                    }
-                    done[i] = true;
-                    performed += 1;
-                    progress = true;
-                }
-                // Every task looked at is done or waiting as of `epoch` (nothing moved it
-                // during the look): the next look finds the same until it moves.
-                if idle && mem.epoch == epoch {
-                    *all_waiting = (epoch, end);
-                }
-                while *next < tasks.len() && done[*next] {
-                    *next += 1;
-                }
-                if *next == tasks.len() {
+            Job::Lines { .. } => {
+                let (progress, finished) =
+                    self.progress_lines(c, job, mem, lb, (lookahead, per_cycle));
+                if finished {
                     core.jobs.pop_front();
-                    progress = true;
+                    return Ok(true);
                 }
                 Ok(progress)
             }
             Job::Memory { .. } => self.progress_memory_job(c, core, mem, now),
         }
+    }
+
+    /// The core loop's job (`cpu`): looks at the next `lookahead` lines, requests the fills
+    /// they need and performs up to `per_cycle` whose lines are present. Returns whether
+    /// anything happened and whether the job is done.
+    fn progress_lines(
+        &self,
+        c: usize,
+        job: &mut Job,
+        mem: &mut Hierarchy,
+        lb: u64,
+        (lookahead, per_cycle): (usize, usize),
+    ) -> (bool, bool) {
+        let Job::Lines {
+            tasks,
+            done,
+            waiting_at,
+            all_waiting,
+            next,
+            origin,
+        } = job
+        else {
+            unreachable!("a core loop's job")
+        };
+        let origin = *origin;
+        let mut progress = false;
+        let mut performed = 0;
+        let end = (*next + lookahead).min(tasks.len());
+        let epoch = mem.epoch;
+        if all_waiting.0 == epoch && end <= all_waiting.1 {
+            return (false, false);
+        }
+        // Once a fill is refused (MSHRs or write-back buffer full) every later one in this
+        // look is too: nothing frees either until the epoch moves.
+        let mut refused = false;
+        let mut idle = true;
+        for i in *next..end {
+            if done[i] || waiting_at[i] == epoch {
+                continue;
+            }
+            let task = tasks[i];
+            let dst_line = task.dst / lb;
+            // A whole destination line may be allocated without a read; one whose fill is
+            // already in flight waits for it (its stores land first).
+            let l1 = mem.l1();
+            let allocate =
+                self.allocate_full_lines && task.len == lb && l1.array(c).probe(dst_line).is_none();
+            if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
+                waiting_at[i] = mem.epoch;
+                continue;
+            }
+            let (ready, requested) =
+                request_task_lines(mem, c, &task, (allocate, lb), origin, &mut refused);
+            progress |= requested;
+            if !ready {
+                waiting_at[i] = mem.epoch;
+                continue;
+            }
+            if performed >= per_cycle {
+                idle = false;
+                continue;
+            }
+            perform_task(mem, c, &task, (allocate, lb), origin);
+            done[i] = true;
+            performed += 1;
+            progress = true;
+        }
+        // Every task looked at is done or waiting as of `epoch` (nothing moved it during the
+        // look): the next look finds the same until it moves.
+        if idle && mem.epoch == epoch {
+            *all_waiting = (epoch, end);
+        }
+        while *next < tasks.len() && done[*next] {
+            *next += 1;
+        }
+        (progress, *next == tasks.len())
     }
 
     /// A job below the caches: coherence work, write-backs, the operation handed to the
@@ -447,43 +422,17 @@ impl BulkCoordinator {
             unreachable!("a memory job")
         };
         let (op, phase, pending, zero_lines) = (*op, *phase, *writebacks_pending, *zero_lines);
-        let set_phase = |core: &mut Core, p: MemPhase, wb: u32| {
-            if let Some(Job::Memory {
-                phase,
-                writebacks_pending,
-                ..
-            }) = core.jobs.front_mut()
-            {
-                *phase = p;
-                *writebacks_pending = wb;
-            }
-        };
         match phase {
             MemPhase::Coherence => {
-                // Lines still being fetched (stores may wait on them) must land first, and the
-                // cache needs room for the write-backs this may cause.
-                let (d0, d1) = op.dst_range();
-                let fetching = mem.fetching_in(d0, d1)
-                    || op
-                        .src_range()
-                        .is_some_and(|(s0, s1)| mem.fetching_in(s0, s1));
-                if fetching
-                    || !mem.levels.iter().all(|l| l.can_allocate(c))
-                    || self.hazards.conflicts(&op)
-                {
+                let Some(wb) = self.try_coherence(c, &op, mem) else {
                     return Ok(false);
-                }
-                let wb = self.coherence(c, &op, mem);
-                self.hazards.begin(op, c);
-                set_phase(
-                    core,
-                    if wb > 0 {
-                        MemPhase::WaitWritebacks
-                    } else {
-                        MemPhase::Submit
-                    },
-                    wb,
-                );
+                };
+                let next = if wb > 0 {
+                    MemPhase::WaitWritebacks
+                } else {
+                    MemPhase::Submit
+                };
+                set_phase(core, next, wb);
                 Ok(true)
             }
             MemPhase::WaitWritebacks => {
@@ -506,15 +455,8 @@ impl BulkCoordinator {
             },
             MemPhase::Wait(_) => Ok(false),
             MemPhase::Done => {
-                let (mut next, end) = zero_lines;
-                let zero = [0u8; crate::cache::array::MAX_LINE];
-                let zero = &zero[..mem.last_line_bytes() as usize];
-                let (last, array) = (mem.last_level(), mem.last_array_of(c));
-                while next < end && mem.last_can_allocate(array) {
-                    mem.insert_in(last, array, next, zero, false, Origin::Init);
-                    next += 1;
-                }
-                if next < end {
+                let next = insert_zero_lines(mem, c, zero_lines);
+                if next < zero_lines.1 {
                     if let Some(Job::Memory { zero_lines, .. }) = core.jobs.front_mut() {
                         zero_lines.0 = next;
                     }
@@ -525,6 +467,24 @@ impl BulkCoordinator {
                 Ok(true)
             }
         }
+    }
+
+    /// Core `c`'s job `op` does its coherence work now unless lines of it are still being
+    /// fetched (stores may wait on them), a level has no room for the write-backs it may
+    /// cause, or an operation in flight conflicts; then it is in the hazard record. Returns
+    /// the write-backs to wait for (None: not yet).
+    fn try_coherence(&mut self, c: usize, op: &BulkOp, mem: &mut Hierarchy) -> Option<u32> {
+        let (d0, d1) = op.dst_range();
+        let fetching = mem.fetching_in(d0, d1)
+            || op
+                .src_range()
+                .is_some_and(|(s0, s1)| mem.fetching_in(s0, s1));
+        if fetching || !mem.levels.iter().all(|l| l.can_allocate(c)) || self.hazards.conflicts(op) {
+            return None;
+        }
+        let wb = self.coherence(c, op, mem);
+        self.hazards.begin(*op, c);
+        Some(wb)
     }
 
     /// The memory controller's coherence work before an operation below the caches, on every
@@ -721,6 +681,107 @@ impl BulkCoordinator {
     pub fn non_temporal(&self) -> bool {
         self.memcpy_kind == Some(MemcpyKind::SoftwareNt)
     }
+}
+
+/// Core `core`'s first job, below the caches, goes to phase `p` with `wb` write-backs to
+/// wait for.
+fn set_phase(core: &mut Core, p: MemPhase, wb: u32) {
+    if let Some(Job::Memory {
+        phase,
+        writebacks_pending,
+        ..
+    }) = core.jobs.front_mut()
+    {
+        *phase = p;
+        *writebacks_pending = wb;
+    }
+}
+
+/// The lines task `task` needs in core `c`'s first level (the destination unless it is
+/// allocated whole, `allocate`, and the one or two source lines; `lb`: the line size):
+/// requests the fills of those missing, none once one is refused (`refused`). Returns
+/// whether all are present and whether a fill was requested.
+fn request_task_lines(
+    mem: &mut Hierarchy,
+    c: usize,
+    task: &LineTask,
+    (allocate, lb): (bool, u64),
+    origin: Origin,
+    refused: &mut bool,
+) -> (bool, bool) {
+    let mut lines = [0u64; 3];
+    let mut count = 0;
+    if !allocate {
+        lines[0] = task.dst / lb;
+        count = 1;
+    }
+    if let Some(s) = task.src {
+        lines[count] = s / lb;
+        lines[count + 1] = (s + task.len - 1) / lb;
+        count += 2;
+    }
+    let (mut ready, mut requested) = (true, false);
+    for &l in &lines[..count] {
+        if mem.l1().array(c).probe(l).is_none() {
+            ready = false;
+            if !mem.l1().has_mshr(c, l) {
+                if !*refused && mem.request_fill(c, l, origin, false) {
+                    requested = true;
+                } else {
+                    *refused = true;
+                    break;
+                }
+            }
+        }
+    }
+    (ready, requested)
+}
+
+/// Performs task `task` in core `c`'s first level, its lines present: the source bytes (or
+/// the value) written into the destination line, or a whole new line inserted (`allocate`).
+fn perform_task(
+    mem: &mut Hierarchy,
+    c: usize,
+    task: &LineTask,
+    (allocate, lb): (bool, u64),
+    origin: Origin,
+) {
+    let dst_line = task.dst / lb;
+    let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
+    let bytes = &mut line_buf[..task.len as usize];
+    if let Some(s) = task.src {
+        // Source bytes line by line (a misaligned piece spans two).
+        let mut k = 0;
+        while k < bytes.len() {
+            let a = s + k as u64;
+            let offset = (a % lb) as usize;
+            let n = (lb as usize - offset).min(bytes.len() - k);
+            let cache = mem.l1().array(c);
+            let way = cache.probe(a / lb).expect("present");
+            bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
+            k += n;
+        }
+    }
+    if allocate {
+        mem.insert(c, dst_line, &line_buf[..lb as usize], true, origin);
+    } else {
+        let cache = mem.l1().array(c);
+        let way = cache.probe(dst_line).expect("present");
+        cache.write(way, (task.dst % lb) as usize, bytes, origin);
+    }
+}
+
+/// Zero-Insert: puts clean zero lines [next, end) of `zero_lines` into core `c`'s
+/// last-level array while it has room; returns the first line not put in.
+fn insert_zero_lines(mem: &mut Hierarchy, c: usize, (mut next, end): (u64, u64)) -> u64 {
+    let zero = [0u8; crate::cache::array::MAX_LINE];
+    let zero = &zero[..mem.last_line_bytes() as usize];
+    let (last, array) = (mem.last_level(), mem.last_array_of(c));
+    while next < end && mem.last_can_allocate(array) {
+        mem.insert_in(last, array, next, zero, false, Origin::Init);
+        next += 1;
+    }
+    next
 }
 
 #[cfg(test)]
