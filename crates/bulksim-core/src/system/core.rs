@@ -1,6 +1,6 @@
 //! One core's state: the instruction window (in-order retirement of slots that become ready
-//! when their latency or their cache fill is over), the thread it runs and those waiting for
-//! it, and the bulk job it is blocked on. The dispatch logic lives in `System`, which owns the
+//! when their latency or their cache fill is over), the event it could not dispatch yet, and
+//! the bulk job it is blocked on (which thread it runs is the scheduler's, `threads.rs`). The dispatch logic lives in `System`, which owns the
 //! OS and the cache hierarchy the core talks to.
 
 use crate::bulk::BulkOp;
@@ -186,10 +186,37 @@ impl Window {
     }
 }
 
+/// `[core]`: every core's width, window and memory limits.
+#[derive(Clone, Copy, Debug)]
+pub struct CoreSettings {
+    /// `core.width`: instructions dispatched and retired per core cycle.
+    pub width: usize,
+    /// `core.window`: slots in the instruction window.
+    pub window: usize,
+    /// `core.mem_ports` (usize::MAX: as many as the width).
+    pub mem_ports: usize,
+    /// `core.store_queue` (usize::MAX: no limit).
+    pub store_queue: usize,
+    /// `core.lsq` (usize::MAX: no limit).
+    pub lsq: usize,
+}
+
+impl CoreSettings {
+    pub fn new(cfg: &crate::config::CoreConfig) -> CoreSettings {
+        // 0 in the config: no limit of its own.
+        let limit = |n: u32| if n == 0 { usize::MAX } else { n as usize };
+        CoreSettings {
+            width: cfg.width as usize,
+            window: cfg.window as usize,
+            mem_ports: limit(cfg.mem_ports),
+            store_queue: limit(cfg.store_queue),
+            lsq: limit(cfg.lsq),
+        }
+    }
+}
+
 pub struct Core {
     pub window: Window,
-    pub thread: Option<usize>,
-    pub run_queue: VecDeque<usize>,
     /// An event taken from the thread that could not dispatch yet.
     pub pending: Option<Event>,
     /// A step of a memcpy routine that could not dispatch yet (`system.memcpy`).
@@ -207,15 +234,6 @@ pub struct Core {
     /// The pending event is a memcpy/meminit whose jobs are queued (it retires after them).
     pub bulk_instruction: bool,
     pub retired: u64,
-    /// When the last thread that ran here exited (fs).
-    pub last_exit_fs: u64,
-    /// The running thread's retired instructions when it got the core (its time slice
-    /// counts from there).
-    pub slice_start: u64,
-    /// Time slices that ended with another thread waiting for the core.
-    pub preemptions: u64,
-    /// Switches the recorded schedule asked for (`Y` events).
-    pub yields: u64,
     /// When the latest load that hit in the first level has its data (fs): with no slot
     /// waiting for a line, every older load has its data from then on (a dependent read
     /// waits for it).
@@ -223,14 +241,16 @@ pub struct Core {
     /// Until when the core runs OS work (fs): its front end dispatches nothing, its window
     /// drains (`hybrid.os_period_ns`, `hybrid.os_remap_ns`).
     pub os_until_fs: u64,
+    /// Since when the window head has waited for a line (a stall on memory).
+    pub stalled_since: Option<u64>,
+    /// Memory ports (`core.mem_ports`) left in the core cycle being dispatched.
+    pub mem_ports_left: usize,
 }
 
 impl Core {
     pub fn new() -> Core {
         Core {
             window: Window::new(),
-            thread: None,
-            run_queue: VecDeque::new(),
             pending: None,
             pending_step: None,
             jobs: VecDeque::new(),
@@ -240,12 +260,10 @@ impl Core {
             kernel_step: None,
             bulk_instruction: false,
             retired: 0,
-            last_exit_fs: 0,
-            slice_start: 0,
-            preemptions: 0,
-            yields: 0,
             load_data_fs: 0,
             os_until_fs: 0,
+            stalled_since: None,
+            mem_ports_left: 0,
         }
     }
 
@@ -271,7 +289,6 @@ impl Core {
     /// retires `width` slots and dispatches `width` new ones, so the window keeps its length.
     pub fn computing_steadily(&self, width: usize, now: u64, cycles: u64) -> bool {
         matches!(self.pending, Some(Event::Compute(left)) if left > cycles * width as u64)
-            && self.thread.is_some()
             && self.jobs.is_empty()
             && self.kernel_instructions == 0
             && !self.bulk_instruction
@@ -308,6 +325,21 @@ impl Core {
             });
         }
         pushed
+    }
+
+    /// Whether a load, store or movblk may dispatch this cycle: a memory port is left and the
+    /// load/store queue (`core.lsq`) has room.
+    pub fn has_mem_slot(&self, settings: &CoreSettings) -> bool {
+        self.mem_ports_left > 0 && self.window.mem_slots() < settings.lsq
+    }
+
+    /// Whether no part of an event is left to dispatch: no pending event, no memcpy routine
+    /// step, no kernel copy (where a time slice may end).
+    pub fn at_event_boundary(&self) -> bool {
+        self.pending.is_none()
+            && self.pending_step.is_none()
+            && self.kernel_copy.is_none()
+            && self.kernel_step.is_none()
     }
 
     /// Whether every load and read in the window has its data by `now`: what a dependent

@@ -13,21 +13,17 @@
 //! copied in the cache under the destination's tag: no write-back to wait for, since source
 //! and destination lines align) before it goes to the memory controller; the core goes on at
 //! once. Until it completes, accesses to its destination and stores to its source wait
-//! (`active_ops`, `chunk_source_held`). A declined chunk comes back from the routine as its
-//! movblks.
+//! (the bulk coordinator's hazard record, `bulk.rs`). A declined chunk comes back from the
+//! routine as its movblks. `DramChunks` decides (its settings are its own); the bulk
+//! coordinator owns it, records a chunk it hands down and counts it; the core's side (the
+//! translation, the window slot) is `System::dispatch_chunk`.
 
 use super::{Space, System};
 use crate::bulk::{BulkKind, BulkOp};
+use crate::cache::Hierarchy;
+use crate::config::{Config, DramRule};
+use crate::copy_engine::CopyEngines;
 use crate::error::{Error, Result};
-
-/// A chunk the memory controller runs: its operation and the device's id for it.
-pub(super) struct Handed {
-    op: BulkOp,
-    device: usize,
-    id: u32,
-    /// The core whose copy it is.
-    core: usize,
-}
 
 /// What offering a chunk did.
 pub(super) enum ChunkOutcome {
@@ -35,12 +31,127 @@ pub(super) enum ChunkOutcome {
     Retry(bool),
     /// The memory controller runs it.
     HandedDown,
-    /// It runs as movblks.
-    Declined,
+    /// It runs as movblks; `probed`: the caches' tags were probed first (its time holds the
+    /// routine's next instruction).
+    Declined { probed: bool },
+}
+
+/// What the memory controller said to a chunk that may go down.
+pub(super) enum Offer {
+    /// Decided without the memory controller (see `ChunkOutcome`).
+    Outcome(ChunkOutcome),
+    /// Taken by memory device `.0` as operation `.1`: its coherence work is due now.
+    Accepted(usize, u32),
+}
+
+/// dce_rowclone's settings: the tag probe's time and the rule for cached sources.
+pub(super) struct DramChunks {
+    /// `copy_engine.probe_cycles` as a time (fs).
+    probe_fs: u64,
+    /// `copy_engine.dram_rule = "always"`.
+    always: bool,
+}
+
+impl DramChunks {
+    pub fn new(config: &Config, core_fs: u64) -> DramChunks {
+        DramChunks {
+            probe_fs: config.copy_engine.probe_cycles as u64 * core_fs,
+            always: config.copy_engine.dram_rule == DramRule::Always,
+        }
+    }
+
+    /// The tag probe's time (fs).
+    pub fn probe_fs(&self) -> u64 {
+        self.probe_fs
+    }
+
+    /// Core `c` offers chunk `op` whose source's last byte is at `src_last` (physical) at
+    /// `now`; `conflicts`: an operation in flight touches its bytes. Counts declined chunks
+    /// in `engines`' stats.
+    pub fn offer(
+        &self,
+        (op, src_last): (BulkOp, u64),
+        c: usize,
+        mem: &mut Hierarchy,
+        engines: &mut CopyEngines,
+        conflicts: bool,
+        now: u64,
+    ) -> Result<Offer> {
+        let BulkKind::Copy { src: src_pa } = op.kind else {
+            unreachable!("a chunk is a copy")
+        };
+        let (dst_pa, bytes) = (op.dst, op.bytes);
+        let last_line = mem.last_line_bytes();
+        let layout_ok = src_pa % last_line == dst_pa % last_line
+            && src_last == src_pa + bytes - 1
+            && mem.router.within_one_device(&op);
+        let stats = &mut engines.stats.dram;
+        if !layout_ok {
+            stats.chunks += 1;
+            stats.declined_layout += 1;
+            return Ok(Offer::Outcome(ChunkOutcome::Declined { probed: false }));
+        }
+        let (s0, s1) = (src_pa, src_pa + bytes);
+        let (d0, d1) = op.dst_range();
+        // Under "always", a dirty source line holding only some sectors
+        // (`partial_line = "sector"`) would have to be written back first: such a chunk
+        // stays with the engines too.
+        let held = if self.always {
+            caches_hold_partial_dirty(mem, s0, s1)
+        } else {
+            caches_hold(mem, s0, s1)
+        };
+        if held {
+            stats.chunks += 1;
+            stats.declined_cached += 1;
+            return Ok(Offer::Outcome(ChunkOutcome::Declined { probed: true }));
+        }
+        // Going down: older movblks finish first (one may write the source: the probe is
+        // then taken again), lines in flight land, the coherence work needs write-back room,
+        // and an operation on the same bytes finishes first.
+        if engines.busy()
+            || mem.fetching_in(s0, s1)
+            || mem.fetching_in(d0, d1)
+            || !mem.levels.iter().all(|l| l.can_allocate(c))
+            || conflicts
+        {
+            return Ok(Offer::Outcome(ChunkOutcome::Retry(false)));
+        }
+        match mem.router.try_enqueue_bulk(op, now) {
+            Ok(Some((device, id))) => Ok(Offer::Accepted(device, id)),
+            Ok(None) => Ok(Offer::Outcome(ChunkOutcome::Retry(false))),
+            Err(e) => Err(Error::Io(format!(
+                "internal error: a copy chunk checked to lie in one device was refused: {e}"
+            ))),
+        }
+    }
+}
+
+/// Whether any array of any cache level holds a line of [a, b).
+fn caches_hold(mem: &Hierarchy, a: u64, b: u64) -> bool {
+    mem.levels.iter().any(|l| {
+        let lb = l.line_bytes;
+        (a / lb..b.div_ceil(lb)).any(|line| l.arrays.iter().any(|k| k.probe(line).is_some()))
+    })
+}
+
+/// Whether any array of any cache level holds a dirty line of [a, b) with only some of its
+/// sectors valid.
+fn caches_hold_partial_dirty(mem: &Hierarchy, a: u64, b: u64) -> bool {
+    mem.levels.iter().any(|l| {
+        let lb = l.line_bytes;
+        (a / lb..b.div_ceil(lb)).any(|line| {
+            l.arrays.iter().any(|k| {
+                k.probe(line)
+                    .is_some_and(|way| k.is_dirty(way) && !k.is_whole(way))
+            })
+        })
+    })
 }
 
 impl System {
-    /// Core `c` offers the chunk of `bytes` from `src` to `dst` (in `space`).
+    /// Core `c` offers the chunk of `bytes` from `src` to `dst` (in `space`): translated
+    /// here once every older instruction retired, decided by the bulk coordinator.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch_chunk(
         &mut self,
@@ -52,7 +163,7 @@ impl System {
         bytes: u64,
         budget: &mut usize,
     ) -> Result<ChunkOutcome> {
-        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
+        if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
             return Ok(ChunkOutcome::Retry(false));
         }
         let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
@@ -69,74 +180,25 @@ impl System {
             dst: dst_pa,
             bytes,
         };
-        let last_line = self.mem.last_line_bytes();
-        let layout_ok = src_pa % last_line == dst_pa % last_line
-            && src_last == src_pa + bytes - 1
-            && self.mem.router.within_one_device(&op);
-        fn stats(s: &mut System) -> &mut crate::copy_engine::DramChunkStats {
-            &mut s.engines.as_mut().expect("engines").stats.dram
-        }
-        if !layout_ok {
-            stats(self).chunks += 1;
-            stats(self).declined_layout += 1;
-            return Ok(ChunkOutcome::Declined);
-        }
-        let (s0, s1) = (src_pa, src_pa + bytes);
-        let (d0, d1) = op.dst_range();
-        // Under "always", a dirty source line holding only some sectors
-        // (`partial_line = "sector"`) would have to be written back first: such a chunk
-        // stays with the engines too.
-        let held = if self.chunk_always {
-            self.caches_hold_partial_dirty(s0, s1)
-        } else {
-            self.caches_hold(s0, s1)
-        };
-        if held {
-            stats(self).chunks += 1;
-            stats(self).declined_cached += 1;
-            self.hold_for_probe(c);
-            return Ok(ChunkOutcome::Declined);
-        }
-        // Going down: older movblks finish first (one may write the source: the probe is
-        // then taken again), lines in flight land, the coherence work needs write-back room,
-        // and an operation on the same bytes finishes first.
-        if self.engines.as_ref().is_some_and(|e| e.busy())
-            || self.mem.fetching_in(s0, s1)
-            || self.mem.fetching_in(d0, d1)
-            || !self.mem.levels.iter().all(|l| l.can_allocate(c))
-            || self.active_ops.iter().any(|a| op.must_wait_for(a))
-        {
-            return Ok(ChunkOutcome::Retry(false));
-        }
-        let (device, id) = match self.mem.router.try_enqueue_bulk(op, self.now) {
-            Ok(Some(accepted)) => accepted,
-            Ok(None) => return Ok(ChunkOutcome::Retry(false)),
-            Err(e) => {
-                return Err(Error::Io(format!(
-                    "internal error: a copy chunk checked to lie in one device was refused: {e}"
-                )))
+        let outcome =
+            self.bulk
+                .offer_chunk((op, src_last), c, &mut self.mem, self.now, self.line)?;
+        let probe_fs = self.bulk.chunk_probe_fs();
+        match outcome {
+            ChunkOutcome::Declined { probed: true } if probe_fs > 0 => {
+                // The tag probe's time holds the routine's next instruction.
+                self.push_slot(c, self.now + probe_fs, super::core::NO_LINE);
             }
-        };
-        let waits = self.coherence(c, &op);
-        debug_assert_eq!(waits, 0, "aligned whole lines need no write-back");
-        self.active_ops.push(op);
-        self.handed.push(Handed {
-            op,
-            device,
-            id,
-            core: c,
-        });
-        let line = self.line;
-        let s = stats(self);
-        s.chunks += 1;
-        s.copies += 1;
-        s.blocks += bytes / line;
-        self.mem_ports_left -= 1;
-        let ready = self.now + self.core_fs + self.chunk_probe_fs;
-        self.push_mem_slot(c, ready, super::core::NO_LINE);
-        self.os.count_access(t as u32);
-        *budget -= 1;
-        Ok(ChunkOutcome::HandedDown)
+            ChunkOutcome::HandedDown => {
+                self.cores[c].mem_ports_left -= 1;
+                let ready = self.now + self.core_fs + probe_fs;
+                self.push_mem_slot(c, ready, super::core::NO_LINE);
+                self.os.count_access(t as u32);
+                *budget -= 1;
+            }
+            _ => {}
+        }
+        Ok(outcome)
     }
 
     /// The chunk just offered runs as movblks: the routine that offered it expands it.
@@ -149,70 +211,10 @@ impl System {
     ) {
         let expansion = match space {
             Space::Physical => self.cores[c].kernel_copy.as_mut(),
-            Space::Virtual(_) => self.threads[t].memcpy.as_mut(),
+            Space::Virtual(_) => self.sched.memcpy_mut(t),
         };
         expansion
             .expect("the routine that offered the chunk")
             .decline(step);
-    }
-
-    /// The tag probe's time holds the routine's next instruction (`probe_cycles`).
-    fn hold_for_probe(&mut self, c: usize) {
-        if self.chunk_probe_fs > 0 {
-            let ready = self.now + self.chunk_probe_fs;
-            self.push_slot(c, ready, super::core::NO_LINE);
-        }
-    }
-
-    /// Whether any array of any cache level holds a line of [a, b).
-    fn caches_hold(&self, a: u64, b: u64) -> bool {
-        self.mem.levels.iter().any(|l| {
-            let lb = l.line_bytes;
-            (a / lb..b.div_ceil(lb)).any(|line| l.arrays.iter().any(|k| k.probe(line).is_some()))
-        })
-    }
-
-    /// Whether any array of any cache level holds a dirty line of [a, b) with only some of
-    /// its sectors valid.
-    fn caches_hold_partial_dirty(&self, a: u64, b: u64) -> bool {
-        self.mem.levels.iter().any(|l| {
-            let lb = l.line_bytes;
-            (a / lb..b.div_ceil(lb)).any(|line| {
-                l.arrays.iter().any(|k| {
-                    k.probe(line)
-                        .is_some_and(|way| k.is_dirty(way) && !k.is_whole(way))
-                })
-            })
-        })
-    }
-
-    /// Whether core `c` has copies not yet done: movblks in the engines or chunks handed
-    /// down (its exit waits for them: their writes are the program's).
-    pub(super) fn copies_pending(&self, c: usize) -> bool {
-        self.engines
-            .as_ref()
-            .is_some_and(|e| e.busy_for(&self.mem, c))
-            || self.handed.iter().any(|h| h.core == c)
-    }
-
-    /// Whether a store to [a, b) must wait: a handed-down chunk still reads those bytes.
-    pub(super) fn chunk_source_held(&self, a: u64, b: u64) -> bool {
-        self.handed
-            .iter()
-            .any(|h| h.op.src_range().is_some_and(|(s0, s1)| a < s1 && s0 < b))
-    }
-
-    /// The memory controller finished operation `id` of `device`: a handed-down chunk.
-    pub(super) fn chunk_done(&mut self, device: usize, id: u32) {
-        let i = self
-            .handed
-            .iter()
-            .position(|h| h.device == device && h.id == id)
-            .expect("a completed operation is a core's job or a handed-down chunk");
-        let h = self.handed.swap_remove(i);
-        let range = h.op.dst_range();
-        if let Some(k) = self.active_ops.iter().position(|a| a.dst_range() == range) {
-            self.active_ops.swap_remove(k);
-        }
     }
 }

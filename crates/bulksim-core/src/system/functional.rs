@@ -9,7 +9,8 @@
 //! (`system.time_slice_instructions`) passes the core on. The core that is furthest behind
 //! in cycles runs next (ties: the lowest index), so threads interleave as they would in time.
 
-use super::{System, ThreadState};
+use super::threads::ThreadOutcome;
+use super::System;
 use crate::error::Result;
 use crate::os::allocator::PAGE;
 use crate::os::Work;
@@ -28,37 +29,31 @@ impl System {
         let mut steps: u32 = 0;
         loop {
             let next = (0..self.cores.len())
-                .filter(|&c| self.cores[c].thread.is_some() || !self.cores[c].run_queue.is_empty())
+                .filter(|&c| self.sched.has_work(c))
                 .min_by_key(|&c| (cycles[c], c));
             let Some(c) = next else { break };
             if cycles[c] > self.max_cycles {
                 self.now = cycles[c] * self.core_fs;
                 return Err(self.past_max_cycles());
             }
-            let t = match self.cores[c].thread {
+            let t = match self.sched.running(c) {
                 Some(t) => t,
-                None => {
-                    let t = self.cores[c]
-                        .run_queue
-                        .pop_front()
-                        .expect("a queued thread");
-                    self.cores[c].thread = Some(t);
-                    self.cores[c].slice_start = self.threads[t].instructions;
-                    self.threads[t].start_fs = cycles[c] * self.core_fs;
-                    t
-                }
+                None => self
+                    .sched
+                    .take_next(c, cycles[c] * self.core_fs)
+                    .expect("a queued thread"),
             };
-            if self.slice_over(c, t) {
-                let core = &mut self.cores[c];
-                core.thread = None;
-                core.run_queue.push_back(t);
-                core.preemptions += 1;
+            if self
+                .sched
+                .slice_over(c, t, self.cores[c].at_event_boundary(), &self.os)
+            {
+                self.sched.preempt(c);
                 continue;
             }
             let retired = self.step_functional(c, t, cycles[c])?;
             cycles[c] += retired;
             self.cores[c].retired += retired;
-            self.threads[t].instructions += retired;
+            self.sched.retired(t, retired);
             steps = steps.wrapping_add(1);
             if let Some(report) = progress.as_mut() {
                 if steps % super::PROGRESS_CHECK_STEPS == 0 && reported.elapsed() >= period {
@@ -78,8 +73,8 @@ impl System {
     /// Thread `t`'s next event on core `c` at core cycle `cycle`: the instructions it
     /// retires (each in one cycle).
     fn step_functional(&mut self, c: usize, t: usize, cycle: u64) -> Result<u64> {
-        let pid = self.threads[t].pid.expect("a started thread");
-        let ev = self.next_event(t)?;
+        let pid = self.sched.pid(t);
+        let ev = self.sched.next_event(t, self.line)?;
         Ok(match ev {
             Event::Compute(n) => {
                 if cycle.saturating_add(n) > self.max_cycles {
@@ -154,62 +149,12 @@ impl System {
                 self.os.exec(pid);
                 1
             }
-            Event::Fork(child) | Event::Spawn(child) => {
-                let ok = self
-                    .threads
-                    .get(child as usize)
-                    .is_some_and(|th| th.state == ThreadState::NotStarted);
-                if !ok {
-                    let what = if matches!(ev, Event::Fork(_)) {
-                        "fork"
-                    } else {
-                        "spawn"
-                    };
-                    return Err(self.err(
-                        t,
-                        format!("{what} of thread {child}: there is no such thread marked `child` that has not started"),
-                    ));
-                }
-                let child = child as usize;
-                self.start_child(matches!(ev, Event::Fork(_)), pid, t, child);
-                self.cores[c].run_queue.push_back(child);
-                1
-            }
-            Event::Yield(next) => {
-                let core = &mut self.cores[c];
-                if let Some(at) = core.run_queue.iter().position(|&q| q == next as usize) {
-                    core.run_queue.remove(at);
-                    core.run_queue.push_front(next as usize);
-                    core.run_queue.push_back(t);
-                    core.thread = None;
-                    core.yields += 1;
-                }
-                0
-            }
-            Event::Wait => {
-                if self.threads[t].live_children > 0 {
-                    self.threads[t].state = ThreadState::Waiting;
-                    self.cores[c].thread = None;
-                }
-                0
-            }
-            Event::Exit => {
-                self.os.exit(pid);
+            Event::Fork(_) | Event::Spawn(_) | Event::Yield(_) | Event::Wait | Event::Exit => {
+                // A thread event is an instruction when it starts a child; a switch retires
+                // nothing. Every event retires at once here, so the window is always empty.
                 let end = cycle * self.core_fs;
-                let th = &mut self.threads[t];
-                th.state = ThreadState::Done;
-                th.end_fs = end;
-                if let Some(p) = th.parent {
-                    let parent = &mut self.threads[p];
-                    parent.live_children -= 1;
-                    if parent.live_children == 0 && parent.state == ThreadState::Waiting {
-                        parent.state = ThreadState::Runnable;
-                        self.cores[c].run_queue.push_back(p);
-                    }
-                }
-                self.cores[c].last_exit_fs = end;
-                self.cores[c].thread = None;
-                0
+                let outcome = self.sched.thread_event(c, t, ev, end, true, &mut self.os)?;
+                u64::from(outcome == ThreadOutcome::Started)
             }
             Event::LoadRange { .. }
             | Event::StoreRange { .. }
@@ -231,10 +176,10 @@ impl System {
     /// frames first when its bulk events are the kernel's page operations
     /// (`os.trace_bulk_destinations = allocate`), as in the timing mode.
     fn renew_bulk_destinations(&mut self, t: usize, dst: u64, bytes: u64) {
-        if !self.threads[t].renews_bulk_destinations {
+        if !self.sched.renews_bulk_destinations(t) {
             return;
         }
-        let pid = self.threads[t].pid.expect("a started thread");
+        let pid = self.sched.pid(t);
         for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
             self.os.renew_page(pid, page);
         }
@@ -250,7 +195,7 @@ impl System {
         write: bool,
         copy_of: Option<u32>,
     ) -> Result<u64> {
-        let pid = self.threads[t].pid.expect("a started thread");
+        let pid = self.sched.pid(t);
         let (_, work) = match copy_of {
             Some(src) => self
                 .os

@@ -197,8 +197,6 @@ impl System {
 
     /// The first core running a thread of process `pid`, if any.
     fn core_running(&self, pid: crate::os::Pid) -> Option<usize> {
-        self.cores
-            .iter()
-            .position(|c| c.thread.is_some_and(|t| self.threads[t].pid == Some(pid)))
+        self.sched.core_running_pid(pid)
     }
 }

@@ -1,22 +1,17 @@
-//! The full system and its scheduler: trace-driven out-of-order cores (one per initial thread;
-//! forked children run on their parent's core when it waits or exits, or on an idle spare
-//! core when `system.cores` adds some), the cache hierarchy
+//! The full system and its scheduler: trace-driven out-of-order cores, the cache hierarchy
 //! (`cache::Hierarchy`), the OS memory manager, and the memory router with its devices below.
-//! Time is one integer clock in femtoseconds on which the core clock and each device's clock
-//! are periods; the loop steps the cores every core cycle while any can make progress, each
-//! device at its own cycles while it has work, and otherwise jumps to the next event (a
-//! response due, the end of a bulk operation, a device's next event).
+//! Which thread each core runs (one per initial thread; forked children run on their
+//! parent's core when it waits or exits, or on an idle spare core when `system.cores` adds
+//! some) is the thread scheduler's (`threads.rs`). Time is one integer clock in femtoseconds
+//! on which the core clock and each device's clock are periods; the loop steps the cores every
+//! core cycle while any can make progress, each device at its own cycles while it has work,
+//! and otherwise jumps to the next event (a response due, the end of a bulk operation, a
+//! device's next event).
 //!
 //! Bulk work — memcpy/meminit events, copy-on-write copies and first-touch zeroing returned by
-//! the OS — blocks the core that needs it and executes by `system.bulk_mechanism`: `cpu`
-//! moves every line through the first cache level with loads and stores (write-allocate);
-//! `mc_dma`, `rowclone` and `rowclone_zi` first do the memory controller's coherence work over
-//! every level (RowClone section 4.2.2: dirty source lines are written back, or under
-//! RowClone copied in the cache under the destination's tag; destination lines are
-//! invalidated, partly covered dirty ones written back first), then hand the operation to the
-//! memory router, and block requests to the destination until it completes. `rowclone_zi`
-//! also inserts clean zero lines for every zeroed line. Range hazards between operations are
-//! recorded here once (`active_ops`).
+//! the OS — blocks the core that needs it; how it executes (`system.bulk_mechanism`,
+//! `system.memcpy`, dce_rowclone chunks) and the one record of the bulk operations in flight
+//! that accesses wait for are the bulk coordinator's (`bulk.rs`).
 //!
 //! Processes share no writable memory (fork is copy-on-write), so the private caches need no
 //! coherence protocol between them; a frame that changes owner is handed over instead.
@@ -27,6 +22,7 @@
 //! memory devices accept that many requests (`stop_all_threads`). Long runs
 //! report progress (instructions retired, simulated time) about twice a second of host time.
 
+mod bulk;
 pub mod core;
 mod dram_chunks;
 mod functional;
@@ -34,15 +30,13 @@ mod hybrid;
 pub mod interruptions;
 mod measure;
 pub mod stats;
+mod threads;
 
-use self::core::{Core, Job, LineTask, MemPhase, Slot, NO_LINE};
+use self::core::{Core, CoreSettings, Job, MemPhase, Slot, NO_LINE};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::hierarchy::Completed;
 use crate::cache::{Hierarchy, Origin};
-use crate::config::{
-    Config, InitMechanism, LineStores, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations,
-};
-use crate::copy_engine::CopyEngines;
+use crate::config::{Config, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
 use crate::os::allocator::{
@@ -52,81 +46,16 @@ use crate::os::allocator::{
 };
 use crate::os::{Os, Pid, RankOf, Work};
 use crate::port::{Movblk, Port};
-use crate::workload::looping::LoopingSource;
-use crate::workload::memcpy::{CopyStep, MemcpyCost, MemcpyExpansion, MemcpyKind};
+use crate::workload::memcpy::CopyStep;
 use crate::workload::program::Event;
-use crate::workload::source::{EventSource, Workload};
+use crate::workload::source::Workload;
+use bulk::{BulkCoordinator, Finished};
 use interruptions::InterruptionRecorder;
-use stats::{BulkWait, CoreStats, DeviceStats, SystemStats, ThreadStats};
+use stats::{CoreStats, DeviceStats, SystemStats};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::path::Path;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ThreadState {
-    NotStarted,
-    Runnable,
-    Waiting,
-    Done,
-}
-
-struct Thread {
-    reader: Box<dyn EventSource>,
-    /// The id of this thread's copy's thread 0 (fork targets are relative to it).
-    copy_base: u32,
-    /// Which copy of the workload the thread belongs to.
-    copy: u32,
-    /// The line accesses left of a ranged access or kernel copy being dispatched.
-    sweep: Option<Sweep>,
-    /// The steps left of a memcpy routine being dispatched (`system.memcpy`).
-    memcpy: Option<MemcpyExpansion>,
-    /// Its copy and initialization events are the kernel's page operations and each whole
-    /// destination page gets a new frame first (`os.trace_bulk_destinations = allocate`).
-    renews_bulk_destinations: bool,
-    pid: Option<Pid>,
-    state: ThreadState,
-    parent: Option<usize>,
-    live_children: u32,
-    stores: u64,
-    /// Bytes the kernel copied to or from this thread's memory (`K`, `G` events).
-    kernel_copy_bytes: u64,
-    instructions: u64,
-    start_fs: u64,
-    end_fs: u64,
-    /// Stalls on memory: count, total (fs), and the intervals when recorded.
-    stalls: u64,
-    stall_fs: u64,
-    stall_intervals: Vec<(u64, u64)>,
-}
-
-/// The line-by-line accesses of a ranged event: lines from `next` up to `end` (addresses).
-#[derive(Clone, Copy, Debug)]
-struct Sweep {
-    next: u64,
-    end: u64,
-    write: bool,
-}
-
-impl Sweep {
-    fn new(vaddr: u64, bytes: u64, write: bool, line: u64) -> Sweep {
-        Sweep {
-            next: vaddr - vaddr % line,
-            end: vaddr + bytes,
-            write,
-        }
-    }
-
-    /// The next line's access and the rest of the sweep, if any.
-    fn step(self, line: u64) -> (Event, Option<Sweep>) {
-        let ev = if self.write {
-            Event::Store(self.next)
-        } else {
-            Event::Load(self.next)
-        };
-        let next = self.next + line;
-        (ev, (next < self.end).then_some(Sweep { next, ..self }))
-    }
-}
+use threads::{SchedulerSetup, ThreadOutcome, ThreadScheduler};
 
 /// What a store dispatched through `System::access` writes.
 #[derive(Clone, Copy, Debug)]
@@ -158,70 +87,30 @@ const MAX_REPLACING_FRAMES: usize = 1 << 28;
 pub struct System {
     /// `sim.mode = "functional"`: cores and OS only (`functional`).
     functional: bool,
-    mechanism: SystemMechanism,
-    /// `cpu` copies and initializations allocate whole destination lines without reading them.
-    allocate_full_lines: bool,
-    /// Initializations run the `cpu` store loop whatever `mechanism` is.
-    init_by_cpu: bool,
+    /// How copies and initializations run, and the bulk work in flight (`bulk.rs`).
+    bulk: BulkCoordinator,
     cores: Vec<Core>,
-    threads: Vec<Thread>,
+    /// Threads, processes and which core runs which (`threads.rs`).
+    sched: ThreadScheduler,
     os: Os,
     mem: Hierarchy,
     /// Due events: (time fs, kind, id, memory device).
     events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
-    /// The core waiting for each bulk operation in flight, by (device, operation id).
-    op_owner: HashMap<(usize, u32), usize>,
-    /// Bulk operations from their coherence work until they complete: the one record of
-    /// range hazards (program accesses to a destination wait; a conflicting operation
-    /// waits before its coherence work).
-    active_ops: Vec<BulkOp>,
     core_fs: u64,
     hit_fs: u64,
     /// The first cache level's line size (bytes).
     line: u64,
-    width: usize,
-    window: usize,
+    /// `[core]`: every core's width, window and memory limits.
+    settings: CoreSettings,
     skip_idle: bool,
     record_intervals: bool,
     /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
     interruptions: Option<InterruptionRecorder>,
-    /// `system.time_slice_instructions` (0: no preemption).
-    time_slice: u64,
-    /// `system.bulk_offload_min_bytes`.
-    offload_min: u64,
     /// `sim.max_cycles` in core cycles, and as a time (fs).
     max_cycles: u64,
     max_fs: u64,
-    /// Per core, since when its window head has waited for a line (a stall on memory).
-    stalled_since: Vec<Option<u64>>,
-    /// The first spare core (`system.cores`): cores from here on start idle and take
-    /// forked and spawned threads.
-    spare_cores_from: usize,
     now: u64,
-    memcpy_ops: u64,
-    meminit_ops: u64,
-    bulk_wait: BulkWait,
     buf: Vec<(u32, u64)>,
-    /// The copy engines (`copy_engine.policy`; None: no engines).
-    engines: Option<CopyEngines>,
-    /// `system.memcpy` when a routine runs memcpys (None: `bulk`), and its costs.
-    memcpy_kind: Option<MemcpyKind>,
-    memcpy_cost: MemcpyCost,
-    /// `core.mem_ports` (usize::MAX: as many as the width), and what is left of it in the
-    /// core cycle being dispatched.
-    mem_ports: usize,
-    mem_ports_left: usize,
-    /// `core.store_queue` (usize::MAX: no limit).
-    store_queue: usize,
-    /// `core.lsq` (usize::MAX: no limit).
-    lsq: usize,
-    /// `dce_rowclone`: `copy_engine.dram_chunk_bytes` (0: chunks are not offered), the tag
-    /// probe's time (fs), `dram_rule = "always"`.
-    dram_chunk_bytes: u64,
-    chunk_probe_fs: u64,
-    chunk_always: bool,
-    /// Chunks handed to the memory controller, until they complete.
-    handed: Vec<dram_chunks::Handed>,
     /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
     measure: Option<measure::Measure>,
 }
@@ -395,72 +284,20 @@ impl System {
             os.set_external_frames(h.dram_frames(), h.placement_reserve());
         }
         let core_fs = (1e6 / config.system.core_ghz).round() as u64;
-        let mut threads = Vec::new();
-        let looping = config.system.loop_workloads;
-        for thread in workload.threads {
-            let reader = if looping {
-                Box::new(LoopingSource::new(thread.source, thread.reopen))
-            } else {
-                thread.source
-            };
-            let renews_bulk_destinations = reader.bulk_events_are_page_operations()
-                && config.os.trace_bulk_destinations == TraceBulkDestinations::Allocate;
-            threads.push(Thread {
-                state: if reader.starts_as_child() {
-                    ThreadState::NotStarted
-                } else {
-                    ThreadState::Runnable
-                },
-                renews_bulk_destinations,
-                reader,
-                copy_base: thread.base,
-                copy: thread.copy,
-                sweep: None,
-                memcpy: None,
-                kernel_copy_bytes: 0,
-                pid: None,
-                parent: None,
-                live_children: 0,
-                stores: 0,
-                instructions: 0,
-                start_fs: 0,
-                end_fs: 0,
-                stalls: 0,
-                stall_fs: 0,
-                stall_intervals: Vec::new(),
-            });
-        }
-        let mut cores = Vec::new();
-        for (t, thread) in threads.iter_mut().enumerate() {
-            if thread.state == ThreadState::Runnable {
-                thread.pid = Some(os.new_process());
-                os.start_thread(t as u32);
-                let mut core = Core::new();
-                core.thread = Some(t);
-                cores.push(core);
-            }
-        }
-        if cores.is_empty() {
-            return Err(Error::Trace(format!(
-                "{}: every thread is marked `child`; at least one must start the workload",
-                path.display()
-            )));
-        }
-        // Spare cores (`system.cores` above the starting threads) take forked and spawned
-        // threads, so a multi-threaded process runs its threads side by side.
-        let spare_cores_from = cores.len();
-        let wanted = config.system.cores as usize;
-        if wanted > 0 && wanted < cores.len() {
-            return Err(Error::Config(format!(
-                "system.cores: {wanted}, but {} starts {} threads, one core each; expected at least {} (or 0: one core per starting thread)",
-                path.display(),
-                cores.len(),
-                cores.len()
-            )));
-        }
-        while cores.len() < wanted {
-            cores.push(Core::new());
-        }
+        let functional = config.sim.mode == SimMode::Functional;
+        let setup = SchedulerSetup {
+            time_slice: config.system.time_slice_instructions,
+            loop_workloads: config.system.loop_workloads,
+            allocate_bulk_destinations: config.os.trace_bulk_destinations
+                == TraceBulkDestinations::Allocate,
+            cores: config.system.cores as usize,
+            // The functional mode keeps a child on its parent's core (`functional.rs`).
+            children_to_spare_cores: !functional,
+            record_intervals,
+        };
+        let sched = ThreadScheduler::new(workload.threads, &setup, &mut os, path)?;
+        let cores: Vec<Core> = (0..sched.core_count()).map(|_| Core::new()).collect();
+        let spare_cores_from = sched.spare_cores_from();
         // Every device is stepped from its first cycle: with idle skipping, that step plans
         // the next at the first refresh due, so a device refreshes on time also before its
         // first request (not in a burst of overdue REFs when it comes); without, every cycle.
@@ -473,7 +310,8 @@ impl System {
         for l in &mut mem.levels {
             l.address_bytes = config.cache.address_bytes as u64;
         }
-        let engines = CopyEngines::new(&config.copy_engine, &mem, core_fs);
+        // The copy engines are built here, beside the levels as configured so far.
+        let bulk = BulkCoordinator::new(&config, &mem, core_fs);
         if config.memory.fixed_latency_cycles > 0 {
             mem.fixed_latency_fs = Some(config.memory.fixed_latency_cycles as u64 * core_fs);
         }
@@ -488,79 +326,30 @@ impl System {
             InterruptionRecorder::new(
                 &mem.router,
                 core_count,
-                threads.len(),
+                sched.thread_count(),
                 mem.line_bytes(),
                 mem.last_line_bytes(),
             )
         });
         Ok(System {
-            functional: config.sim.mode == SimMode::Functional,
-            mechanism: config.system.bulk_mechanism,
-            allocate_full_lines: config.system.cpu_full_line_stores == LineStores::Allocate,
-            init_by_cpu: config.system.init_mechanism == InitMechanism::Cpu,
+            functional,
+            bulk,
             cores,
-            threads,
+            sched,
             os,
             line: mem.line_bytes(),
             hit_fs: mem.levels[0].hit_fs,
             mem,
             events: BinaryHeap::new(),
-            op_owner: HashMap::new(),
-            active_ops: Vec::new(),
             core_fs,
-            width: config.core.width as usize,
-            window: config.core.window as usize,
+            settings: CoreSettings::new(&config.core),
             skip_idle: config.sim.skip_idle,
-            time_slice: config.system.time_slice_instructions,
-            offload_min: config.system.bulk_offload_min_bytes,
             record_intervals,
             interruptions,
             max_cycles: config.sim.max_cycles,
             max_fs: config.sim.max_cycles.saturating_mul(core_fs),
-            stalled_since: vec![None; core_count],
-            spare_cores_from,
             now: 0,
-            memcpy_ops: 0,
-            meminit_ops: 0,
-            bulk_wait: BulkWait::default(),
             buf: Vec::new(),
-            engines,
-            memcpy_kind: match config.system.memcpy {
-                crate::config::MemcpyMode::Bulk => None,
-                crate::config::MemcpyMode::Software => Some(MemcpyKind::Software),
-                crate::config::MemcpyMode::Movblk => Some(MemcpyKind::Movblk),
-                crate::config::MemcpyMode::SoftwareNt => Some(MemcpyKind::SoftwareNt),
-            },
-            memcpy_cost: MemcpyCost {
-                call_instructions: config.memcpy.call_instructions as u64,
-                word_bytes: config.memcpy.word_bytes as u64,
-                check_instructions: config.memcpy.check_instructions as u64,
-                loop_instructions: config.memcpy.loop_instructions as u64,
-            },
-            mem_ports: match config.core.mem_ports {
-                0 => usize::MAX,
-                n => n as usize,
-            },
-            mem_ports_left: 0,
-            store_queue: match config.core.store_queue {
-                0 => usize::MAX,
-                n => n as usize,
-            },
-            lsq: match config.core.lsq {
-                0 => usize::MAX,
-                n => n as usize,
-            },
-            dram_chunk_bytes: match config.copy_engine.policy {
-                crate::config::CopyEnginePolicy::DceRowclone
-                    if config.system.memcpy == crate::config::MemcpyMode::Movblk =>
-                {
-                    config.copy_engine.dram_chunk_bytes as u64
-                }
-                _ => 0,
-            },
-            chunk_probe_fs: config.copy_engine.probe_cycles as u64 * core_fs,
-            chunk_always: config.copy_engine.dram_rule == crate::config::DramRule::Always,
-            handed: Vec::new(),
             measure: measure::Measure::new(
                 config.sim.warmup_instructions,
                 config.sim.measure_instructions,
@@ -608,7 +397,7 @@ impl System {
             // Cheap first look (core 0 alone) before the full one.
             if self.skip_idle
                 && self.events.is_empty()
-                && (self.cores[0].thread.is_none()
+                && (self.sched.running(0).is_none()
                     || matches!(self.cores[0].pending, Some(Event::Compute(n)) if n > FAST_FORWARD_MIN_CYCLES))
             {
                 self.fast_forward_compute();
@@ -621,7 +410,7 @@ impl System {
             }
             self.deliver_events();
             let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid()?;
-            if let Some(e) = &mut self.engines {
+            if let Some(e) = self.bulk.engines_mut() {
                 if e.busy() {
                     e.advance(&mut self.mem, self.now);
                     active = true;
@@ -647,12 +436,9 @@ impl System {
             if !self.mem.memory_outbox_empty() {
                 self.wake_memory();
             }
-            let threads_done = self
-                .threads
-                .iter()
-                .all(|t| matches!(t.state, ThreadState::Done | ThreadState::NotStarted));
+            let threads_done = self.sched.all_done();
             if threads_done
-                && !self.engines.as_ref().is_some_and(CopyEngines::busy)
+                && !self.bulk.engines_busy()
                 && self.events.is_empty()
                 && self.mem.outbox_empty()
                 && self.mem.router.is_idle()
@@ -703,19 +489,19 @@ impl System {
     /// billion-instruction compute record would cost about a hundred host seconds.
     #[inline(never)]
     fn fast_forward_compute(&mut self) {
-        let window = self.window;
-        let width = self.width;
+        let window = self.settings.window;
+        let width = self.settings.width;
         if width > window {
             return;
         }
         let horizon = FAST_FORWARD_MIN_CYCLES + (window / width) as u64 + 1;
         let mut any = false;
-        for core in &self.cores {
+        for (c, core) in self.cores.iter().enumerate() {
             if core.os_until_fs > self.now {
                 return;
             }
-            if core.thread.is_none() {
-                if !core.run_queue.is_empty() || !core.window.is_empty() {
+            if self.sched.running(c).is_none() {
+                if self.sched.has_waiting(c) || !core.window.is_empty() {
                     return;
                 }
                 continue;
@@ -726,8 +512,8 @@ impl System {
             any = true;
         }
         if !any
-            || self.engines.as_ref().is_some_and(CopyEngines::busy)
-            || !self.active_ops.is_empty()
+            || self.bulk.engines_busy()
+            || !self.bulk.idle()
             || self.mem.responses_pending()
             || !self.mem.outbox_empty()
             || !self.mem.router.is_idle()
@@ -760,11 +546,11 @@ impl System {
             return;
         }
         for c in 0..self.cores.len() {
-            let Some(t) = self.cores[c].thread else {
+            let Some(t) = self.sched.running(c) else {
                 continue;
             };
             let retired = self.cores[c].fast_forward_compute(cycles, width, self.now, self.core_fs);
-            self.threads[t].instructions += retired;
+            self.sched.retired(t, retired);
         }
         self.now += cycles * self.core_fs;
     }
@@ -773,24 +559,14 @@ impl System {
     /// thread exited at this moment (its stall on memory, if any, counted up to now).
     fn stop_all_threads(&mut self) {
         let now = self.now;
-        for (c, core) in self.cores.iter_mut().enumerate() {
-            if let (Some(since), Some(t)) = (self.stalled_since[c].take(), core.thread) {
-                let th = &mut self.threads[t];
-                th.stalls += 1;
-                th.stall_fs += now - since;
-                if self.record_intervals {
-                    th.stall_intervals.push((since, now));
-                }
-            }
-            if core.thread.is_some() || !core.run_queue.is_empty() {
-                core.last_exit_fs = now;
+        for c in 0..self.cores.len() {
+            if let (Some(since), Some(t)) =
+                (self.cores[c].stalled_since.take(), self.sched.running(c))
+            {
+                self.sched.stalled(t, since, now);
             }
         }
-        for th in &mut self.threads {
-            if matches!(th.state, ThreadState::Runnable | ThreadState::Waiting) {
-                th.end_fs = now;
-            }
-        }
+        self.sched.stop_all(now);
     }
 
     /// Instructions retired so far, over all cores.
@@ -801,12 +577,7 @@ impl System {
     /// The run reached `sim.max_cycles`: an error naming where each running thread is.
     #[cold]
     fn past_max_cycles(&self) -> Error {
-        let running: Vec<String> = self
-            .threads
-            .iter()
-            .filter(|t| matches!(t.state, ThreadState::Runnable | ThreadState::Waiting))
-            .map(|t| t.reader.location())
-            .collect();
+        let running = self.sched.running_locations();
         let place = if running.is_empty() {
             "the workload".to_string()
         } else {
@@ -871,8 +642,8 @@ impl System {
     fn count_sent_requests(&mut self) {
         if let Some(rec) = &mut self.interruptions {
             let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
-            let cores = &self.cores;
-            rec.count_sent(&self.mem.router, |c| cores[c].thread, sent);
+            let sched = &self.sched;
+            rec.count_sent(&self.mem.router, |c| sched.running(c), sent);
         }
     }
 
@@ -897,8 +668,7 @@ impl System {
             }
             self.events.pop();
             if kind == EV_OP {
-                let Some(core) = self.op_owner.remove(&(dev as usize, id)) else {
-                    self.chunk_done(dev as usize, id);
+                let Finished::Job(core) = self.bulk.completed(dev as usize, id) else {
                     continue;
                 };
                 if let Some(Job::Memory { phase, .. }) = self.cores[core].jobs.front_mut() {
@@ -909,7 +679,7 @@ impl System {
             match self.mem.complete(id, t) {
                 Completed::Line { core, line } => {
                     if let (Some(since), Some(th)) =
-                        (self.stalled_since[core], self.cores[core].thread)
+                        (self.cores[core].stalled_since, self.sched.running(core))
                     {
                         if self.cores[core]
                             .window
@@ -917,16 +687,11 @@ impl System {
                             .is_some_and(|s| s.line == line)
                         {
                             // The stall on memory ends when the head's line arrives.
-                            let thread = &mut self.threads[th];
-                            thread.stalls += 1;
-                            thread.stall_fs += t - since;
-                            if self.record_intervals {
-                                thread.stall_intervals.push((since, t));
-                            }
+                            self.sched.stalled(th, since, t);
                             if let Some(rec) = &mut self.interruptions {
                                 rec.stall_ended(core, th, line, since, t);
                             }
-                            self.stalled_since[core] = None;
+                            self.cores[core].stalled_since = None;
                         }
                     }
                     if let Some(rec) = &mut self.interruptions {
@@ -950,19 +715,19 @@ impl System {
 
     /// One core cycle for core `c`; whether it made progress.
     fn step_core(&mut self, c: usize) -> Result<bool> {
-        let retired = self.cores[c].retire(self.width, self.now);
+        let retired = self.cores[c].retire(self.settings.width, self.now);
         let mut progress = retired > 0;
-        if self.stalled_since[c].is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
-            self.stalled_since[c] = Some(self.now);
+        if self.cores[c].stalled_since.is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
+            self.cores[c].stalled_since = Some(self.now);
             if let Some(rec) = &mut self.interruptions {
                 let line = self.cores[c].window.front().expect("a waiting head").line;
                 rec.stall_started(&self.mem.router, c, line);
             }
         }
-        if let Some(t) = self.cores[c].thread {
+        if let Some(t) = self.sched.running(c) {
             // A thread leaves its core only with an empty window, so every slot retired
             // here is the running thread's own.
-            self.threads[t].instructions += retired as u64;
+            self.sched.retired(t, retired as u64);
         }
         if retired > 0 {
             if let Some(m) = &mut self.measure {
@@ -971,16 +736,11 @@ impl System {
                 }
             }
         }
-        if self.cores[c].thread.is_none() {
-            match self.cores[c].run_queue.pop_front() {
-                Some(t) => {
-                    self.cores[c].thread = Some(t);
-                    self.cores[c].slice_start = self.threads[t].instructions;
-                    self.threads[t].start_fs = self.now;
-                    progress = true;
-                }
-                None => return Ok(progress),
+        if self.sched.running(c).is_none() {
+            if self.sched.take_next(c, self.now).is_none() {
+                return Ok(progress);
             }
+            progress = true;
         }
         if self.now < self.cores[c].os_until_fs {
             // The OS has the core (hybrid OS time): nothing dispatches.
@@ -990,11 +750,17 @@ impl System {
             let before = self.cores[c].jobs.len();
             let origin = self.cores[c].jobs[0].origin();
             let started = *self.cores[c].job_started_fs.get_or_insert(self.now);
-            progress |= self.progress_job(c)?;
+            progress |= self.bulk.progress_job(
+                c,
+                &mut self.cores[c],
+                &mut self.mem,
+                self.now,
+                (self.line, self.settings.width),
+            )?;
             if self.cores[c].jobs.len() < before {
                 // Counted to the end of this core cycle, when the core may go on.
-                self.bulk_wait
-                    .count(origin, self.now + self.core_fs - started);
+                self.bulk
+                    .count_wait(origin, self.now + self.core_fs - started);
                 self.cores[c].job_started_fs = None;
             }
             if !self.cores[c].jobs.is_empty() {
@@ -1006,10 +772,10 @@ impl System {
                 self.push_slot(c, ready, NO_LINE);
             }
         }
-        let mut budget = self.width;
-        self.mem_ports_left = self.mem_ports;
+        let mut budget = self.settings.width;
+        self.cores[c].mem_ports_left = self.settings.mem_ports;
         while budget > 0 {
-            let t = self.cores[c].thread.expect("a running thread");
+            let t = self.sched.running(c).expect("a running thread");
             // The fault path's kernel instructions go before the access that faulted.
             let kernel = std::mem::take(&mut self.cores[c].kernel_instructions);
             if kernel > 0 {
@@ -1045,14 +811,14 @@ impl System {
                 }
             }
             self.cores[c].kernel_copy = None;
-            if self.slice_over(c, t) {
+            if self
+                .sched
+                .slice_over(c, t, self.cores[c].at_event_boundary(), &self.os)
+            {
                 // At an event boundary; the thread leaves with an empty window, so every
                 // slot retired on a core is its running thread's.
                 if self.cores[c].window.is_empty() {
-                    let core = &mut self.cores[c];
-                    core.thread = None;
-                    core.run_queue.push_back(t);
-                    core.preemptions += 1;
+                    self.sched.preempt(c);
                     progress = true;
                 }
                 break;
@@ -1060,10 +826,10 @@ impl System {
             if self.cores[c].pending.is_none() {
                 let step = match self.cores[c].pending_step.take() {
                     Some(s) => Some(s),
-                    None => self.threads[t].memcpy.as_mut().and_then(|m| m.next()),
+                    None => self.sched.next_copy_step(t),
                 };
                 if let Some(step) = step {
-                    let pid = self.threads[t].pid.expect("a started thread");
+                    let pid = self.sched.pid(t);
                     match self.dispatch_copy_step(c, t, Space::Virtual(pid), step, &mut budget)? {
                         None => {
                             progress = true;
@@ -1076,11 +842,10 @@ impl System {
                         }
                     }
                 }
-                self.threads[t].memcpy = None;
             }
             let ev = match self.cores[c].pending.take() {
                 Some(e) => e,
-                None => self.next_event(t)?,
+                None => self.sched.next_event(t, self.line)?,
             };
             match self.dispatch(c, t, ev, &mut budget)? {
                 Step::Next => progress = true,
@@ -1098,65 +863,8 @@ impl System {
         Ok(progress)
     }
 
-    /// Whether thread `t` has used up its time slice on core `c` while another thread waits
-    /// there, at an event boundary (nothing pending).
-    /// Threads of a process with several (`T`) are not preempted: a capture records their
-    /// schedule (`Y`), which slices would reorder.
-    fn slice_over(&self, c: usize, t: usize) -> bool {
-        let core = &self.cores[c];
-        self.time_slice > 0
-            && !core.run_queue.is_empty()
-            && core.pending.is_none()
-            && core.pending_step.is_none()
-            && self.threads[t].memcpy.is_none()
-            && core.kernel_copy.is_none()
-            && core.kernel_step.is_none()
-            && self.threads[t].instructions - core.slice_start >= self.time_slice
-            && !self.threads[t].pid.is_some_and(|p| self.os.is_threaded(p))
-    }
-
-    /// Thread `t`'s next event to dispatch: the next line of a ranged access in progress, else
-    /// the next from its stream (an exit at its end), ranges turned into line sweeps and fork
-    /// targets made absolute.
-    fn next_event(&mut self, t: usize) -> Result<Event> {
-        let line = self.line;
-        let th = &mut self.threads[t];
-        if let Some(sweep) = th.sweep {
-            let (ev, rest) = sweep.step(line);
-            th.sweep = rest;
-            return Ok(ev);
-        }
-        let ev = th.reader.next_event()?.unwrap_or(Event::Exit);
-        let sweep = match ev {
-            Event::LoadRange { vaddr, bytes } => Sweep::new(vaddr, bytes, false, line),
-            Event::StoreRange { vaddr, bytes } => Sweep::new(vaddr, bytes, true, line),
-            Event::KernelFromUser { vaddr, bytes } => {
-                th.kernel_copy_bytes += bytes;
-                Sweep::new(vaddr, bytes, false, line)
-            }
-            Event::KernelToUser { vaddr, bytes } => {
-                th.kernel_copy_bytes += bytes;
-                Sweep::new(vaddr, bytes, true, line)
-            }
-            Event::Fork(k) | Event::Spawn(k) | Event::Yield(k) => {
-                let Ok(k) = u32::try_from(k as u64 + th.copy_base as u64) else {
-                    return Err(self.err(t, "thread id too large"));
-                };
-                return Ok(match ev {
-                    Event::Fork(_) => Event::Fork(k),
-                    Event::Spawn(_) => Event::Spawn(k),
-                    _ => Event::Yield(k),
-                });
-            }
-            _ => return Ok(ev),
-        };
-        let (first, rest) = sweep.step(line);
-        th.sweep = rest;
-        Ok(first)
-    }
-
     fn err(&self, t: usize, e: impl std::fmt::Display) -> Error {
-        Error::Trace(format!("{}: {e}", self.threads[t].reader.location()))
+        self.sched.err(t, e)
     }
 
     fn push_slot(&mut self, c: usize, ready_fs: u64, line: u64) {
@@ -1168,35 +876,26 @@ impl System {
         self.cores[c].window.push_mem_back(Slot { ready_fs, line });
     }
 
+    /// Whether an access to `pa` waits: its hybrid page's migration is completing, or a bulk
+    /// operation in flight writes it.
     fn blocked(&self, pa: u64) -> bool {
-        if let Some(h) = &self.mem.router.hybrid {
-            if h.completing(pa / PAGE) {
-                return true;
-            }
-        }
-        self.active_ops.iter().any(|op| {
-            let (s, e) = op.dst_range();
-            (s..e).contains(&pa)
-        })
+        self.migration_completing(pa) || self.bulk.dst_blocked(pa)
     }
 
-    /// Whether core `c`'s access to the line holding `pa` must wait for its copy engine: the
-    /// first level is locked while the engine works, and a movblk not yet performed holds
-    /// the ranges it reads and writes (`copy_engine.ordering`). Counts the stall.
-    fn engine_holds(&mut self, c: usize, pa: u64) -> bool {
-        let Some(e) = &mut self.engines else {
-            return false;
-        };
-        let line = pa - pa % self.line;
-        if e.orders(&self.mem, c, line, line + self.line) {
-            e.stats.ordering_stall_cycles += 1;
-            return true;
-        }
-        if self.mem.levels[0].locked_for(c) {
-            e.stats.l1.lock_stall_cycles += 1;
-            return true;
-        }
-        false
+    /// Whether the hybrid memory completes the migration of the page holding `pa`.
+    fn migration_completing(&self, pa: u64) -> bool {
+        self.mem
+            .router
+            .hybrid
+            .as_ref()
+            .is_some_and(|h| h.completing(pa / PAGE))
+    }
+
+    /// Whether core `c`'s access to `pa` (a store: `write`) must wait: a migration
+    /// completing, or bulk work (`BulkCoordinator::access_waits`, which counts a copy
+    /// engine's stall).
+    fn access_waits(&mut self, c: usize, pa: u64, write: bool) -> bool {
+        self.migration_completing(pa) || self.bulk.access_waits(c, pa, write, &self.mem, self.line)
     }
 
     /// A `movblk` from `src` to `dst` (virtual): once every older instruction has retired,
@@ -1214,7 +913,7 @@ impl System {
     ) -> Result<Step> {
         let ev = Event::Movblk { src, dst };
         let l = self.line;
-        let Some(engines) = &self.engines else {
+        let Some(engines) = self.bulk.engines() else {
             return Err(self.err(
                 t,
                 "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
@@ -1234,12 +933,12 @@ impl System {
                 ),
             ));
         }
-        if !self.cores[c].window.is_empty() || self.mem_ports_left == 0 {
+        if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
             return Ok(Step::Retry(ev, false));
         }
         if !engines.has_room(&self.mem, c) {
-            self.engines
-                .as_mut()
+            self.bulk
+                .engines_mut()
                 .expect("engines")
                 .stats
                 .fifo_full_cycles += 1;
@@ -1279,13 +978,13 @@ impl System {
                 return Ok(Step::Retry(ev, false));
             }
         }
-        if self.chunk_source_held(dst_pa, dst_pa + l) {
+        if self.bulk.chunk_source_held(dst_pa, dst_pa + l) {
             return Ok(Step::Retry(ev, false));
         }
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         let now = self.now;
-        self.engines
-            .as_mut()
+        self.bulk
+            .engines_mut()
             .expect("engines")
             .push(&mut self.mem, op, now);
         self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
@@ -1308,16 +1007,13 @@ impl System {
         budget: &mut usize,
     ) -> Result<Option<bool>> {
         let write = !matches!(data, StoreData::None);
-        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
+        if !self.cores[c].has_mem_slot(&self.settings) {
             return Ok(Some(false));
         }
         let Some(pa) = self.resolve(c, t, space, va, write)? else {
             return Ok(Some(true));
         };
-        if self.blocked(pa)
-            || (write && self.chunk_source_held(pa, pa + 1))
-            || self.engine_holds(c, pa)
-        {
+        if self.access_waits(c, pa, write) {
             return Ok(Some(false));
         }
         // A copy's store carries the bytes its load read (within one first-level line).
@@ -1330,7 +1026,10 @@ impl System {
         };
         let line = pa / self.line;
         let found = self.mem.l1().array(c).probe(line);
-        if write && found.is_none() && self.mem.l1_ref().waiting_stores(c) >= self.store_queue {
+        if write
+            && found.is_none()
+            && self.mem.l1_ref().waiting_stores(c) >= self.settings.store_queue
+        {
             return Ok(Some(false));
         }
         if found.is_none() && !self.mem.request_fill(c, line, origin, write) {
@@ -1340,9 +1039,8 @@ impl System {
         let stored: &[u8] = match data {
             StoreData::None => &[],
             StoreData::Program => {
-                let th = &mut self.threads[t];
-                th.stores += 1;
-                bytes = ((t as u64 + 1) << 48 | th.stores).to_le_bytes();
+                let store = self.sched.count_store(t);
+                bytes = ((t as u64 + 1) << 48 | store).to_le_bytes();
                 &bytes
             }
             StoreData::From { len, .. } => {
@@ -1351,7 +1049,7 @@ impl System {
                 &bytes[..len]
             }
         };
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         let next_cycle = self.now + self.core_fs;
         // A fill request does not change the array: the probe still holds.
         let way = self.mem.l1().array(c).access_found(found);
@@ -1395,7 +1093,7 @@ impl System {
         len: u32,
         budget: &mut usize,
     ) -> Result<Option<bool>> {
-        if self.mem_ports_left == 0 || self.cores[c].window.mem_slots() >= self.lsq {
+        if !self.cores[c].has_mem_slot(&self.settings) {
             return Ok(Some(false));
         }
         let Some(pa) = self.resolve(c, t, space, va, true)? else {
@@ -1403,11 +1101,7 @@ impl System {
         };
         let memory_line = self.mem.last_line_bytes();
         let start = pa - pa % memory_line;
-        if self.blocked(pa)
-            || self.chunk_source_held(pa, pa + 1)
-            || self.engine_holds(c, pa)
-            || self.mem.fetching_in(start, start + memory_line)
-        {
+        if self.access_waits(c, pa, true) || self.mem.fetching_in(start, start + memory_line) {
             return Ok(Some(false));
         }
         let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
@@ -1419,7 +1113,7 @@ impl System {
         if !self.mem.non_temporal_store(c, pa, bytes) {
             return Ok(Some(false));
         }
-        self.mem_ports_left -= 1;
+        self.cores[c].mem_ports_left -= 1;
         self.push_mem_slot(c, self.now + self.core_fs, NO_LINE);
         self.os.count_access(t as u32);
         *budget -= 1;
@@ -1436,7 +1130,7 @@ impl System {
         step: CopyStep,
         budget: &mut usize,
     ) -> Result<Option<(CopyStep, bool)>> {
-        let full = self.cores[c].window.len() >= self.window;
+        let full = self.cores[c].window.len() >= self.settings.window;
         let retry = |moved: Option<bool>| moved.map(|m| (step, m));
         Ok(match step {
             CopyStep::Compute(n) => match self.dispatch(c, t, Event::Compute(n), budget)? {
@@ -1470,7 +1164,7 @@ impl System {
                 match self.dispatch_chunk(c, t, space, src, dst, bytes, budget)? {
                     dram_chunks::ChunkOutcome::Retry(moved) => Some((step, moved)),
                     dram_chunks::ChunkOutcome::HandedDown => None,
-                    dram_chunks::ChunkOutcome::Declined => {
+                    dram_chunks::ChunkOutcome::Declined { .. } => {
                         self.decline_chunk(c, t, space, step);
                         None
                     }
@@ -1480,25 +1174,25 @@ impl System {
     }
 
     fn dispatch(&mut self, c: usize, t: usize, ev: Event, budget: &mut usize) -> Result<Step> {
-        let full = self.cores[c].window.len() >= self.window;
-        let pid = self.threads[t].pid.expect("a started thread");
+        let full = self.cores[c].window.len() >= self.settings.window;
+        let pid = self.sched.pid(t);
         let next_cycle = self.now + self.core_fs;
         match ev {
             Event::Movblk { src, dst } => {
                 self.dispatch_movblk(c, t, Space::Virtual(pid), src, dst, budget)
             }
             Event::Compute(n) => {
-                let cycles = n.div_ceil(self.width as u64);
+                let cycles = n.div_ceil(self.settings.width as u64);
                 if (self.now / self.core_fs).saturating_add(cycles) > self.max_cycles {
                     return Err(self.err(
                         t,
                         format!(
                             "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
-                            self.width, self.max_cycles
+                            self.settings.width, self.max_cycles
                         ),
                     ));
                 }
-                let room = self.window - self.cores[c].window.len();
+                let room = self.settings.window - self.cores[c].window.len();
                 let k = n.min(*budget as u64).min(room as u64);
                 for _ in 0..k {
                     self.push_slot(c, next_cycle, NO_LINE);
@@ -1539,20 +1233,18 @@ impl System {
                     },
                 )
             }
-            Event::Memcpy { src, dst, bytes } if self.memcpy_kind.is_some() => {
-                let kind = self.memcpy_kind.expect("a memcpy routine");
-                if self.threads[t].renews_bulk_destinations {
+            Event::Memcpy { src, dst, bytes } if self.bulk.routine_copies() => {
+                if self.sched.renews_bulk_destinations(t) {
                     // The routine's stores then place each whole destination page anew.
                     for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
                         self.os.renew_page(pid, page);
                     }
                 }
-                self.threads[t].memcpy = Some(
-                    MemcpyExpansion::new(kind, self.memcpy_cost, src, dst, bytes, self.line)
-                        .with_chunks(self.dram_chunk_bytes)
-                        .with_nt_line(self.mem.last_line_bytes()),
-                );
-                self.memcpy_ops += 1;
+                let routine = self
+                    .bulk
+                    .routine(src, dst, bytes, self.line, self.mem.last_line_bytes())
+                    .expect("a memcpy routine");
+                self.sched.start_memcpy(t, routine);
                 Ok(Step::Next)
             }
             Event::Memcpy { .. } | Event::Meminit { .. } => {
@@ -1623,23 +1315,18 @@ impl System {
                 *budget -= 1;
                 Ok(Step::Next)
             }
-            Event::Yield(next) => {
-                let core = &self.cores[c];
-                let Some(at) = core.run_queue.iter().position(|&q| q == next as usize) else {
-                    // Not waiting here (not started, blocked, or exited): nothing to pass.
-                    return Ok(Step::Next);
-                };
-                if !core.window.is_empty() {
-                    // A thread leaves its core with an empty window.
-                    return Ok(Step::Retry(ev, false));
-                }
-                let core = &mut self.cores[c];
-                core.run_queue.remove(at);
-                core.run_queue.push_front(next as usize);
-                core.run_queue.push_back(t);
-                core.thread = None;
-                core.yields += 1;
-                Ok(Step::Stop)
+            Event::Yield(_) => {
+                let window_empty = self.cores[c].window.is_empty();
+                Ok(
+                    match self
+                        .sched
+                        .thread_event(c, t, ev, self.now, window_empty, &mut self.os)?
+                    {
+                        ThreadOutcome::NotYet => Step::Retry(ev, false),
+                        ThreadOutcome::Left => Step::Stop,
+                        _ => Step::Next,
+                    },
+                )
             }
             Event::Exec => {
                 if !self.cores[c].window.is_empty() {
@@ -1656,28 +1343,13 @@ impl System {
             | Event::KernelFromUser { .. } => {
                 unreachable!("next_event turns ranged accesses into line accesses")
             }
-            Event::Fork(child) | Event::Spawn(child) => {
+            Event::Fork(_) | Event::Spawn(_) => {
                 if full {
                     return Ok(Step::Retry(ev, false));
                 }
-                let ok = self
-                    .threads
-                    .get(child as usize)
-                    .is_some_and(|th| th.state == ThreadState::NotStarted);
-                if !ok {
-                    return Err(self.err(
-                        t,
-                        format!("{} of thread {child}: there is no such thread marked `child` that has not started", if matches!(ev, Event::Fork(_)) { "fork" } else { "spawn" }),
-                    ));
-                }
-                let child = child as usize;
                 self.feed_rank_delays();
-                self.start_child(matches!(ev, Event::Fork(_)), pid, t, child);
-                // An idle spare core if there is one, else the parent's core.
-                let target = (self.spare_cores_from..self.cores.len())
-                    .find(|&k| self.cores[k].thread.is_none() && self.cores[k].run_queue.is_empty())
-                    .unwrap_or(c);
-                self.cores[target].run_queue.push_back(child);
+                self.sched
+                    .thread_event(c, t, ev, self.now, false, &mut self.os)?;
                 self.push_slot(c, next_cycle, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)
@@ -1685,35 +1357,22 @@ impl System {
             Event::Wait | Event::Exit => {
                 // A thread exits once its copies are done: the engines' and the memory
                 // controller's writes are its own, into frames the exit frees.
-                if !self.cores[c].window.is_empty() || (ev == Event::Exit && self.copies_pending(c))
+                if !self.cores[c].window.is_empty()
+                    || (ev == Event::Exit && self.bulk.copies_pending(c, &self.mem))
                 {
                     return Ok(Step::Retry(ev, false));
                 }
-                if ev == Event::Wait {
-                    if self.threads[t].live_children == 0 {
-                        return Ok(Step::Next);
-                    }
-                    self.threads[t].state = ThreadState::Waiting;
-                } else {
-                    self.os.exit(pid);
-                    let th = &mut self.threads[t];
-                    th.state = ThreadState::Done;
-                    th.end_fs = self.now;
-                    if let Some(p) = th.parent {
-                        let parent = &mut self.threads[p];
-                        parent.live_children -= 1;
-                        if parent.live_children == 0 && parent.state == ThreadState::Waiting {
-                            parent.state = ThreadState::Runnable;
-                            self.cores[c].run_queue.push_back(p);
-                        }
-                    }
-                }
+                let outcome = self
+                    .sched
+                    .thread_event(c, t, ev, self.now, true, &mut self.os)?;
                 if ev == Event::Exit {
-                    self.cores[c].last_exit_fs = self.now;
                     self.check_measured_core_has_work(c, t)?;
                 }
-                self.cores[c].thread = None;
-                Ok(Step::Stop)
+                Ok(if outcome == ThreadOutcome::Left {
+                    Step::Stop
+                } else {
+                    Step::Next
+                })
             }
         }
     }
@@ -1724,12 +1383,12 @@ impl System {
         let Some(m) = &self.measure else {
             return Ok(());
         };
-        if !m.pending(c) || !self.cores[c].run_queue.is_empty() {
+        if !m.pending(c) || self.sched.has_waiting(c) {
             return Ok(());
         }
         Err(Error::Config(format!(
             "sim.measure_instructions: core {c}'s workload ended ({}) after {} instructions, before the end of its measured window at sim.warmup_instructions + sim.measure_instructions = {}; set system.loop_workloads = true to wrap its traces, or measure fewer instructions",
-            self.threads[t].reader.location(),
+            self.sched.location(t),
             self.cores[c].retired,
             self.measure_end()
         )))
@@ -1742,22 +1401,6 @@ impl System {
 
     /// `os.preferred_rank = "least_delay"`: each global rank's mean DRAM read latency so far
     /// (devices in order, each channel's ranks in turn), for the thread about to start.
-    /// Thread `child` starts, forked (a new process) or spawned (in `pid`) by thread `t`:
-    /// the OS learns of it and it becomes runnable; the caller places it on a core.
-    fn start_child(&mut self, fork: bool, pid: Pid, t: usize, child: usize) {
-        let child_pid = if fork {
-            self.os.fork(pid)
-        } else {
-            self.os.spawn(pid)
-        };
-        self.os.start_thread(child as u32);
-        let th = &mut self.threads[child];
-        th.pid = Some(child_pid);
-        th.state = ThreadState::Runnable;
-        th.parent = Some(t);
-        self.threads[t].live_children += 1;
-    }
-
     fn feed_rank_delays(&mut self) {
         let delays: Vec<f64> = self
             .mem
@@ -1833,22 +1476,14 @@ impl System {
             }
             Work::Reuse | Work::Resident { .. } => {}
         }
-        if let (Work::Copy { src, dst }, Some(kind)) = (w, self.memcpy_kind) {
-            debug_assert!(self.cores[c].kernel_copy.is_none(), "one fault at a time");
-            self.memcpy_ops += 1;
-            self.cores[c].kernel_copy = Some(
-                MemcpyExpansion::new(
-                    kind,
-                    self.memcpy_cost,
-                    src as u64 * PAGE,
-                    dst as u64 * PAGE,
-                    PAGE,
-                    self.line,
-                )
-                .with_chunks(self.dram_chunk_bytes)
-                .with_nt_line(self.mem.last_line_bytes()),
-            );
-            return;
+        if let Work::Copy { src, dst } = w {
+            let (line, nt_line) = (self.line, self.mem.last_line_bytes());
+            let (src, dst) = (src as u64 * PAGE, dst as u64 * PAGE);
+            if let Some(routine) = self.bulk.routine(src, dst, PAGE, line, nt_line) {
+                debug_assert!(self.cores[c].kernel_copy.is_none(), "one fault at a time");
+                self.cores[c].kernel_copy = Some(routine);
+                return;
+            }
         }
         let (op, origin) = match w {
             Work::Reuse | Work::Resident { .. } => return,
@@ -1874,76 +1509,9 @@ impl System {
         self.queue_op(c, op, origin);
     }
 
+    /// Core `c` runs operation `op` for `origin` as the bulk coordinator plans it.
     fn queue_op(&mut self, c: usize, op: BulkOp, origin: Origin) {
-        let mechanism = match op.kind {
-            BulkKind::Copy { .. } => {
-                self.memcpy_ops += 1;
-                self.mechanism
-            }
-            BulkKind::Init { .. } => {
-                self.meminit_ops += 1;
-                if self.init_by_cpu {
-                    SystemMechanism::Cpu
-                } else {
-                    self.mechanism
-                }
-            }
-        };
-        // Bytes that cross memory devices can only move through the cores; pieces below the
-        // offload granularity are the core's too.
-        let mechanism = if self.mem.router.within_one_device(&op) && op.bytes >= self.offload_min {
-            mechanism
-        } else {
-            SystemMechanism::Cpu
-        };
-        let job = match mechanism {
-            SystemMechanism::Cpu => {
-                let mut tasks = Vec::new();
-                let (mut d, end) = op.dst_range();
-                while d < end {
-                    let len = ((d / self.line + 1) * self.line).min(end) - d;
-                    let (src, value) = match op.kind {
-                        BulkKind::Copy { src } => (Some(src + (d - op.dst)), 0),
-                        BulkKind::Init { value } => (None, value),
-                    };
-                    tasks.push(LineTask {
-                        src,
-                        dst: d,
-                        len,
-                        value,
-                    });
-                    d += len;
-                }
-                Job::Lines {
-                    done: vec![false; tasks.len()],
-                    waiting_at: vec![0; tasks.len()],
-                    all_waiting: (0, 0),
-                    tasks,
-                    next: 0,
-                    origin,
-                }
-            }
-            m => {
-                let (d0, d1) = op.dst_range();
-                // Zero-Insert puts in the lines the zeroing covers whole.
-                let zero_insert =
-                    m == SystemMechanism::RowcloneZi && op.kind == BulkKind::Init { value: 0 };
-                Job::Memory {
-                    op,
-                    origin,
-                    phase: MemPhase::Coherence,
-                    writebacks_pending: 0,
-                    zero_lines: if zero_insert {
-                        {
-                            let lb = self.mem.last_line_bytes();
-                            (d0.div_ceil(lb), d1 / lb)
-                        }
-                    } else {
-                        (0, 0)
-                    },
-                }
-            }
-        };
+        let job = self.bulk.plan(op, origin, &self.mem, self.line);
         self.cores[c].jobs.push_back(job);
     }
 
@@ -1976,7 +1544,7 @@ impl System {
                 }
                 None => None,
             };
-            if self.threads[t].renews_bulk_destinations && d % PAGE == 0 && len == PAGE {
+            if self.sched.renews_bulk_destinations(t) && d % PAGE == 0 && len == PAGE {
                 self.os.renew_page(pid, d);
             }
             let (dst_pa, work) = match src_pa {
@@ -2012,278 +1580,6 @@ impl System {
             done += len;
         }
         Ok(())
-    }
-
-    /// Advances core `c`'s first bulk job; whether anything happened.
-    fn progress_job(&mut self, c: usize) -> Result<bool> {
-        let lookahead = 2 * self.mem.l1_ref().mshrs_free(c).max(1) + 8;
-        let lb = self.line;
-        let per_cycle = (self.width / 2).max(1);
-        let job = self.cores[c].jobs.front_mut().expect("a job");
-        match job {
-            Job::Lines {
-                tasks,
-                done,
-                waiting_at,
-                all_waiting,
-                next,
-                origin,
-            } => {
-                let origin = *origin;
-                let mut progress = false;
-                let mut performed = 0;
-                let end = (*next + lookahead).min(tasks.len());
-                let epoch = self.mem.epoch;
-                if all_waiting.0 == epoch && end <= all_waiting.1 {
-                    return Ok(false);
-                }
-                // Once a fill is refused (MSHRs or write-back buffer full) every later one in
-                // this look is too: nothing frees either until the epoch moves.
-                let mut refused = false;
-                let mut idle = true;
-                for i in *next..end {
-                    if done[i] || waiting_at[i] == epoch {
-                        continue;
-                    }
-                    let task = tasks[i];
-                    let dst_line = task.dst / lb;
-                    // A whole destination line may be allocated without a read; one whose
-                    // fill is already in flight waits for it (its stores land first).
-                    let l1 = self.mem.l1();
-                    let allocate = self.allocate_full_lines
-                        && task.len == lb
-                        && l1.array(c).probe(dst_line).is_none();
-                    if allocate && (l1.has_mshr(c, dst_line) || !l1.can_allocate(c)) {
-                        waiting_at[i] = self.mem.epoch;
-                        continue;
-                    }
-                    // The destination (unless allocated) and the one or two source lines.
-                    let mut lines = [0u64; 3];
-                    let mut count = 0;
-                    if !allocate {
-                        lines[0] = dst_line;
-                        count = 1;
-                    }
-                    if let Some(s) = task.src {
-                        lines[count] = s / lb;
-                        lines[count + 1] = (s + task.len - 1) / lb;
-                        count += 2;
-                    }
-                    let mut ready = true;
-                    for &l in &lines[..count] {
-                        if self.mem.l1().array(c).probe(l).is_none() {
-                            ready = false;
-                            if !self.mem.l1().has_mshr(c, l) {
-                                if !refused && self.mem.request_fill(c, l, origin, false) {
-                                    progress = true;
-                                } else {
-                                    refused = true;
-                                    break;
-                                }
-                            }
-                        }
-                    }
-                    if !ready {
-                        waiting_at[i] = self.mem.epoch;
-                        continue;
-                    }
-                    if performed >= per_cycle {
-                        idle = false;
-                        continue;
-                    }
-                    let mut line_buf = [task.value; crate::cache::array::MAX_LINE];
-                    let bytes = &mut line_buf[..task.len as usize];
-                    if let Some(s) = task.src {
-                        // Source bytes line by line (a misaligned piece spans two).
-                        let mut k = 0;
-                        while k < bytes.len() {
-                            let a = s + k as u64;
-                            let offset = (a % lb) as usize;
-                            let n = (lb as usize - offset).min(bytes.len() - k);
-                            let cache = self.mem.l1().array(c);
-                            let way = cache.probe(a / lb).expect("present");
-                            bytes[k..k + n].copy_from_slice(&cache.data(way)[offset..offset + n]);
-                            k += n;
-                        }
-                    }
-                    if allocate {
-                        self.mem
-                            .insert(c, dst_line, &line_buf[..lb as usize], true, origin);
-                    } else {
-                        let cache = self.mem.l1().array(c);
-                        let way = cache.probe(dst_line).expect("present");
-                        cache.write(way, (task.dst % lb) as usize, bytes, origin);
-                    }
-                    done[i] = true;
-                    performed += 1;
-                    progress = true;
-                }
-                // Every task looked at is done or waiting as of `epoch` (nothing moved it
-                // during the look): the next look finds the same until it moves.
-                if idle && self.mem.epoch == epoch {
-                    *all_waiting = (epoch, end);
-                }
-                while *next < tasks.len() && done[*next] {
-                    *next += 1;
-                }
-                if *next == tasks.len() {
-                    self.cores[c].jobs.pop_front();
-                    progress = true;
-                }
-                Ok(progress)
-            }
-            Job::Memory { .. } => self.progress_memory_job(c),
-        }
-    }
-
-    fn progress_memory_job(&mut self, c: usize) -> Result<bool> {
-        let Some(Job::Memory {
-            op,
-            phase,
-            writebacks_pending,
-            zero_lines,
-            ..
-        }) = self.cores[c].jobs.front()
-        else {
-            unreachable!("a memory job")
-        };
-        let (op, phase, pending, zero_lines) = (*op, *phase, *writebacks_pending, *zero_lines);
-        let set_phase = |s: &mut System, p: MemPhase, wb: u32| {
-            if let Some(Job::Memory {
-                phase,
-                writebacks_pending,
-                ..
-            }) = s.cores[c].jobs.front_mut()
-            {
-                *phase = p;
-                *writebacks_pending = wb;
-            }
-        };
-        match phase {
-            MemPhase::Coherence => {
-                // Lines still being fetched (stores may wait on them) must land first, and the
-                // cache needs room for the write-backs this may cause.
-                let (d0, d1) = op.dst_range();
-                let fetching = self.mem.fetching_in(d0, d1)
-                    || op
-                        .src_range()
-                        .is_some_and(|(s0, s1)| self.mem.fetching_in(s0, s1));
-                if fetching
-                    || !self.mem.levels.iter().all(|l| l.can_allocate(c))
-                    || self.active_ops.iter().any(|a| op.must_wait_for(a))
-                {
-                    return Ok(false);
-                }
-                let wb = self.coherence(c, &op);
-                self.active_ops.push(op);
-                set_phase(
-                    self,
-                    if wb > 0 {
-                        MemPhase::WaitWritebacks
-                    } else {
-                        MemPhase::Submit
-                    },
-                    wb,
-                );
-                Ok(true)
-            }
-            MemPhase::WaitWritebacks => {
-                if pending == 0 {
-                    set_phase(self, MemPhase::Submit, 0);
-                    return Ok(true);
-                }
-                Ok(false)
-            }
-            MemPhase::Submit => match self.mem.router.try_enqueue_bulk(op, self.now) {
-                Ok(Some((device, id))) => {
-                    self.op_owner.insert((device, id), c);
-                    set_phase(self, MemPhase::Wait(id), 0);
-                    Ok(true)
-                }
-                Ok(None) => Ok(false),
-                Err(e) => Err(Error::Io(format!(
-                    "internal error: a bulk operation the OS produced was refused: {e}"
-                ))),
-            },
-            MemPhase::Wait(_) => Ok(false),
-            MemPhase::Done => {
-                let (mut next, end) = zero_lines;
-                let zero = [0u8; crate::cache::array::MAX_LINE];
-                let zero = &zero[..self.mem.last_line_bytes() as usize];
-                let (last, array) = (self.mem.last_level(), self.mem.last_array_of(c));
-                while next < end && self.mem.last_can_allocate(array) {
-                    self.mem
-                        .insert_in(last, array, next, zero, false, Origin::Init);
-                    next += 1;
-                }
-                if next < end {
-                    if let Some(Job::Memory { zero_lines, .. }) = self.cores[c].jobs.front_mut() {
-                        zero_lines.0 = next;
-                    }
-                    return Ok(next > zero_lines.0);
-                }
-                let range = op.dst_range();
-                if let Some(i) = self.active_ops.iter().position(|a| a.dst_range() == range) {
-                    self.active_ops.swap_remove(i);
-                }
-                self.cores[c].jobs.pop_front();
-                Ok(true)
-            }
-        }
-    }
-
-    /// The memory controller's coherence work before an operation below the caches, on every
-    /// level from the last up (so a newer copy higher up lands in memory last); returns the
-    /// write-backs it must wait for.
-    fn coherence(&mut self, c: usize, op: &BulkOp) -> u32 {
-        let in_cache_copy = matches!(
-            self.mechanism,
-            SystemMechanism::Rowclone | SystemMechanism::RowcloneZi
-        );
-        let mut waits = 0;
-        let (d0, d1) = op.dst_range();
-        for level in (0..self.mem.levels.len()).rev() {
-            let lb = self.mem.levels[level].line_bytes;
-            let arrays = self.mem.levels[level].arrays.len();
-            let whole = |line: u64| line * lb >= d0 && (line + 1) * lb <= d1;
-            for line in d0 / lb..d1.div_ceil(lb) {
-                for k in 0..arrays {
-                    if !whole(line) && self.mem.coherence_write_back(level, k, line, c) {
-                        waits += 1;
-                    }
-                    self.mem.invalidate(level, k, line);
-                }
-            }
-            let BulkKind::Copy { src } = op.kind else {
-                continue;
-            };
-            let delta = src as i128 - op.dst as i128;
-            let aligned = delta.rem_euclid(lb as i128) == 0;
-            for line in src / lb..(src + op.bytes).div_ceil(lb) {
-                for k in 0..arrays {
-                    let array = &self.mem.levels[level].arrays[k];
-                    let Some(way) = array.probe(line) else {
-                        continue;
-                    };
-                    if !array.is_dirty(way) {
-                        continue;
-                    }
-                    let dst_line = ((line * lb) as i128 - delta) as u64 / lb;
-                    // (A partially valid line, `copy_engine.partial_line = "sector"`, is
-                    // written back instead: its invalid sectors are no data to copy.)
-                    if in_cache_copy && aligned && whole(dst_line) && array.is_whole(way) {
-                        // RowClone: copy the dirty line in the cache under the destination's
-                        // tag; DRAM's stale copy of it is overwritten there.
-                        let data = crate::cache::LineBuf::from_slice(array.data(way));
-                        self.mem
-                            .insert_in(level, k, dst_line, data.as_slice(), true, Origin::Copy);
-                    } else if self.mem.coherence_write_back(level, k, line, c) {
-                        waits += 1;
-                    }
-                }
-            }
-        }
-        waits
     }
 
     /// Whether cache level `level` holds the line of physical address `pa` in the array
@@ -2336,11 +1632,11 @@ impl System {
 
     /// The process id thread `t` ran as.
     pub fn pid_of(&self, t: usize) -> Option<Pid> {
-        self.threads.get(t)?.pid
+        self.sched.pid_of(t)
     }
 
     fn stats(&self, wall_seconds: f64) -> SystemStats {
-        let end = self.threads.iter().map(|t| t.end_fs).max().unwrap_or(0);
+        let end = self.sched.end_fs();
         let cycles = end / self.core_fs;
         let instructions: u64 = self.cores.iter().map(|c| c.retired).sum();
         let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
@@ -2418,6 +1714,7 @@ impl System {
             devices.clear();
         }
         let total = traffic.total();
+        let (memcpy_ops, meminit_ops, bulk_wait) = self.bulk.counts();
         let cache = self
             .mem
             .levels
@@ -2427,61 +1724,39 @@ impl System {
         let mut cores: Vec<CoreStats> = self
             .cores
             .iter()
-            .map(|c| {
-                let own = c.last_exit_fs / self.core_fs;
+            .enumerate()
+            .map(|(k, c)| {
+                let counts = self.sched.core_counts(k);
+                let own = counts.last_exit_fs / self.core_fs;
                 CoreStats {
                     instructions: c.retired,
                     core_cycles: own,
                     ipc: ratio(c.retired, own),
-                    preemptions: c.preemptions,
-                    yields: c.yields,
+                    preemptions: counts.preemptions,
+                    yields: counts.yields,
                     ..Default::default()
                 }
             })
             .collect();
         let measurement = self.measure.as_ref().map(|m| {
-            for (c, s) in cores.iter_mut().enumerate().take(self.spare_cores_from) {
+            for (c, s) in cores
+                .iter_mut()
+                .enumerate()
+                .take(self.sched.spare_cores_from())
+            {
                 m.core(c, s, self.core_fs);
             }
             m.stats(&cores, self.core_fs)
         });
         SystemStats {
-            mechanism: match self.mechanism {
-                SystemMechanism::Cpu => "cpu",
-                SystemMechanism::McDma => "mc_dma",
-                SystemMechanism::Rowclone => "rowclone",
-                SystemMechanism::RowcloneZi => "rowclone_zi",
-            }
-            .into(),
+            mechanism: self.bulk.mechanism_name().into(),
             core_ghz: 1e6 / self.core_fs as f64,
             core_cycles: cycles,
             simulated_ns: end as f64 / 1e6,
             instructions,
             ipc: ratio(instructions, cycles),
             cores,
-            threads: self
-                .threads
-                .iter()
-                .map(|t| ThreadStats {
-                    file: t
-                        .reader
-                        .location()
-                        .rsplit_once(':')
-                        .map_or(String::new(), |(f, _)| f.to_string()),
-                    instructions: t.instructions,
-                    start_ns: t.start_fs as f64 / 1e6,
-                    end_ns: t.end_fs as f64 / 1e6,
-                    memory_stalls: t.stalls,
-                    memory_stall_ns: t.stall_fs as f64 / 1e6,
-                    kernel_copy_bytes: t.kernel_copy_bytes,
-                    copy: t.copy as u64,
-                    stall_intervals_ns: t
-                        .stall_intervals
-                        .iter()
-                        .map(|&(a, b)| (a as f64 / 1e6, b as f64 / 1e6))
-                        .collect(),
-                })
-                .collect(),
+            threads: self.sched.thread_stats(),
             traffic_bytes: total,
             fmtc: ratio(traffic.copy_bytes, total),
             bytes_per_instruction: ratio(total, instructions),
@@ -2491,15 +1766,17 @@ impl System {
                 energy_nj / instructions as f64
             },
             traffic,
-            memcpy_ops: self.memcpy_ops,
-            meminit_ops: self.meminit_ops,
-            bulk_wait: self.bulk_wait.finished(),
+            memcpy_ops,
+            meminit_ops,
+            bulk_wait,
             cache,
             os: self.os.stats.clone(),
             memory,
             memory_devices: devices,
-            copy_engine: self.engines.as_ref().map(|e| e.stats(&self.mem)),
-            write_combining: (self.memcpy_kind == Some(MemcpyKind::SoftwareNt))
+            copy_engine: self.bulk.engines().map(|e| e.stats(&self.mem)),
+            write_combining: self
+                .bulk
+                .non_temporal()
                 .then(|| self.mem.write_combining_stats.clone()),
             hybrid,
             hybrid_energy,
