@@ -517,3 +517,40 @@ fn populated_mappings_are_present_without_faults() {
         );
     }
 }
+
+/// The user's `bulk.mechanism` is never overwritten: `auto` (the default) or the value
+/// `system.bulk_mechanism` implies runs; any other is one error naming both keys.
+#[test]
+fn bulk_mechanism_agrees_with_the_system_or_is_refused() {
+    let d = dir("fb-bulk-mech");
+    Forkbench::new(1 << 20, 16, 3, false).write(&d).unwrap();
+    let below = [
+        ("cpu", "channel"),
+        ("mc_dma", "mc_dma"),
+        ("rowclone", "rowclone"),
+        ("rowclone_zi", "rowclone"),
+    ];
+    for (system, implied) in below {
+        let (s, _) = run_workload(&paper(system, "subarray_aware"), &d).unwrap();
+        assert_eq!(s.memory.bulk.mechanism, implied, "auto under {system}");
+        let agree = format!("bulk.mechanism=\"{implied}\"");
+        let (t, _) = run_workload(&paper_with(system, "subarray_aware", &[&agree]), &d).unwrap();
+        assert_eq!(t.memory.bulk.mechanism, implied, "{agree} under {system}");
+        for other in ["channel", "mc_dma", "rowclone"] {
+            if other == implied {
+                continue;
+            }
+            let set = format!("bulk.mechanism=\"{other}\"");
+            let e = run_workload(&paper_with(system, "subarray_aware", &[&set]), &d)
+                .err()
+                .unwrap_or_else(|| panic!("{set} under {system} ran"))
+                .to_string();
+            assert!(
+                e.starts_with(&format!(
+                    "bulk.mechanism = \"{other}\" disagrees with system.bulk_mechanism = \"{system}\""
+                )) && e.contains(&format!("set it to \"{implied}\"")),
+                "{e}"
+            );
+        }
+    }
+}

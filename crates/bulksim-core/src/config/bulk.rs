@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mechanism {
+    /// Trace replay: `channel`. Full system: what `system.bulk_mechanism` executes below the
+    /// caches (`cpu`: channel, for pieces spanning memory devices; `mc_dma`; `rowclone` and
+    /// `rowclone_zi`: rowclone).
+    Auto,
     /// Over the channel by the memory side, with no caches: read each source line, write
     /// each destination line, through the controller's queues (a copy loop's memory traffic;
     /// not the full system's `cpu`, which runs the loop on a core through the caches).
@@ -18,13 +22,33 @@ pub enum Mechanism {
     Rowclone,
 }
 
+impl Mechanism {
+    /// The mechanism that executes: `auto` is `channel` unless the full system resolved it.
+    pub fn resolved(self) -> Mechanism {
+        match self {
+            Mechanism::Auto => Mechanism::Channel,
+            m => m,
+        }
+    }
+
+    /// The mechanism's config name (stats and errors use this one spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::Auto => "auto",
+            Mechanism::Channel => "channel",
+            Mechanism::McDma => "mc_dma",
+            Mechanism::Rowclone => "rowclone",
+        }
+    }
+}
+
 config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct BulkConfig at "bulk" {
         pub mechanism: Mechanism = doc(
-            "channel | mc_dma | rowclone",
-            "trace replay: how copy and init requests execute: channel and mc_dma over the channel (line reads and writes through the controller's queues, no caches; mc_dma is booked as DMA), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
+            "auto | channel | mc_dma | rowclone",
+            "how copy and init requests execute below the caches: auto (trace replay: channel; full system: set by system.bulk_mechanism, and any other value that disagrees with it is an error), channel and mc_dma over the channel (line reads and writes through the controller's queues, no caches; mc_dma is booked as DMA), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
         ),
         pub lines_in_flight: u32 = doc(
             "lines",
@@ -44,7 +68,7 @@ config_struct! {
 impl Default for BulkConfig {
     fn default() -> Self {
         BulkConfig {
-            mechanism: Mechanism::Channel,
+            mechanism: Mechanism::Auto,
             lines_in_flight: 64,
             queue_size: 16,
             fpm: true,

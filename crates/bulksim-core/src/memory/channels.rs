@@ -72,15 +72,15 @@ impl MemorySystem {
             )
         });
         let b = &config.bulk;
-        let reserved =
-            (b.mechanism == Mechanism::Rowclone).then(|| ReservedRows::new(&spec.organisation));
+        let reserved = (b.mechanism.resolved() == Mechanism::Rowclone)
+            .then(|| ReservedRows::new(&spec.organisation));
         Ok(MemorySystem {
             spec,
             mapper,
             controllers,
             log: None,
             out_of_range: 0,
-            mechanism: b.mechanism,
+            mechanism: b.mechanism.resolved(),
             reserved,
             bulk_queue_size: b.queue_size as usize,
             allow_fpm: b.fpm,
@@ -525,12 +525,7 @@ impl MemorySystem {
         let o = &self.spec.organisation;
         let reserved_bytes = self.reserved.map_or(0, |r| r.bytes(o));
         let bulk_stats = BulkStats {
-            mechanism: match self.mechanism {
-                Mechanism::Channel => "channel",
-                Mechanism::McDma => "mc_dma",
-                Mechanism::Rowclone => "rowclone",
-            }
-            .into(),
+            mechanism: self.mechanism.name().into(),
             copies: bulk.copies,
             inits: bulk.inits,
             bytes_copied: bulk.bytes_copied,

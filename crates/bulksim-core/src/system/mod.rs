@@ -57,6 +57,30 @@ use std::collections::BinaryHeap;
 use std::path::Path;
 use threads::{SchedulerSetup, ThreadOutcome, ThreadScheduler};
 
+/// The mechanism below the caches: `system.bulk_mechanism`'s, which a `bulk.mechanism` other
+/// than `auto` must agree with (the user's setting is never overwritten silently).
+fn below_caches(config: &Config) -> Result<Mechanism> {
+    let system = config.system.bulk_mechanism;
+    let below = match system {
+        SystemMechanism::Cpu => Mechanism::Channel,
+        SystemMechanism::McDma => Mechanism::McDma,
+        SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
+    };
+    match config.bulk.mechanism {
+        Mechanism::Auto => Ok(below),
+        user if user == below => Ok(below),
+        user => Err(Error::Config(format!(
+            "bulk.mechanism = \"{}\" disagrees with system.bulk_mechanism = \"{}\": in the full \
+             system, system.bulk_mechanism decides how bulk work executes below the caches (\"{}\" \
+             here); leave bulk.mechanism at \"auto\" or set it to \"{}\"",
+            user.name(),
+            system.name(),
+            below.name(),
+            below.name()
+        ))),
+    }
+}
+
 /// What a store dispatched through `System::access` writes.
 #[derive(Clone, Copy, Debug)]
 enum StoreData {
@@ -144,11 +168,7 @@ impl System {
     /// Builds the system for `config` and an opened workload (`path` names it in errors).
     pub fn with_workload(config: &Config, workload: Workload, path: &Path) -> Result<System> {
         let mut config = config.clone();
-        config.bulk.mechanism = match config.system.bulk_mechanism {
-            SystemMechanism::Cpu => Mechanism::Channel,
-            SystemMechanism::McDma => Mechanism::McDma,
-            SystemMechanism::Rowclone | SystemMechanism::RowcloneZi => Mechanism::Rowclone,
-        };
+        config.bulk.mechanism = below_caches(&config)?;
         config.validate()?;
         // The metrics need the controllers' intervals; stats list them only when asked for.
         let record_intervals = config.sim.record_intervals;
