@@ -62,6 +62,36 @@ pub fn run_resident(
     bulksim_core::system::run_workload(config, &d).unwrap()
 }
 
+/// `configs/<file>` with the overrides, validated.
+pub fn config_file(file: &str, sets: &[&str]) -> Config {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../configs")
+        .join(file);
+    let c = Config::from_file(&path).unwrap().apply_sets(sets).unwrap();
+    c.validate().unwrap();
+    c
+}
+
+/// Whether core 0's array at cache `level` holds the line of thread 0's `va`.
+pub fn holds(sys: &bulksim_core::system::System, level: usize, va: u64) -> bool {
+    let pid = sys.pid_of(0).unwrap();
+    let pa = sys.os().lookup(pid, va).unwrap();
+    sys.cache_holds(level, 0, pa)
+}
+
+/// The memory image's bytes at thread 0's `vaddr` (not the caches').
+pub fn image_virtual(sys: &bulksim_core::system::System, vaddr: u64, len: usize) -> Vec<u8> {
+    let pid = sys.pid_of(0).unwrap();
+    (0..len as u64)
+        .map(|i| {
+            let mut b = [0u8];
+            sys.image()
+                .read(sys.os().lookup(pid, vaddr + i).unwrap(), &mut b);
+            b[0]
+        })
+        .collect()
+}
+
 pub fn config(sets: &[&str]) -> Config {
     let c = Config::default().apply_sets(sets).unwrap();
     c.validate().unwrap();
