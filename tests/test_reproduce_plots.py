@@ -311,3 +311,16 @@ def test_plot_is_refused_for_an_experiment(tmp_path):
     r = CliRunner().invoke(cli.main, ["reproduce", "ddr4_policies", "--plot", str(tmp_path)])
     assert r.exit_code == 1
     assert "--plot applies to the table reproductions" in r.output
+
+
+def test_systems_split_into_panels_by_their_last_part():
+    assert figures.split_system("bank_xor/open/staggered") == ("bank_xor/open", "staggered")
+    assert figures.split_system("staggered:per_thread") == ("staggered", "per_thread")
+    assert figures.split_system("no_refresh") == ("no_refresh", "")
+
+
+def test_more_labels_than_the_default_colours_get_distinct_colours():
+    series = {f"s{i}": [1.0 + i] for i in range(12)}
+    fig = figures.build("t", [figures.Panel("a", ["x"], series, "ratio")])
+    colours = {tuple(p.get_facecolor()) for p in fig.axes[0].patches}
+    assert len(colours) == 12

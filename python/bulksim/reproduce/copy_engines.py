@@ -512,7 +512,7 @@ class CopyEngines(Reproduction):
                 mechanisms = list(dict.fromkeys(r["mechanism"] for r in mine))
                 panels.append(
                     Panel(
-                        f"{preset}: {workload}",
+                        f"{preset} preset: {workload}",
                         [f"{p} B" for p in payloads],
                         {m: [at.get((m, p)) for p in payloads] for m in mechanisms},
                         f"{what} reduction over software (%)",

@@ -58,8 +58,10 @@ def draw(path: Path, title: str, panels: list[Panel], columns: int = 3) -> Path:
 def build(title: str, panels: list[Panel], columns: int = 3):
     """The matplotlib figure `draw` saves."""
     plt = _pyplot()
-    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     labels = list(dict.fromkeys(label for p in panels for label in p.series))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if len(labels) > len(colors):
+        colors = list(plt.get_cmap("tab20").colors)  # no two labels share a colour
     color_of = {label: colors[i % len(colors)] for i, label in enumerate(labels)}
     ncols = min(columns, len(panels))
     nrows = math.ceil(len(panels) / ncols)
@@ -129,12 +131,23 @@ def column(at: dict, series: object, groups: Sequence[object], key: str) -> list
     return [at[(series, g)].get(key) if (series, g) in at else None for g in groups]
 
 
+def split_system(system: str) -> tuple[str, str]:
+    """(the bar's label, the panel) of a system: ``S:PART`` (quantities of different units) and
+    ``MAPPING/PAGE/REFRESH`` (address-mapping: a panel per refresh) have a panel per last part."""
+    if ":" in system:
+        label, _, part = system.partition(":")
+        return label, part
+    if "/" in system:
+        label, _, part = system.rpartition("/")
+        return label, part
+    return system, ""
+
+
 def rank_study_figures(name: str, paper: str, rows: list[dict], out: Path) -> list[Path]:
     """The Rank Assignment reproductions' figures (rows ``experiment, system, workload,
     exec_time_norm, baseline, paper, value``): one PNG per experiment, x = the workloads (and
     their mean, named in the title), a bar per system, the paper's value beside each where the
-    row has one. A system named ``S:PART`` goes to a panel of its own per PART (Fig 3 draws
-    three quantities with different units)."""
+    row has one; a panel per system PART (``split_system``)."""
     paths = []
     for experiment in dict.fromkeys(r["experiment"] for r in rows):
         mine = [r for r in rows if r["experiment"] == experiment]
@@ -142,26 +155,28 @@ def rank_study_figures(name: str, paper: str, rows: list[dict], out: Path) -> li
         if not any(_number(r.get(metric)) for r in mine):
             continue
         workloads = list(dict.fromkeys(r["workload"] for r in mine))
-        parts = list(dict.fromkeys(r["system"].partition(":")[2] for r in mine))
+        parts = list(dict.fromkeys(split_system(r["system"])[1] for r in mine))
         panels = []
         for part in parts:
-            systems = list(dict.fromkeys(r["system"] for r in mine if r["system"].partition(":")[2] == part))
+            systems = list(dict.fromkeys(r["system"] for r in mine if split_system(r["system"])[1] == part))
             at = {(r["system"], r["workload"]): r for r in mine}
             if metric == "exec_time_norm":
-                baseline = next((r["baseline"] for r in mine if r.get("baseline")), "the baseline")
-                ylabel = f"execution time / {baseline}'s (ratio)"
+                ylabel = "execution time / the baseline's (ratio)"
             else:
                 ylabel = VALUE_LABELS.get((experiment, part), "the row's value (docs/rank_assignment.md)")
             panels.append(
                 Panel(
                     title=f"{experiment}: {part}" if part else experiment,
                     groups=workloads,
-                    series={s.partition(":")[0]: column(at, s, workloads, metric) for s in systems},
-                    paper={s.partition(":")[0]: column(at, s, workloads, "paper") for s in systems},
+                    series={split_system(s)[0]: column(at, s, workloads, metric) for s in systems},
+                    paper={split_system(s)[0]: column(at, s, workloads, "paper") for s in systems},
                     ylabel=ylabel,
                 )
             )
         title = f"{paper}: {experiment}"
+        baselines = list(dict.fromkeys(r["baseline"] for r in mine if r.get("baseline")))
+        if metric == "exec_time_norm" and baselines:
+            title += f" (baseline: {', '.join(baselines)})"
         for part in parts:
             if (experiment, part) in AVERAGED:
                 title += "\n" + AVERAGED[(experiment, part)]
