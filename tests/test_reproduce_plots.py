@@ -324,3 +324,10 @@ def test_more_labels_than_the_default_colours_get_distinct_colours():
     fig = figures.build("t", [figures.Panel("a", ["x"], series, "ratio")])
     colours = {tuple(p.get_facecolor()) for p in fig.axes[0].patches}
     assert len(colours) == 12
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_no_rows_draw_no_figure(name, tmp_path):
+    # Every input missing here: nothing to draw, and no error after the runs.
+    assert reproduce_package.get(name).figures([], tmp_path) == []
+    assert list(tmp_path.iterdir()) == []

@@ -193,6 +193,8 @@ class RowCloneApps(Reproduction):
         """Figure 10 (the baseline's channel traffic by cause), Figure 11 (IPC, and RowClone-ZI's
         gain beside the paper's where its text gives one) and Table 5 (energy and bandwidth
         reductions beside the paper's), x = each program run."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         summary = summarize([Row(**r) for r in rows])
         groups = [s["workload"] + (f"\n(as {s['paper_name']})" if s["paper_name"] else "") for s in summary]
         mechanisms = ("rowclone", "rowclone_zi")

@@ -500,7 +500,11 @@ class CopyEngines(Reproduction):
         workload, x = payload, a bar per mechanism. The paper states its results in words and
         bounds (printed beside the table), so there are no paper bars. The rows of the
         paper-choice ablations (no mechanism) are the table's only."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         runs = [r for r in rows if "mechanism" in r]
+        if not runs:
+            return []
         facets = list(dict.fromkeys((r["preset"], r["workload"]) for r in runs))
         drawn = []
         for key, what in (("time_reduction_pct", "time"), ("traffic_reduction_pct", "off-chip traffic")):

@@ -104,6 +104,8 @@ class Forkbench(Reproduction):
     def figures(self, rows: list[dict], out: Path) -> list[Path]:
         """Figures 7 (FMTC), 8 (IPC) and 9 (DRAM energy), a panel per S, x = N; the paper states
         these in words only (printed under the table), so there are no paper bars."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         by = {(r["S_mb"], r["N"], r["mechanism"]): r for r in rows}
         sizes = sorted({r["S_mb"] for r in rows})
         ns = sorted({r["N"] for r in rows})

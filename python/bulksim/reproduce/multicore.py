@@ -286,6 +286,8 @@ class RowCloneMulticore(Reproduction):
     def figures(self, rows: list[dict], out: Path) -> list[Path]:
         """Table 7 as bars: a panel per metric, x = the core count, RowClone and RowClone-ZI's
         mean improvement over the mixes of that count, the paper's RowClone value beside."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         typed = [Row(**r) for r in rows]
         by_mechanism = {m: improvements(typed, m) for m in ("rowclone", "rowclone_zi")}
         mixes = {c: len({r.mix for r in typed if r.cores == c}) for c in (2, 4, 8)}

@@ -209,6 +209,8 @@ class PageAllocation(Reproduction):
     def figures(self, rows: list[dict], out: Path) -> list[Path]:
         """§VI-C as bars: a panel per mix, x = each thread's program, a bar per allocator of the
         share of its accesses off its first two ranks, the paper's 30% beside rank_clock's."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         panels = []
         for mix in dict.fromkeys(r["workload"] for r in rows):
             mine = [r for r in rows if r["workload"] == mix]

@@ -130,6 +130,8 @@ class RowClone4kb(Reproduction):
     def figures(self, rows: list[dict], out: Path) -> list[Path]:
         """Table 3 as bars: latency and energy (with I/O, as the paper counts it) of each
         operation and mechanism, the paper's value beside bulksim's."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
         groups = [f"{r['operation']} {r['mechanism']}" for r in rows]
         panels = [
             Panel(
