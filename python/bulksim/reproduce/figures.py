@@ -121,6 +121,13 @@ VALUE_LABELS = {
     ("fig3", ""): "weighted core stall time per refresh",
     ("fig3", "any_thread"): "share of refreshes stalling any thread",
     ("fig3", "per_thread"): "share of refreshes stalling a given thread",
+    ("fig8", ""): "RA's time reduction (fraction)",
+    ("ra_vs", ""): "RA's time reduction against each (fraction)",
+    ("vi_b", ""): "RA's time reduction (fraction)",
+    ("one_channel", ""): "RA's time reduction (fraction)",
+    ("normal_temperature", ""): "RA's time reduction per chip Gb (fraction)",
+    ("six_threads", ""): "time change, 2 threads alone vs 4 sharing (fraction)",
+    ("tab3", ""): "off-rank share / RA's reduction (fraction)",
 }
 #: What a panel's bars average over that the figure does not draw, said in its titles.
 AVERAGED = {("fig3", "per_thread"): "per_thread: the mean over the threads"}
