@@ -331,3 +331,21 @@ def test_no_rows_draw_no_figure(name, tmp_path):
     # Every input missing here: nothing to draw, and no error after the runs.
     assert reproduce_package.get(name).figures([], tmp_path) == []
     assert list(tmp_path.iterdir()) == []
+
+
+def test_rank_study_panels_split_quantities_and_name_their_axes():
+    rows = [
+        *CASES["rank-assignment"][0](),
+        rank_row("fig8", "error50", "comm1", 0.066, 0.094, metric="value"),
+        *CASES["address-mapping"][0](),
+    ]
+    by = {e: (title, panels) for e, title, panels in figures.rank_study_panels("P", rows)}
+    assert [p.title for p in by["fig3"][1]] == ["fig3", "fig3: per_thread"]
+    assert by["fig3"][1][0].ylabel == "weighted core stall time per refresh"
+    assert by["fig3"][1][1].series == {"staggered": [0.75]}
+    assert by["fig8"][1][0].ylabel == "RA's time reduction (fraction)"
+    assert by["fig8"][1][0].paper == {"error50": [0.094]}
+    # address-mapping: a panel per refresh, the mapping/page as the bar.
+    assert [p.title for p in by["fig5"][1]] == ["fig5: no_refresh"]
+    assert set(by["fig5"][1][0].series) == {"bank_xor/open", "x/closed"}
+    assert by["fig7"][0] == "P: fig7 (baseline: no_refresh)"

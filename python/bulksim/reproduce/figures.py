@@ -151,11 +151,19 @@ def split_system(system: str) -> tuple[str, str]:
 
 
 def rank_study_figures(name: str, paper: str, rows: list[dict], out: Path) -> list[Path]:
-    """The Rank Assignment reproductions' figures (rows ``experiment, system, workload,
-    exec_time_norm, baseline, paper, value``): one PNG per experiment, x = the workloads (and
-    their mean, named in the title), a bar per system, the paper's value beside each where the
-    row has one; a panel per system PART (``split_system``)."""
-    paths = []
+    """The Rank Assignment reproductions' figures (``rank_study_panels``), one PNG each."""
+    return [
+        draw(out / f"{name}-{experiment.replace('_', '-')}.png", title, panels)
+        for experiment, title, panels in rank_study_panels(paper, rows)
+    ]
+
+
+def rank_study_panels(paper: str, rows: list[dict]) -> list[tuple[str, str, list[Panel]]]:
+    """(experiment, title, panels) of each experiment of Rank Assignment rows (``experiment,
+    system, workload, exec_time_norm, baseline, paper, value``) with a number to draw: x = the
+    workloads (and their mean, named in the title), a bar per system, the paper's value beside
+    each where the row has one; a panel per system PART (``split_system``)."""
+    figures = []
     for experiment in dict.fromkeys(r["experiment"] for r in rows):
         mine = [r for r in rows if r["experiment"] == experiment]
         metric = "exec_time_norm" if any(_number(r.get("exec_time_norm")) for r in mine) else "value"
@@ -191,5 +199,5 @@ def rank_study_figures(name: str, paper: str, rows: list[dict], out: Path) -> li
             kinds = {r["source"].partition(":")[2] for r in mine if r["workload"] == "mean"}
             kind = {"arith": "arithmetic", "geo": "geometric"}.get(next(iter(kinds), ""), "the")
             title += "\n" + mean_note(kind, [w for w in workloads if w != "mean"], "workloads")
-        paths.append(draw(out / f"{name}-{experiment.replace('_', '-')}.png", title, panels))
-    return paths
+        figures.append((experiment, title, panels))
+    return figures
