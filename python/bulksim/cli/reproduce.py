@@ -3,6 +3,7 @@ the one runner (``bulksim/reproduce/runner.py``), or a bundled experiment file r
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -28,6 +29,13 @@ from bulksim.cli.experiments import _run_experiment
     "json_out",
     type=PathType(dir_okay=False),
     help="Table reproductions: write {reproduction, engine, cases, rows, summary, missing, paper} here.",
+)
+@click.option(
+    "--plot",
+    "plot_dir",
+    type=PathType(file_okay=False),
+    help="Table reproductions: draw each paper figure or table the reproduction covers into this "
+    "directory (one PNG each, bulksim's bars beside the paper's values) and list the files.",
 )
 @click.option(
     "--quick",
@@ -64,7 +72,19 @@ from bulksim.cli.experiments import _run_experiment
 )
 @_with(sweep_options)
 def reproduce(
-    name, list_, json_out, quick, mean_kind, workloads, sensitivity, results, out, scheduler, workers, force
+    name,
+    list_,
+    json_out,
+    plot_dir,
+    quick,
+    mean_kind,
+    workloads,
+    sensitivity,
+    results,
+    out,
+    scheduler,
+    workers,
+    force,
 ) -> None:
     """Reproduce a paper's table (the `table` lines of --list) or run a bundled experiment.
     Runs are kept in results/NAME.db (--results) as they finish; a second run takes them from
@@ -92,6 +112,8 @@ def reproduce(
 
         if json_out is not None:
             _check_output_path("--json", json_out)  # before the runs, not after
+        if plot_dir is not None:
+            _make_plot_dir(plot_dir)  # before the runs, not after
 
         results = Path(results) if results else Path("results") / f"{name}.db"
         options = reproduce_package.Options(quick, mean_kind, tuple(workloads), sensitivity)
@@ -103,9 +125,13 @@ def reproduce(
             scheduler=scheduler,
             workers=workers,
             force=force,
-            figures=out,
+            figures=plot_dir,
         )
         click.echo(outcome.text)
+        if plot_dir is not None:
+            click.echo(f"figures ({len(outcome.figures)}) in {plot_dir}:")
+            for path in outcome.figures:
+                click.echo(f"  {path}")
         if outcome.cases:
             click.echo(
                 f"{name}: {outcome.ran} run, {outcome.reused} reused from {results} "
@@ -115,9 +141,21 @@ def reproduce(
         if json_out:
             _guard(runner.write_json, outcome, json_out)
         return
-    if json_out:
-        tables = ", ".join(reproduce_package.REGISTRY)
-        raise UserError(f"--json applies to the table reproductions ({tables}), not to '{name}'")
+    for option, given in (("--json", json_out), ("--plot", plot_dir)):
+        if given:
+            tables = ", ".join(reproduce_package.REGISTRY)
+            raise UserError(f"{option} applies to the table reproductions ({tables}), not to '{name}'")
     path = _guard_exp(experiment.find, name)
     results = results or Path("results") / f"{path.stem}.db"
     _run_experiment(path, results, out or Path("results") / path.stem, scheduler, workers, force)
+
+
+def _make_plot_dir(path: str) -> None:
+    """Creates ``--plot``'s directory, or one UserError naming it (a reproduction may run for
+    hours: a directory that cannot be made must fail before the runs, not after)."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UserError(f"--plot {path}: cannot create the directory: {e.strerror or e}") from e
+    if not os.access(path, os.W_OK):
+        raise UserError(f"--plot {path}: cannot be written: Permission denied")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from bulksim import api
 from bulksim.paths import REPO, captures_dir, shared_traces_dir
+from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.forkbench import CONFIG
 from bulksim.reproduce.multicore import MECHANISMS
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint
@@ -187,6 +188,69 @@ class RowCloneApps(Reproduction):
 
     def render(self, rows: list[dict], summary, plan: Plan, options: Options) -> str:
         return render([Row(**r) for r in rows], plan.missing)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """Figure 10 (the baseline's channel traffic by cause), Figure 11 (IPC, and RowClone-ZI's
+        gain beside the paper's where its text gives one) and Table 5 (energy and bandwidth
+        reductions beside the paper's), x = each program run."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
+        summary = summarize([Row(**r) for r in rows])
+        groups = [s["workload"] + (f"\n(as {s['paper_name']})" if s["paper_name"] else "") for s in summary]
+        mechanisms = ("rowclone", "rowclone_zi")
+
+        def paper5(column: int, mechanism_index: int) -> list[float | None]:
+            values = []
+            for s in summary:
+                paper = PAPER_TABLE5.get(s["paper_name"])
+                values.append(paper[column + mechanism_index] if paper else None)
+            return values
+
+        fractions = Panel(
+            "baseline channel traffic by cause",
+            groups,
+            {k: [100 * s["fractions"][k] for s in summary] for k in ("read", "write", "copy", "init")},
+            "share of the baseline's channel bytes (%)",
+        )
+        ipc = Panel(
+            "IPC",
+            groups,
+            {m: [s["ipc"][m] for s in summary] for m in ("baseline", *mechanisms)},
+            "IPC (instructions per cycle)",
+        )
+        zi_gain = Panel(
+            "RowClone-ZI's IPC gain",
+            groups,
+            {"rowclone_zi": [s["zi_ipc_improvement"] for s in summary]},
+            "IPC improvement over the baseline (%)",
+            paper={"rowclone_zi": [PAPER_ZI_IPC.get(s["paper_name"]) for s in summary]},
+        )
+        energy, bandwidth = (
+            Panel(
+                f"DRAM {what} reduction",
+                groups,
+                {m: [s[key][m] for s in summary] for m in mechanisms},
+                f"{what} reduction over the baseline (%)",
+                paper={m: paper5(column, i) for i, m in enumerate(mechanisms)},
+            )
+            for what, key, column in (
+                ("energy", "energy_reduction", 0),
+                ("bandwidth", "bandwidth_reduction", 2),
+            )
+        )
+        return [
+            draw(
+                out / f"{self.name}-fig10.png",
+                f"RowClone Figure 10 (the paper gives a range only: {PAPER_FIGURE10})",
+                [fractions],
+            ),
+            draw(
+                out / f"{self.name}-fig11.png",
+                "RowClone Figure 11: IPC of the captured programs",
+                [ipc, zi_gain],
+            ),
+            draw(out / f"{self.name}-table5.png", "RowClone Table 5", [energy, bandwidth]),
+        ]
 
 
 def reduction(base: float, other: float) -> float:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bulksim import api, cmmp_metrics, provenance
 from bulksim.paths import REPO, shared_traces_dir
+from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, ReproductionError
 from bulksim.sweep import die_with_parent
 
@@ -765,6 +766,54 @@ class Cmmp(Reproduction):
         if options.sensitivity:
             return render_sensitivity(rows, plan.missing, plan.context["instructions"])
         return render(rows, plan.missing)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """Section IV as bars, per workload (no mean over workloads): each mechanism's speedup over
+        CPM (of the mean cycles per core, as the title says), its energy over CPM's and its mean
+        PCM access time. The paper states its results in prose (printed under the table), so
+        there are no paper bars. The sensitivity table
+        (``--sensitivity``, rows without a mechanism) has no figure."""
+        if not rows or any("mechanism" not in r for r in rows):
+            return []
+        workloads = list(dict.fromkeys(r["workload"] for r in rows))
+        at = {(r["workload"], r["mechanism"]): r for r in rows}
+        mechanisms = [m for m in MECHANISMS if any(r["mechanism"] == m for r in rows)]
+
+        def column(mechanism: str, value) -> list[float | None]:
+            return [
+                value(at[(w, mechanism)], at.get((w, BASELINE))) if (w, mechanism) in at else None
+                for w in workloads
+            ]
+
+        def energy_ratio(r: dict, cpm: dict | None) -> float | None:
+            return r["energy_nj"] / cpm["energy_nj"] if cpm and cpm["energy_nj"] else None
+
+        panels = [
+            Panel(
+                "speedup",
+                workloads,
+                {m: column(m, lambda r, _: r["speedup"]) for m in mechanisms},
+                "speedup over CPM (ratio)",
+            ),
+            Panel(
+                "energy",
+                workloads,
+                {m: column(m, energy_ratio) for m in mechanisms},
+                "energy / CPM's (ratio)",
+            ),
+            Panel(
+                "PCM access time",
+                workloads,
+                {m: column(m, lambda r, _: r["pcm_avg_ns"]) for m in mechanisms},
+                "mean PCM access time (ns)",
+            ),
+        ]
+        title = (
+            "CMMP Section IV: 4 copies per workload; speedup = CPM's mean cycles per core over the"
+            " mechanism's (the mean over the copies' cores)"
+            "\n(the paper states its results in prose: see the table)"
+        )
+        return [draw(out / f"{self.name}-sec4.png", title, panels)]
 
 
 def _select(workloads, quick: bool):

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 
 from bulksim import api, provenance
 from bulksim.paths import REPO
+from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 #: The paper's system (Table 2, 4 KB rows), shared with rowclone-apps and rowclone-multicore.
@@ -99,6 +100,51 @@ class Forkbench(Reproduction):
 
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
         return render(rows)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """Figures 7 (FMTC), 8 (IPC) and 9 (DRAM energy), a panel per S, x = N; the paper states
+        these in words only (printed under the table), so there are no paper bars."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
+        by = {(r["S_mb"], r["N"], r["mechanism"]): r for r in rows}
+        sizes = sorted({r["S_mb"] for r in rows})
+        ns = sorted({r["N"] for r in rows})
+
+        def ratio(s_mb: int, mechanism: str, key: str) -> list[float | None]:
+            values = []
+            for n in ns:
+                base, other = by.get((s_mb, n, "baseline")), by.get((s_mb, n, mechanism))
+                values.append(other[key] / base[key] if base and other and base[key] else None)
+            return values
+
+        def panels(series, ylabel: str) -> list[Panel]:
+            return [Panel(f"S = {s} MB", [f"N = {n}" for n in ns], series(s), ylabel) for s in sizes]
+
+        words = "\n(the paper gives no numbers for these points: its words are under the table)"
+
+        def fmtc_percent(s_mb: int) -> dict[str, list[float | None]]:
+            return {
+                "baseline": [
+                    100 * by[(s_mb, n, "baseline")]["fmtc"] if (s_mb, n, "baseline") in by else None
+                    for n in ns
+                ]
+            }
+
+        fmtc = panels(fmtc_percent, "FMTC (copy bytes, % of all memory traffic)")
+        ipc = panels(lambda s: {m: ratio(s, m, "ipc") for m in ("fpm", "psm")}, "IPC / baseline's (ratio)")
+        energy = panels(
+            lambda s: {m: ratio(s, m, "dram_energy_nj") for m in ("fpm", "psm")},
+            "DRAM energy / baseline's (ratio)",
+        )
+        return [
+            draw(out / f"{self.name}-fig7.png", "RowClone Figure 7: forkbench's FMTC" + words, fmtc),
+            draw(
+                out / f"{self.name}-fig8.png",
+                "RowClone Figure 8: forkbench IPC over the baseline" + words,
+                ipc,
+            ),
+            draw(out / f"{self.name}-fig9.png", "RowClone Figure 9: forkbench DRAM energy" + words, energy),
+        ]
 
 
 def render(rows: list[dict]) -> str:

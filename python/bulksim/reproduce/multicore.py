@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bulksim import api, metrics, provenance
+from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.forkbench import CONFIG
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint
 
@@ -281,6 +282,29 @@ class RowCloneMulticore(Reproduction):
 
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
         return render([Row(**r) for r in rows])
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """Table 7 as bars: a panel per metric, x = the core count, RowClone and RowClone-ZI's
+        mean improvement over the mixes of that count, the paper's RowClone value beside."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
+        typed = [Row(**r) for r in rows]
+        by_mechanism = {m: improvements(typed, m) for m in ("rowclone", "rowclone_zi")}
+        mixes = {c: len({r.mix for r in typed if r.cores == c}) for c in (2, 4, 8)}
+        groups = [f"{c} cores" for c in (2, 4, 8)]
+        panels = [
+            Panel(
+                metric.replace("_", " "),
+                groups,
+                {m: list(by_mechanism[m][metric]) for m in by_mechanism},
+                ("reduction" if metric in LOWER_IS_BETTER else "improvement") + " over the baseline (%)",
+                paper={"rowclone": list(PAPER[metric])},
+            )
+            for metric in PAPER
+        ]
+        counted = ", ".join(f"{n} at {c} cores" for c, n in mixes.items())
+        title = f"RowClone Table 7: each bar the arithmetic mean over the mixes of its core count ({counted})"
+        return [draw(out / f"{self.name}-table7.png", title, panels)]
 
 
 def improvements(rows: list[Row], mechanism: str) -> dict[str, tuple[float, ...]]:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from bulksim import api, provenance
 from bulksim.rank_study import CONFIG, SYNTH_DIR
+from bulksim.reproduce.figures import Panel, column, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 
@@ -204,6 +205,35 @@ class PageAllocation(Reproduction):
 
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
         return render(rows)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """§VI-C as bars: a panel per mix, x = each thread's program, a bar per allocator of the
+        share of its accesses off its first two ranks, the paper's 30% beside rank_clock's."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
+        panels = []
+        for mix in dict.fromkeys(r["workload"] for r in rows):
+            mine = [r for r in rows if r["workload"] == mix]
+            threads = list(dict.fromkeys((r["thread"], r["program"]) for r in mine))
+            at = {(r["system"], r["thread"]): r for r in mine}
+            ids = [t for t, _ in threads]
+
+            def percent(values: list) -> list[float | None]:
+                return [None if v is None else 100 * v for v in values]
+
+            allocators = list(dict.fromkeys(r["system"] for r in mine))
+            panels.append(
+                Panel(
+                    mix,
+                    [f"{t}: {p}" for t, p in threads],
+                    {a: percent(column(at, a, ids, "off_first_two_share")) for a in allocators},
+                    "accesses off the first two ranks (%)",
+                    # The paper's 30% is its modified CLOCK's (every row carries it).
+                    paper={"rank_clock": percent(column(at, "rank_clock", ids, "paper"))},
+                )
+            )
+        title = "Rank Assignment §VI-C: per thread, each mix in its own panel"
+        return [draw(out / f"{self.name}-vi-c.png", title, panels)]
 
 
 def summary(rows: list[dict]) -> list[dict]:

@@ -9,9 +9,14 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import asdict
+from pathlib import Path
 
 from bulksim import rank_study as rs
+from bulksim.reproduce.figures import rank_study_figures
 from bulksim.reproduce.shape import Options, Plan, Reproduction
+
+#: The figures' titles name the paper thus.
+PAPER_SHORT = "Rank Assignment (ISPASS 2016)"
 
 
 class RankFigure(Reproduction):
@@ -41,6 +46,10 @@ class RankFigure(Reproduction):
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
         return self.module.render(rows)
 
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """One PNG per experiment (figure) of the rows (``figures.rank_study_figures``)."""
+        return rank_study_figures(self.name, PAPER_SHORT, rows, out)
+
 
 class RankAssignment(Reproduction):
     name = "rank-assignment"
@@ -63,6 +72,10 @@ class RankAssignment(Reproduction):
         from bulksim.reproduce import rank_assignment
 
         return rank_assignment.render([rank_assignment.Row(**r) for r in rows], mean=options.mean)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """One PNG per experiment (figure, table or section) of the rows, per workload."""
+        return rank_study_figures(self.name, PAPER_SHORT, rows, out)
 
 
 RANK_ASSIGNMENT = RankAssignment()

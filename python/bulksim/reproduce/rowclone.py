@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 
 from bulksim import api
+from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 PRESET = "DDR3_2Gb_x8_1066"
@@ -125,6 +126,32 @@ class RowClone4kb(Reproduction):
 
     def render(self, rows: list[dict], summary: dict, plan: Plan, options: Options) -> str:
         return render(rows)
+
+    def figures(self, rows: list[dict], out: Path) -> list[Path]:
+        """Table 3 as bars: latency and energy (with I/O, as the paper counts it) of each
+        operation and mechanism, the paper's value beside bulksim's."""
+        if not rows:
+            return []  # nothing ran (every input missing): no empty figure
+        groups = [f"{r['operation']} {r['mechanism']}" for r in rows]
+        panels = [
+            Panel(
+                "latency",
+                groups,
+                {"": [r["latency_ns"] for r in rows]},
+                "latency (ns)",
+                paper={"": [r["paper_latency_ns"] for r in rows]},
+            ),
+            Panel(
+                "energy (DRAM commands + channel I/O)",
+                groups,
+                {"": [r["energy_with_io_nj"] for r in rows]},
+                "energy (nJ, log scale)",
+                paper={"": [r["paper_energy_uj"] * 1000 for r in rows]},
+                log=True,
+            ),
+        ]
+        title = "RowClone Table 3: a 4 KB copy and zeroing, DDR3-1066, alone in memory"
+        return [draw(out / f"{self.name}-table3.png", title, panels)]
 
 
 def render(rows: list[dict]) -> str:

@@ -133,7 +133,8 @@ def reproduce(
     force: bool = False,
     figures: str | Path | None = None,
 ) -> Outcome:
-    """Runs `reproduction` for `options`, resuming from the store `results` (see module doc)."""
+    """Runs `reproduction` for `options`, resuming from the store `results` (see module doc),
+    and draws its figures into the directory `figures` if one is given (``--plot``)."""
     engine = provenance.engine_id()
     store = ResultsStore(results)
     inputs = str(Path(results).resolve().parent / "inputs")
