@@ -82,6 +82,8 @@ def test_pool_and_dask_give_the_same_results(tmp_path):
         "commands.ACT",
     } <= set(a)
     assert set(a["dram.ranks"]) == {2}
+    # `bulk.mechanism = "auto"` (config) is the column the run resolved it to (stat).
+    assert set(a["bulk.mechanism"]) == {"channel"}
 
 
 def test_interrupted_sweep_resumes_without_recomputing(tmp_path):

@@ -511,6 +511,11 @@ def _record(store: ResultsStore, row: sqlite3.Row, include_failed: bool) -> dict
                     f"{store.path}: {where}: stat {column!r} is {value!r}; expected a number "
                     f"({numeric[column]}) (edited by hand?)"
                 )
+            if config.get(column) == "auto":
+                # A setting the run resolves (`bulk.mechanism = "auto"`): the stat of the
+                # same name says what it resolved to, and that is the column.
+                rec[column] = value
+                continue
             _set(store, where, rec, column, value, "stats_json")
     if include_failed:
         if row["error"] is not None and not isinstance(row["error"], str):

@@ -80,11 +80,9 @@ macro_rules! config_struct {
 }
 pub(crate) use config_struct;
 
-/// Every config field's unit and description: each section's, in the reference's order
-/// (`REFERENCE_ORDER`, then any field it does not list in declaration order). Tests keep
-/// it in step with the structs.
-pub static CONFIG_FIELDS: LazyLock<Vec<FieldDoc>> =
-    LazyLock::new(|| in_reference_order(declared_fields()));
+/// Every config field's unit and description, section by section, each section's fields in
+/// the order its struct declares them (the order `config show` writes the TOML in).
+pub static CONFIG_FIELDS: LazyLock<Vec<FieldDoc>> = LazyLock::new(declared_fields);
 
 /// Every section's entries, section by section in declaration order.
 fn declared_fields() -> Vec<FieldDoc> {
@@ -110,163 +108,6 @@ fn declared_fields() -> Vec<FieldDoc> {
         .chain(sections.into_iter().flatten())
         .collect()
 }
-
-/// `declared` in `REFERENCE_ORDER`, fields it does not list last in the order given.
-fn in_reference_order(mut declared: Vec<FieldDoc>) -> Vec<FieldDoc> {
-    let mut ordered = Vec::with_capacity(declared.len());
-    for key in REFERENCE_ORDER {
-        if let Some(i) = declared.iter().position(|f| f.key == *key) {
-            ordered.push(declared.remove(i));
-        }
-    }
-    ordered.extend(declared);
-    ordered
-}
-
-/// The order of the field table in docs/config.md and `config show`: the order the keys were
-/// added in, which readers of the reference know. The structs declare their fields in the
-/// order the TOML is written (`Config::to_toml`), which differs; a new field needs no entry
-/// here (it follows these).
-pub(super) const REFERENCE_ORDER: &[&str] = &[
-    "include",
-    "dram.preset",
-    "dram.channels",
-    "dram.ranks",
-    "dram.rows_per_subarray",
-    "dram.rows",
-    "dram.columns",
-    "dram.timing",
-    "dram.temperature",
-    "dram.activation_bits",
-    "dram.rank_capacity_mb",
-    "controller.scheduler",
-    "controller.row_hit_cap",
-    "controller.page_policy",
-    "controller.read_queue_size",
-    "controller.write_queue_size",
-    "controller.write_high_watermark",
-    "controller.write_low_watermark",
-    "controller.refresh",
-    "controller.refresh.policy",
-    "controller.refresh.granularity",
-    "controller.refresh.fgr_overhead",
-    "controller.refresh.stagger",
-    "controller.refresh.scheme",
-    "controller.refresh.ar_reads",
-    "controller.refresh.idle_ns",
-    "controller.refresh.elastic_deadline",
-    "controller.refresh.elastic_keeps_stagger",
-    "controller.refresh.pause_granularity",
-    "controller.refresh.pcd_window_ns",
-    "controller.write_drain.scope",
-    "controller.write_drain.policy",
-    "controller.write_drain.high",
-    "controller.write_drain.low",
-    "controller.write_drain.coordinate",
-    "controller.address_mapping",
-    "controller.xor_bank",
-    "bulk.mechanism",
-    "bulk.lines_in_flight",
-    "bulk.queue_size",
-    "bulk.fpm",
-    "system.bulk_mechanism",
-    "system.init_mechanism",
-    "system.core_ghz",
-    "system.bulk_offload_min_bytes",
-    "system.time_slice_instructions",
-    "system.cores",
-    "system.loop_workloads",
-    "system.cpu_full_line_stores",
-    "core.window",
-    "core.width",
-    "core.store_queue",
-    "core.lsq",
-    "core.mem_ports",
-    "cache.address_bytes",
-    "cache.level[].port_cycles",
-    "cache.level[].writeback_delays_miss",
-    "cache.level[].serial_lookup",
-    "memory.fixed_latency_cycles",
-    "system.memcpy",
-    "memcpy.call_instructions",
-    "memcpy.word_bytes",
-    "memcpy.check_instructions",
-    "memcpy.loop_instructions",
-    "memcpy.wc_buffers",
-    "copy_engine.policy",
-    "copy_engine.dram_chunk_bytes",
-    "copy_engine.probe_cycles",
-    "copy_engine.dram_rule",
-    "copy_engine.fifo_depth",
-    "copy_engine.ordering",
-    "copy_engine.parallel_reads",
-    "copy_engine.pipeline",
-    "copy_engine.realign_cycles",
-    "copy_engine.partial_line",
-    "copy_engine.nt_last_level",
-    "cache.level",
-    "cache.level[].size_kb",
-    "cache.level[].shared",
-    "cache.level[].ways",
-    "cache.level[].line_bytes",
-    "cache.level[].hit_cycles",
-    "cache.level[].mshrs",
-    "cache.level[].writeback_buffer",
-    "memory.device",
-    "memory.device[].name",
-    "memory.device[].preset",
-    "memory.device[].channels",
-    "memory.device[].ranks",
-    "memory.device[].rows",
-    "memory.device[].activation_bits",
-    "memory.device[].page_policy",
-    "memory.device[].address_mapping",
-    "memory.device[].read_queue_size",
-    "memory.device[].write_queue_size",
-    "os.allocator",
-    "os.seed",
-    "os.thread_ranks",
-    "os.mapping_error",
-    "os.preferred_rank",
-    "os.tlb_pages",
-    "os.trace_bulk_destinations",
-    "os.fault_instructions",
-    "sim.mode",
-    "sim.skip_idle",
-    "sim.record_intervals",
-    "sim.interruption_metrics",
-    "sim.memory_limit_mb",
-    "sim.max_cycles",
-    "sim.stop_after_dram_accesses",
-    "sim.warmup_instructions",
-    "sim.measure_instructions",
-    "hybrid.mechanism",
-    "hybrid.period_ns",
-    "hybrid.pact_entries",
-    "hybrid.pact_ways",
-    "hybrid.pact_count_bits",
-    "hybrid.art_entries",
-    "hybrid.art_ways",
-    "hybrid.decay",
-    "hybrid.promote_min",
-    "hybrid.free_min",
-    "hybrid.copy_priority",
-    "hybrid.copies_in_flight",
-    "hybrid.obm_complete_after",
-    "hybrid.art_full_completes",
-    "hybrid.art_full_min_periods",
-    "hybrid.elide_clean",
-    "hybrid.remap_lines",
-    "hybrid.pact_origins",
-    "hybrid.count_copies",
-    "hybrid.placement",
-    "hybrid.os_period_ns",
-    "hybrid.os_remap_ns",
-    "hybrid.cpm_setup_ns",
-    "hybrid.cpm_flush_dram_line_ns",
-    "hybrid.cpm_flush_pcm_line_ns",
-    "hybrid.remap_shootdown_ns",
-];
 
 #[cfg(test)]
 mod tests {
@@ -317,49 +158,17 @@ mod tests {
     }
 
     #[test]
-    fn the_reference_order_names_declared_keys_once_and_the_table_holds_every_key_once() {
-        let declared = declared_fields();
-        let mut keys: Vec<&str> = declared.iter().map(|f| f.key).collect();
-        keys.sort();
+    fn the_table_holds_every_declared_key_once_in_declaration_order() {
+        let mut keys: Vec<&str> = CONFIG_FIELDS.iter().map(|f| f.key).collect();
+        assert_eq!(keys[0], "include");
+        assert_eq!(keys[1], "dram.preset");
+        // Within a section, the struct's order: `dram.columns` is declared before `dram.rows`.
+        let at = |key: &str| keys.iter().position(|k| *k == key).unwrap();
+        assert!(at("dram.columns") < at("dram.rows"));
+        assert!(at("dram.rows") < at("controller.scheduler"));
         let before = keys.len();
+        keys.sort();
         keys.dedup();
         assert_eq!(keys.len(), before, "a key is declared twice");
-        for key in REFERENCE_ORDER {
-            assert!(
-                keys.contains(key),
-                "REFERENCE_ORDER names {key}, which no struct declares"
-            );
-        }
-        let mut listed = REFERENCE_ORDER.to_vec();
-        listed.sort();
-        listed.dedup();
-        assert_eq!(
-            listed.len(),
-            REFERENCE_ORDER.len(),
-            "REFERENCE_ORDER repeats a key"
-        );
-        assert_eq!(CONFIG_FIELDS.len(), declared.len());
-        assert_eq!(CONFIG_FIELDS[0].key, "include");
-        assert_eq!(CONFIG_FIELDS[1].key, "dram.preset");
-        // `dram.rows` comes before `dram.columns` in the reference, after it in the struct.
-        let at = |key: &str| CONFIG_FIELDS.iter().position(|f| f.key == key).unwrap();
-        assert!(at("dram.rows") < at("dram.columns"));
-    }
-
-    #[test]
-    fn fields_the_reference_order_does_not_list_follow_in_declaration_order() {
-        let entry = |key: &'static str| FieldDoc {
-            key,
-            unit: "u",
-            description: "d",
-        };
-        let declared = vec![
-            entry("new.b"),
-            entry("dram.columns"),
-            entry("new.a"),
-            entry("dram.rows"),
-        ];
-        let keys: Vec<&str> = in_reference_order(declared).iter().map(|f| f.key).collect();
-        assert_eq!(keys, ["dram.rows", "dram.columns", "new.b", "new.a"]);
     }
 }
