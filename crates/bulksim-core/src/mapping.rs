@@ -125,138 +125,210 @@ fn log2_exact(n: u32, key: &str) -> Result<u32> {
     Ok(n.trailing_zeros())
 }
 
+/// What a mapping string may be, quoted by every error about one.
+const MAPPING_EXPECTED: &str = "a mapping name (non_interleaved, channel_interleaved, bank_interleaved, bank_xor) or each of Ch, Ra, Ba, Ro, Co once, optionally Bg, most significant first (e.g. RoBaRaCoCh); a field may appear twice if one part gives its bit count (e.g. RoRaChCoBaCo2)";
+
+/// One part of a field-order string: the field, its explicit bit count if given, and its
+/// two-letter name (for errors).
+type OrderPart<'a> = (Field, Option<u32>, &'a str);
+
+/// Bit widths of the fields of an organisation (log2 of each count).
+struct FieldWidths {
+    channel: u32,
+    rank: u32,
+    bankgroup: u32,
+    bank: u32,
+    row: u32,
+    column: u32,
+}
+
+impl FieldWidths {
+    fn of(org: &Organisation) -> Result<FieldWidths> {
+        Ok(FieldWidths {
+            channel: log2_exact(org.channels, "dram.channels")?,
+            rank: log2_exact(org.ranks, "dram.ranks")?,
+            bankgroup: log2_exact(org.bankgroups, "bank groups of the preset")?,
+            bank: log2_exact(org.banks_per_group, "banks per group of the preset")?,
+            row: log2_exact(org.rows, "rows of the preset")?,
+            column: log2_exact(org.columns / org.burst_length, "columns / burst length")?,
+        })
+    }
+
+    /// A field's width; without an explicit `Bg` field, `Ba` covers the bank-group bits too.
+    fn of_field(&self, f: Field, explicit_bg: bool) -> u32 {
+        match f {
+            Field::Channel => self.channel,
+            Field::Rank => self.rank,
+            Field::BankGroup => self.bankgroup,
+            Field::Bank if explicit_bg => self.bank,
+            Field::Bank => self.bank + self.bankgroup,
+            Field::Row => self.row,
+            Field::Column => self.column,
+        }
+    }
+}
+
+/// Splits a field-order string into its parts, most significant first.
+fn parse_order(order: &str) -> Result<Vec<OrderPart<'_>>> {
+    let expected = MAPPING_EXPECTED;
+    let mut fields: Vec<OrderPart> = Vec::new();
+    let bytes = order.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let name = order.get(i..i + 2).ok_or_else(|| {
+            config_err(format!(
+                "{MAPPING_KEY}: '{order}' is not a sequence of two-letter fields; expected {expected}"
+            ))
+        })?;
+        let f = match name {
+            "Ch" => Field::Channel,
+            "Ra" => Field::Rank,
+            "Bg" => Field::BankGroup,
+            "Ba" => Field::Bank,
+            "Ro" => Field::Row,
+            "Co" => Field::Column,
+            other => {
+                return Err(config_err(format!(
+                    "{MAPPING_KEY}: unknown field '{other}' in '{order}'; expected {expected}"
+                )))
+            }
+        };
+        let digits_end = i
+            + 2
+            + bytes[i + 2..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+        let count = if digits_end > i + 2 {
+            let text = &order[i + 2..digits_end];
+            match text.parse::<u32>() {
+                Ok(n) if n > 0 => Some(n),
+                _ => {
+                    return Err(config_err(format!(
+                        "{MAPPING_KEY}: bit count '{text}' of '{name}' in '{order}' is not a positive number; expected {expected}"
+                    )))
+                }
+            }
+        } else {
+            None
+        };
+        fields.push((f, count, name));
+        i = digits_end;
+    }
+    Ok(fields)
+}
+
+/// Each part's bit count: given, or the rest of the field's width; a field in more than two
+/// parts, or whose counts do not add up to its width, is an error.
+fn part_bit_counts(
+    fields: &[OrderPart],
+    order: &str,
+    width: impl Fn(Field) -> u32,
+) -> Result<Vec<u32>> {
+    let expected = MAPPING_EXPECTED;
+    let mut part_bits = Vec::with_capacity(fields.len());
+    for &(f, count, name) in fields {
+        let parts: Vec<Option<u32>> = fields
+            .iter()
+            .filter(|&&(g, _, _)| g == f)
+            .map(|&(_, c, _)| c)
+            .collect();
+        let given = parts
+            .iter()
+            .flatten()
+            .fold(0u32, |sum, &c| sum.saturating_add(c));
+        let uncounted = parts.iter().filter(|c| c.is_none()).count();
+        if parts.len() > 2 || (parts.len() == 2 && uncounted == 2) {
+            return Err(config_err(format!(
+                "{MAPPING_KEY}: field '{name}' appears {} times in '{order}' (at most twice, one part with a bit count); expected {expected}",
+                parts.len()
+            )));
+        }
+        let fits = if uncounted == 1 {
+            given <= width(f)
+        } else {
+            given == width(f)
+        };
+        if !fits {
+            return Err(config_err(format!(
+                "{MAPPING_KEY}: the bit counts of '{name}' in '{order}' add up to {given} but the field has {} bits; expected {expected}",
+                width(f)
+            )));
+        }
+        part_bits.push(count.unwrap_or(width(f) - given));
+    }
+    Ok(part_bits)
+}
+
+/// Every field but the bank group must appear in the order.
+fn check_required_fields(fields: &[OrderPart], order: &str) -> Result<()> {
+    for needed in [
+        Field::Channel,
+        Field::Rank,
+        Field::Bank,
+        Field::Row,
+        Field::Column,
+    ] {
+        if !fields.iter().any(|&(f, _, _)| f == needed) {
+            return Err(config_err(format!(
+                "{MAPPING_KEY}: '{order}' lacks a field; expected {MAPPING_EXPECTED}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The address bit runs of the parts, from the least significant part up (above the line
+/// offset), so a split field's lower part takes its low bits.
+fn lay_out_slices(fields: &[OrderPart], part_bits: &[u32], offset_bits: u32) -> Vec<Slice> {
+    let mut slices: Vec<Slice> = Vec::new();
+    let mut shift = offset_bits;
+    for (&(f, _, _), &bits) in fields.iter().zip(part_bits).rev() {
+        let value_shift = slices
+            .iter()
+            .filter(|s| s.field == f)
+            .map(|s| s.mask.count_ones())
+            .sum();
+        slices.push(Slice {
+            field: f,
+            shift,
+            mask: (1u64 << bits) - 1,
+            value_shift,
+        });
+        shift += bits;
+    }
+    slices
+}
+
+/// The slices regrouped per field (low and high part), for branch-free decoding.
+fn field_bits_table(slices: &[Slice]) -> [FieldBits; 6] {
+    let mut by_field = [FieldBits::default(); 6];
+    for sl in slices {
+        let bits = &mut by_field[sl.field as usize];
+        if sl.value_shift == 0 {
+            (bits.low_shift, bits.low_mask) = (sl.shift, sl.mask);
+            bits.low_width = sl.mask.count_ones();
+        } else {
+            (bits.high_shift, bits.high_mask) = (sl.shift, sl.mask);
+        }
+    }
+    by_field
+}
+
 impl AddressMapper {
     pub fn new(org: &Organisation, order: &str, xor_bank: bool) -> Result<AddressMapper> {
-        let ch_bits = log2_exact(org.channels, "dram.channels")?;
-        let ra_bits = log2_exact(org.ranks, "dram.ranks")?;
-        let bg_bits = log2_exact(org.bankgroups, "bank groups of the preset")?;
-        let ba_bits = log2_exact(org.banks_per_group, "banks per group of the preset")?;
-        let ro_bits = log2_exact(org.rows, "rows of the preset")?;
-        let co_bits = log2_exact(org.columns / org.burst_length, "columns / burst length")?;
+        let widths = FieldWidths::of(org)?;
         let line_bytes = org.line_bytes();
         let offset_bits = log2_exact(line_bytes as u32, "line size")?;
-
-        let expected = "a mapping name (non_interleaved, channel_interleaved, bank_interleaved, bank_xor) or each of Ch, Ra, Ba, Ro, Co once, optionally Bg, most significant first (e.g. RoBaRaCoCh); a field may appear twice if one part gives its bit count (e.g. RoRaChCoBaCo2)";
         let (order, xor_bank) = match named_mapping(order) {
             Some((named_order, named_xor)) => (named_order, named_xor || xor_bank),
             None => (order, xor_bank),
         };
-        let mut fields: Vec<(Field, Option<u32>, &str)> = Vec::new();
-        let bytes = order.as_bytes();
-        let mut i = 0;
-        while i < bytes.len() {
-            let name = order.get(i..i + 2).ok_or_else(|| {
-                config_err(format!(
-                    "{MAPPING_KEY}: '{order}' is not a sequence of two-letter fields; expected {expected}"
-                ))
-            })?;
-            let f = match name {
-                "Ch" => Field::Channel,
-                "Ra" => Field::Rank,
-                "Bg" => Field::BankGroup,
-                "Ba" => Field::Bank,
-                "Ro" => Field::Row,
-                "Co" => Field::Column,
-                other => {
-                    return Err(config_err(format!(
-                        "{MAPPING_KEY}: unknown field '{other}' in '{order}'; expected {expected}"
-                    )))
-                }
-            };
-            let digits_end = i
-                + 2
-                + bytes[i + 2..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .count();
-            let count = if digits_end > i + 2 {
-                let text = &order[i + 2..digits_end];
-                match text.parse::<u32>() {
-                    Ok(n) if n > 0 => Some(n),
-                    _ => {
-                        return Err(config_err(format!(
-                            "{MAPPING_KEY}: bit count '{text}' of '{name}' in '{order}' is not a positive number; expected {expected}"
-                        )))
-                    }
-                }
-            } else {
-                None
-            };
-            fields.push((f, count, name));
-            i = digits_end;
-        }
+        let fields = parse_order(order)?;
         let explicit_bg = fields.iter().any(|&(f, _, _)| f == Field::BankGroup);
-        let width = |f: Field| match f {
-            Field::Channel => ch_bits,
-            Field::Rank => ra_bits,
-            Field::BankGroup => bg_bits,
-            Field::Bank if explicit_bg => ba_bits,
-            Field::Bank => ba_bits + bg_bits,
-            Field::Row => ro_bits,
-            Field::Column => co_bits,
-        };
-        // Each part's bit count: given, or the rest of the field's width.
-        let mut part_bits = Vec::with_capacity(fields.len());
-        for &(f, count, name) in &fields {
-            let parts: Vec<Option<u32>> = fields
-                .iter()
-                .filter(|&&(g, _, _)| g == f)
-                .map(|&(_, c, _)| c)
-                .collect();
-            let given = parts
-                .iter()
-                .flatten()
-                .fold(0u32, |sum, &c| sum.saturating_add(c));
-            let uncounted = parts.iter().filter(|c| c.is_none()).count();
-            if parts.len() > 2 || (parts.len() == 2 && uncounted == 2) {
-                return Err(config_err(format!(
-                    "{MAPPING_KEY}: field '{name}' appears {} times in '{order}' (at most twice, one part with a bit count); expected {expected}",
-                    parts.len()
-                )));
-            }
-            let fits = if uncounted == 1 {
-                given <= width(f)
-            } else {
-                given == width(f)
-            };
-            if !fits {
-                return Err(config_err(format!(
-                    "{MAPPING_KEY}: the bit counts of '{name}' in '{order}' add up to {given} but the field has {} bits; expected {expected}",
-                    width(f)
-                )));
-            }
-            part_bits.push(count.unwrap_or(width(f) - given));
-        }
-        for needed in [
-            Field::Channel,
-            Field::Rank,
-            Field::Bank,
-            Field::Row,
-            Field::Column,
-        ] {
-            if !fields.iter().any(|&(f, _, _)| f == needed) {
-                return Err(config_err(format!(
-                    "{MAPPING_KEY}: '{order}' lacks a field; expected {expected}"
-                )));
-            }
-        }
-        let mut slices: Vec<Slice> = Vec::new();
-        let mut shift = offset_bits;
-        // From the least significant part up, so a split field's lower part takes its low bits.
-        for (&(f, _, _), &bits) in fields.iter().zip(&part_bits).rev() {
-            let value_shift = slices
-                .iter()
-                .filter(|s| s.field == f)
-                .map(|s| s.mask.count_ones())
-                .sum();
-            slices.push(Slice {
-                field: f,
-                shift,
-                mask: (1u64 << bits) - 1,
-                value_shift,
-            });
-            shift += bits;
-        }
+        let part_bits = part_bit_counts(&fields, order, |f| widths.of_field(f, explicit_bg))?;
+        check_required_fields(&fields, order)?;
+        let slices = lay_out_slices(&fields, &part_bits, offset_bits);
         // Minimum copy granularity: the column field's top bit bounds the smallest aligned range
         // that holds whole rows (of every bank and channel interleaved below it).
         let column_top = slices
@@ -266,16 +338,7 @@ impl AddressMapper {
             .max()
             .expect("column field");
         let mcgr = 1u64 << column_top;
-        let mut by_field = [FieldBits::default(); 6];
-        for sl in &slices {
-            let bits = &mut by_field[sl.field as usize];
-            if sl.value_shift == 0 {
-                (bits.low_shift, bits.low_mask) = (sl.shift, sl.mask);
-                bits.low_width = sl.mask.count_ones();
-            } else {
-                (bits.high_shift, bits.high_mask) = (sl.shift, sl.mask);
-            }
-        }
+        let by_field = field_bits_table(&slices);
         let split = by_field.iter().any(|b| b.high_mask != 0);
         Ok(AddressMapper {
             mcgr,
@@ -284,8 +347,8 @@ impl AddressMapper {
             by_field,
             xor_bank,
             explicit_bg,
-            bg_bits,
-            bank_field_mask: (1u64 << (bg_bits + ba_bits)) - 1,
+            bg_bits: widths.bankgroup,
+            bank_field_mask: (1u64 << (widths.bankgroup + widths.bank)) - 1,
             bankgroups: org.bankgroups,
             banks_per_group: org.banks_per_group,
             burst_length: org.burst_length,

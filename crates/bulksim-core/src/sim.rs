@@ -41,30 +41,13 @@ pub fn run_keeping_memory<S: RequestSource>(
     mut progress: Option<Progress>,
 ) -> Result<(Stats, MemoryRouter)> {
     let started = Instant::now();
-    if !config.memory.device.is_empty() {
-        return Err(Error::Config(
-            "memory.device: trace replay drives one device ([dram]); several devices need a workload (--workload)".into(),
-        ));
-    }
-    if config.sim.mode == crate::config::SimMode::Functional {
-        return Err(Error::Config(
-            "sim.mode: functional runs the cores and the OS of a workload (--workload); trace replay is timing only".into(),
-        ));
-    }
-    config.validate()?;
-    crate::host_memory::check_host_memory(config, crate::host_memory::RunKind::Replay)?;
-    let mut router = MemoryRouter::new(config)?;
-    if let Some(path) = command_log {
-        router.devices[0].channels.log_commands_to(path)?;
-    }
-    let skip_idle = config.sim.skip_idle;
-    let max_cycles = config.sim.max_cycles;
+    let mut router = replay_router(config, command_log)?;
+    let (skip_idle, max_cycles) = (config.sim.skip_idle, config.sim.max_cycles);
     let mut now = 0u64;
     // A bulk head's operation; `head` holds only its cycle.
     let mut bulk = None;
     let mut head = next_head(source, max_cycles, &mut bulk)?;
-    let mut offered = 0u64;
-    let mut stall_cycles = 0u64;
+    let (mut offered, mut stall_cycles) = (0u64, 0u64);
     // One device: the replay loop owns its channels while it runs (a local the compiler
     // keeps close), the router's image takes the bytes they move; both go back at the end.
     let mut device = router.devices.pop().expect("one device");
@@ -100,11 +83,7 @@ pub fn run_keeping_memory<S: RequestSource>(
                 }
             }
             offered += 1;
-            if offered % PROGRESS_EVERY == 0 {
-                if let Some(p) = progress.as_mut() {
-                    p(offered);
-                }
-            }
+            report_progress(&mut progress, offered);
             head = next_head(source, max_cycles, &mut bulk)?;
         }
         let mut next = mem.tick(now);
@@ -131,10 +110,54 @@ pub fn run_keeping_memory<S: RequestSource>(
         }
         now = target;
     }
-    mem.finish_log()?;
-    let mut stats = mem.stats(stall_cycles);
+    let stats = replay_stats(&mut mem, stall_cycles, started, offered)?;
     device.channels = mem;
     router.devices.push(device);
+    Ok((stats, router))
+}
+
+/// The memory of a trace replay (one device, timing mode), logging commands to `command_log`
+/// when given; refuses configs trace replay cannot run.
+fn replay_router(config: &Config, command_log: Option<&Path>) -> Result<MemoryRouter> {
+    if !config.memory.device.is_empty() {
+        return Err(Error::Config(
+            "memory.device: trace replay drives one device ([dram]); several devices need a workload (--workload)".into(),
+        ));
+    }
+    if config.sim.mode == crate::config::SimMode::Functional {
+        return Err(Error::Config(
+            "sim.mode: functional runs the cores and the OS of a workload (--workload); trace replay is timing only".into(),
+        ));
+    }
+    config.validate()?;
+    crate::host_memory::check_host_memory(config, crate::host_memory::RunKind::Replay)?;
+    let mut router = MemoryRouter::new(config)?;
+    if let Some(path) = command_log {
+        router.devices[0].channels.log_commands_to(path)?;
+    }
+    Ok(router)
+}
+
+/// Reports `offered` to `progress` every `PROGRESS_EVERY` requests.
+#[inline]
+fn report_progress(progress: &mut Option<Progress>, offered: u64) {
+    if offered % PROGRESS_EVERY == 0 {
+        if let Some(p) = progress.as_mut() {
+            p(offered);
+        }
+    }
+}
+
+/// The run's stats, with its wall time since `started` and requests offered per wall second,
+/// once the command log is flushed.
+fn replay_stats(
+    mem: &mut MemorySystem,
+    stall_cycles: u64,
+    started: Instant,
+    offered: u64,
+) -> Result<Stats> {
+    mem.finish_log()?;
+    let mut stats = mem.stats(stall_cycles);
     let wall = started.elapsed().as_secs_f64();
     stats.host.wall_seconds = wall;
     stats.host.requests_per_wall_second = if wall > 0.0 {
@@ -142,7 +165,7 @@ pub fn run_keeping_memory<S: RequestSource>(
     } else {
         0.0
     };
-    Ok((stats, router))
+    Ok(stats)
 }
 
 /// The record the front end offers next, small enough to stay in registers: its cycle and,

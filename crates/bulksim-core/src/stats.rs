@@ -219,6 +219,24 @@ impl Stats {
         );
         s += &format!("commands            {}\n", cmds.join(", "));
         s += &format!("refreshes           {}\n", self.refreshes);
+        s += &self.energy_lines();
+        s += &self.bulk_lines();
+        if self.out_of_range_requests > 0 {
+            s += &format!(
+                "warning             {} requests addressed beyond capacity; upper address bits were ignored\n",
+                self.out_of_range_requests
+            );
+        }
+        s += &format!(
+            "host                {:.3} s wall, {:.0} requests/s\n",
+            self.host.wall_seconds, self.host.requests_per_wall_second
+        );
+        s
+    }
+
+    /// The energy line, and a note when the part's currents are stand-ins.
+    fn energy_lines(&self) -> String {
+        let mut s = String::new();
         let (e, c) = (&self.energy, &self.energy.components);
         let uj = |nj: f64| nj / 1000.0;
         s += &format!(
@@ -239,6 +257,12 @@ impl Stats {
                 e.power_source
             );
         }
+        s
+    }
+
+    /// The bulk operations' lines (none without bulk work or reserved rows).
+    fn bulk_lines(&self) -> String {
+        let mut s = String::new();
         let b = &self.bulk;
         if b.copies + b.inits > 0 {
             s += &format!(
@@ -258,16 +282,6 @@ impl Stats {
                 b.reserved_bytes, b.usable_bytes
             );
         }
-        if self.out_of_range_requests > 0 {
-            s += &format!(
-                "warning             {} requests addressed beyond capacity; upper address bits were ignored\n",
-                self.out_of_range_requests
-            );
-        }
-        s += &format!(
-            "host                {:.3} s wall, {:.0} requests/s\n",
-            self.host.wall_seconds, self.host.requests_per_wall_second
-        );
         s
     }
 }

@@ -202,118 +202,135 @@ impl<'a> Planner<'a> {
             .locate(a.channel, a.rank, a.bankgroup, a.bank, row, a.column)
     }
 
+    /// Plans lines that each cover a whole destination line, destination row by destination
+    /// row in first-touch order.
     fn plan_whole_lines(&self, id: u32, op: &BulkOp, lines: &[Line], plan: &mut Plan) {
-        let line = self.mapper.line_bytes();
-        let reserved = self.reserved.expect("rowclone reserves rows");
-        // Destination rows in first-touch order.
-        let mut order: Vec<Vec<Line>> = Vec::new();
-        let mut index: HashMap<(u32, u32, u32), usize> = HashMap::new();
-        for l in lines {
-            let d = &l.dst.1;
-            let key = (d.channel, d.bank_index, d.row);
-            let i = *index.entry(key).or_insert_with(|| {
-                order.push(Vec::new());
-                order.len() - 1
-            });
-            order[i].push(*l);
-        }
+        // The first row initialized over the channel per (channel, rank): later whole rows
+        // with the same value are copied from it in DRAM.
         let mut seeds: HashMap<(u32, u32), DramAddr> = HashMap::new();
-        for group in &order {
+        for group in &by_destination_row(lines) {
             let whole_row = group.len() == self.lines_per_row;
             match op.kind {
-                BulkKind::Copy { .. } => {
-                    let src_of = |l: &Line| l.src.expect("copy lines have a source");
-                    let first = src_of(&group[0]).1;
-                    let uniform = group.iter().all(|l| {
-                        let s = src_of(l).1;
-                        (s.channel, s.rank, s.bank_index, s.row)
-                            == (first.channel, first.rank, first.bank_index, first.row)
-                            && s.column == l.dst.1.column
-                    });
-                    if whole_row && uniform && self.same_rank(&first, &group[0].dst.1) {
-                        let pairs: Vec<_> = group.iter().map(|l| (src_of(l), l.dst)).collect();
-                        self.copy_row(id, &pairs, None, plan);
-                    } else {
-                        // Lines between banks go one by one; lines within a bank go through
-                        // the temporary row together (all there, then all back).
-                        let (mut across, mut within) = (Vec::new(), Vec::new());
-                        for l in group {
-                            let (s, d) = (src_of(l), l.dst);
-                            if !self.same_rank(&s.1, &d.1) {
-                                plan.jobs.push(self.line_job(id, d.0, line, Some(s.0), 0));
-                                plan.channel_bytes += line;
-                            } else if s.1.bank_index != d.1.bank_index {
-                                across.push((s, d));
-                            } else {
-                                within.push((s, d));
-                            }
-                        }
-                        for pairs in [across, within] {
-                            if !pairs.is_empty() {
-                                self.copy_row(id, &pairs, None, plan);
-                            }
-                        }
-                    }
-                }
-                BulkKind::Init { value: 0 } => {
-                    let d = group[0].dst.1;
-                    let zero_row = reserved.zero_row(d.subarray);
-                    if whole_row {
-                        plan.segments.push(Segment {
-                            op: id,
-                            kind: SegmentKind::Fpm {
-                                src: self.at_row(&d, zero_row),
-                                dst: d,
-                            },
-                            moves: merged(group.iter().map(|l| fill(l.dst.0, line, 0))),
-                        });
-                        plan.fpm_bytes += line * group.len() as u64;
-                    } else {
-                        for l in group {
-                            plan.segments.push(Segment {
-                                op: id,
-                                kind: SegmentKind::Transfer {
-                                    src: self.other_bank(&l.dst.1, zero_row),
-                                    dst: l.dst.1,
-                                },
-                                moves: vec![fill(l.dst.0, line, 0)],
-                            });
-                            plan.psm_bytes += line;
-                        }
-                    }
-                }
+                BulkKind::Copy { .. } => self.plan_copy_row(id, group, whole_row, plan),
+                BulkKind::Init { value: 0 } => self.plan_zero_row(id, group, whole_row, plan),
                 BulkKind::Init { value } => {
-                    let d = group[0].dst.1;
-                    let seed = seeds.get(&(d.channel, d.rank)).copied();
-                    match (whole_row, seed) {
-                        (true, Some(seed)) => {
-                            let pairs: Vec<_> = group
-                                .iter()
-                                .map(|l| {
-                                    let s = self.at_row(&seed, seed.row);
-                                    let s = DramAddr {
-                                        column: l.dst.1.column,
-                                        ..s
-                                    };
-                                    ((self.mapper.encode(&s), s), l.dst)
-                                })
-                                .collect();
-                            self.copy_row(id, &pairs, Some(value), plan);
-                        }
-                        _ => {
-                            for l in group {
-                                plan.segments.push(Segment {
-                                    op: id,
-                                    kind: SegmentKind::WriteLine { dst: l.dst.1 },
-                                    moves: vec![fill(l.dst.0, line, value)],
-                                });
-                                plan.channel_bytes += line;
-                            }
-                            if whole_row {
-                                seeds.insert((d.channel, d.rank), d);
-                            }
-                        }
-                    }
+                    self.plan_value_row(id, group, whole_row, value, &mut seeds, plan)
+                }
+            }
+        }
+    }
+
+    /// Copies the lines of one destination row: the whole row by FPM when it comes column
+    /// for column from one source row of the same rank, else line by line.
+    fn plan_copy_row(&self, id: u32, group: &[Line], whole_row: bool, plan: &mut Plan) {
+        let line = self.mapper.line_bytes();
+        let src_of = |l: &Line| l.src.expect("copy lines have a source");
+        let first = src_of(&group[0]).1;
+        let uniform = group.iter().all(|l| {
+            let s = src_of(l).1;
+            (s.channel, s.rank, s.bank_index, s.row)
+                == (first.channel, first.rank, first.bank_index, first.row)
+                && s.column == l.dst.1.column
+        });
+        if whole_row && uniform && self.same_rank(&first, &group[0].dst.1) {
+            let pairs: Vec<_> = group.iter().map(|l| (src_of(l), l.dst)).collect();
+            self.copy_row(id, &pairs, None, plan);
+        } else {
+            // Lines between banks go one by one; lines within a bank go through
+            // the temporary row together (all there, then all back).
+            let (mut across, mut within) = (Vec::new(), Vec::new());
+            for l in group {
+                let (s, d) = (src_of(l), l.dst);
+                if !self.same_rank(&s.1, &d.1) {
+                    plan.jobs.push(self.line_job(id, d.0, line, Some(s.0), 0));
+                    plan.channel_bytes += line;
+                } else if s.1.bank_index != d.1.bank_index {
+                    across.push((s, d));
+                } else {
+                    within.push((s, d));
+                }
+            }
+            for pairs in [across, within] {
+                if !pairs.is_empty() {
+                    self.copy_row(id, &pairs, None, plan);
+                }
+            }
+        }
+    }
+
+    /// Zeroes the lines of one destination row from the subarray's reserved zero row: the
+    /// whole row by FPM, else each line by TRANSFER from another bank.
+    fn plan_zero_row(&self, id: u32, group: &[Line], whole_row: bool, plan: &mut Plan) {
+        let line = self.mapper.line_bytes();
+        let reserved = self.reserved.expect("rowclone reserves rows");
+        let d = group[0].dst.1;
+        let zero_row = reserved.zero_row(d.subarray);
+        if whole_row {
+            plan.segments.push(Segment {
+                op: id,
+                kind: SegmentKind::Fpm {
+                    src: self.at_row(&d, zero_row),
+                    dst: d,
+                },
+                moves: merged(group.iter().map(|l| fill(l.dst.0, line, 0))),
+            });
+            plan.fpm_bytes += line * group.len() as u64;
+        } else {
+            for l in group {
+                plan.segments.push(Segment {
+                    op: id,
+                    kind: SegmentKind::Transfer {
+                        src: self.other_bank(&l.dst.1, zero_row),
+                        dst: l.dst.1,
+                    },
+                    moves: vec![fill(l.dst.0, line, 0)],
+                });
+                plan.psm_bytes += line;
+            }
+        }
+    }
+
+    /// Fills the lines of one destination row with a nonzero `value`: copied in DRAM from
+    /// the rank's seed row when there is one and the row is whole, else written over the
+    /// channel (a whole row written so becomes the rank's seed).
+    fn plan_value_row(
+        &self,
+        id: u32,
+        group: &[Line],
+        whole_row: bool,
+        value: u8,
+        seeds: &mut HashMap<(u32, u32), DramAddr>,
+        plan: &mut Plan,
+    ) {
+        let line = self.mapper.line_bytes();
+        let d = group[0].dst.1;
+        let seed = seeds.get(&(d.channel, d.rank)).copied();
+        match (whole_row, seed) {
+            (true, Some(seed)) => {
+                let pairs: Vec<_> = group
+                    .iter()
+                    .map(|l| {
+                        let s = self.at_row(&seed, seed.row);
+                        let s = DramAddr {
+                            column: l.dst.1.column,
+                            ..s
+                        };
+                        ((self.mapper.encode(&s), s), l.dst)
+                    })
+                    .collect();
+                self.copy_row(id, &pairs, Some(value), plan);
+            }
+            _ => {
+                for l in group {
+                    plan.segments.push(Segment {
+                        op: id,
+                        kind: SegmentKind::WriteLine { dst: l.dst.1 },
+                        moves: vec![fill(l.dst.0, line, value)],
+                    });
+                    plan.channel_bytes += line;
+                }
+                if whole_row {
+                    seeds.insert((d.channel, d.rank), d);
                 }
             }
         }
@@ -438,4 +455,20 @@ fn merged(moves: impl Iterator<Item = Move>) -> Vec<Move> {
         }
     }
     out
+}
+
+/// Lines grouped by destination row (channel, bank, row), rows in first-touch order.
+fn by_destination_row(lines: &[Line]) -> Vec<Vec<Line>> {
+    let mut order: Vec<Vec<Line>> = Vec::new();
+    let mut index: HashMap<(u32, u32, u32), usize> = HashMap::new();
+    for l in lines {
+        let d = &l.dst.1;
+        let key = (d.channel, d.bank_index, d.row);
+        let i = *index.entry(key).or_insert_with(|| {
+            order.push(Vec::new());
+            order.len() - 1
+        });
+        order[i].push(*l);
+    }
+    order
 }

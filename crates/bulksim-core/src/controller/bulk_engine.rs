@@ -216,32 +216,7 @@ impl BulkEngine {
                     }
                 }
                 SegmentKind::Transfer { src, dst } => {
-                    if self.half_done {
-                        let issued = self.try_issue(dev, Command::Trw, &dst, now);
-                        debug_assert!(matches!(issued, Tick::Issued), "TRW follows its TRR");
-                        if matches!(issued, Tick::Issued) {
-                            self.data_moved();
-                            self.release(refresh, &[src, dst]);
-                        }
-                        return issued;
-                    }
-                    let opening = [Self::opening(dev, &src), Self::opening(dev, &dst)];
-                    let first = opening
-                        .iter()
-                        .zip([src, dst])
-                        .filter_map(|(o, a)| o.map(|(c, t)| (t, c, a)))
-                        .min_by_key(|&(t, _, _)| t);
-                    if let Some((_, cmd, a)) = first {
-                        return self.try_issue(dev, cmd, &a, now);
-                    }
-                    let ready = dev
-                        .earliest(Command::Trr, &src)
-                        .max(dev.earliest(Command::Trw, &dst).saturating_sub(1));
-                    if ready > now {
-                        return Tick::Wait(ready);
-                    }
-                    self.half_done = true;
-                    self.issue(dev, Command::Trr, &src, now)
+                    self.transfer_step(dev, refresh, (src, dst), now)
                 }
                 SegmentKind::WriteLine { dst } => {
                     if let Some((cmd, _)) = Self::opening(dev, &dst) {
@@ -258,6 +233,44 @@ impl BulkEngine {
                 }
             };
         }
+    }
+
+    /// The next command of the head TRANSFER from `src` to `dst`: the rows' openings, then
+    /// TRR (its TRW ready one cycle later), then TRW.
+    #[inline]
+    fn transfer_step(
+        &mut self,
+        dev: &mut Device,
+        refresh: &Refresh,
+        (src, dst): (DramAddr, DramAddr),
+        now: u64,
+    ) -> Tick {
+        if self.half_done {
+            let issued = self.try_issue(dev, Command::Trw, &dst, now);
+            debug_assert!(matches!(issued, Tick::Issued), "TRW follows its TRR");
+            if matches!(issued, Tick::Issued) {
+                self.data_moved();
+                self.release(refresh, &[src, dst]);
+            }
+            return issued;
+        }
+        let opening = [Self::opening(dev, &src), Self::opening(dev, &dst)];
+        let first = opening
+            .iter()
+            .zip([src, dst])
+            .filter_map(|(o, a)| o.map(|(c, t)| (t, c, a)))
+            .min_by_key(|&(t, _, _)| t);
+        if let Some((_, cmd, a)) = first {
+            return self.try_issue(dev, cmd, &a, now);
+        }
+        let ready = dev
+            .earliest(Command::Trr, &src)
+            .max(dev.earliest(Command::Trw, &dst).saturating_sub(1));
+        if ready > now {
+            return Tick::Wait(ready);
+        }
+        self.half_done = true;
+        self.issue(dev, Command::Trr, &src, now)
     }
 
     /// The head segment's data has moved: its image changes apply now.

@@ -124,6 +124,93 @@ pub struct Controller {
     ref_to_ref: Option<u64>,
 }
 
+/// The refresh schedule of channel `channel`: which ranks refresh when, and how refreshes are
+/// postponed under `refresh.scheme`.
+fn refresh_schedule(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Refresh {
+    let o = &spec.organisation;
+    let t = &spec.timing;
+    Refresh::scheduled(
+        cfg.refresh.policy != RefreshPolicy::None && spec.has_refresh,
+        o.ranks as usize,
+        t.n_refi as u64,
+        match (cfg.refresh.policy, cfg.refresh.stagger) {
+            (RefreshPolicy::Simultaneous, _) => Schedule::Simultaneous,
+            (_, Stagger::System) => Schedule::System {
+                channel,
+                channels: o.channels,
+            },
+            (_, Stagger::Channel) => Schedule::PerChannel,
+        },
+    )
+    .postponed(Postponement::new(
+        cfg.refresh.scheme,
+        (cfg.refresh.idle_ns / spec.tck_ns()).ceil() as u64,
+        cfg.refresh.elastic_deadline,
+        // The 1x interval: pausing's fragments come pause_granularity to one.
+        match cfg.refresh.scheme {
+            RefreshScheme::Pausing => t.n_refi as u64 * cfg.refresh.pause_granularity as u64,
+            _ => t.n_refi as u64,
+        },
+    ))
+}
+
+/// PCD's window before a REF in memory cycles (`refresh.pcd_window_ns`, or nRFC), 0 when the
+/// scheme is not PCD.
+fn pcd_window(spec: &Spec, cfg: &ControllerConfig) -> u64 {
+    let t = &spec.timing;
+    match cfg.refresh.scheme {
+        RefreshScheme::Pcd if cfg.refresh.pcd_window_ns > 0.0 => {
+            (cfg.refresh.pcd_window_ns / spec.tck_ns()).ceil() as u64
+        }
+        RefreshScheme::Pcd => t.n_rfc as u64,
+        _ => 0,
+    }
+}
+
+/// Adaptive refresh's state, with a device of the fine-granularity timing, when the scheme
+/// is adaptive and the part refreshes.
+fn adaptive_refresh(
+    spec: &Spec,
+    cfg: &ControllerConfig,
+    channel: u32,
+) -> Option<Box<AdaptiveRefresh>> {
+    let t = &spec.timing;
+    (cfg.refresh.scheme == RefreshScheme::Adaptive
+        && cfg.refresh.policy != RefreshPolicy::None
+        && spec.has_refresh)
+        .then(|| {
+            let mut fine = spec.clone();
+            fine.timing.n_rfc = t.n_rfc4;
+            fine.timing.n_refi = if t.n_refi4 > 0 {
+                t.n_refi4
+            } else {
+                t.n_refi / 4
+            };
+            Box::new(AdaptiveRefresh::new(
+                Device::new(&fine, channel),
+                cfg.refresh.ar_reads as u64,
+                (t.n_refi as u64, t.n_rfc as u64),
+                (fine.timing.n_refi as u64, fine.timing.n_rfc as u64),
+            ))
+        })
+}
+
+/// The longest any REF delays a later REF, or None when a REF feeds a window rule.
+fn ref_to_ref(spec: &Spec) -> Option<u64> {
+    {
+        let rules = spec.rules();
+        let from_ref = || rules.iter().filter(|r| r.preceding.contains(&Command::Ref));
+        if from_ref().any(|r| r.window > 0) {
+            None
+        } else {
+            from_ref()
+                .filter(|r| r.following.contains(&Command::Ref))
+                .map(|r| r.latency as u64)
+                .max()
+        }
+    }
+}
+
 impl Controller {
     pub fn new(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Controller {
         let o = &spec.organisation;
@@ -156,31 +243,7 @@ impl Controller {
                 (o.ranks * o.banks_per_rank()) as usize,
             ),
             blocked: [vec![false; o.ranks as usize], vec![false; o.ranks as usize]],
-            refresh: Refresh::scheduled(
-                cfg.refresh.policy != RefreshPolicy::None && spec.has_refresh,
-                o.ranks as usize,
-                t.n_refi as u64,
-                match (cfg.refresh.policy, cfg.refresh.stagger) {
-                    (RefreshPolicy::Simultaneous, _) => Schedule::Simultaneous,
-                    (_, Stagger::System) => Schedule::System {
-                        channel,
-                        channels: o.channels,
-                    },
-                    (_, Stagger::Channel) => Schedule::PerChannel,
-                },
-            )
-            .postponed(Postponement::new(
-                cfg.refresh.scheme,
-                (cfg.refresh.idle_ns / spec.tck_ns()).ceil() as u64,
-                cfg.refresh.elastic_deadline,
-                // The 1x interval: pausing's fragments come pause_granularity to one.
-                match cfg.refresh.scheme {
-                    RefreshScheme::Pausing => {
-                        t.n_refi as u64 * cfg.refresh.pause_granularity as u64
-                    }
-                    _ => t.n_refi as u64,
-                },
-            )),
+            refresh: refresh_schedule(spec, cfg, channel),
             rank_addrs,
             hits_since_act: vec![0; (o.ranks * o.banks_per_rank()) as usize],
             owned: vec![false; (o.ranks * o.banks_per_rank()) as usize],
@@ -204,47 +267,13 @@ impl Controller {
                 RefreshScheme::Elastic | RefreshScheme::Pausing
             )
             .then(|| RankQueueActivity::new(o.ranks as usize)),
-            pcd_window: match cfg.refresh.scheme {
-                RefreshScheme::Pcd if cfg.refresh.pcd_window_ns > 0.0 => {
-                    (cfg.refresh.pcd_window_ns / spec.tck_ns()).ceil() as u64
-                }
-                RefreshScheme::Pcd => t.n_rfc as u64,
-                _ => 0,
-            },
-            adaptive: (cfg.refresh.scheme == RefreshScheme::Adaptive
-                && cfg.refresh.policy != RefreshPolicy::None
-                && spec.has_refresh)
-                .then(|| {
-                    let mut fine = spec.clone();
-                    fine.timing.n_rfc = t.n_rfc4;
-                    fine.timing.n_refi = if t.n_refi4 > 0 {
-                        t.n_refi4
-                    } else {
-                        t.n_refi / 4
-                    };
-                    Box::new(AdaptiveRefresh::new(
-                        Device::new(&fine, channel),
-                        cfg.refresh.ar_reads as u64,
-                        (t.n_refi as u64, t.n_rfc as u64),
-                        (fine.timing.n_refi as u64, fine.timing.n_rfc as u64),
-                    ))
-                }),
+            pcd_window: pcd_window(spec, cfg),
+            adaptive: adaptive_refresh(spec, cfg, channel),
             both_queues: cfg.write_drain.scope == DrainScope::Rank
                 || cfg.write_drain.policy == DrainPolicy::EqualPriority,
             unavailable: Unavailability::new(o.ranks as usize, false),
             refresh_busy: t.n_rfc as u64,
-            ref_to_ref: {
-                let rules = spec.rules();
-                let from_ref = || rules.iter().filter(|r| r.preceding.contains(&Command::Ref));
-                if from_ref().any(|r| r.window > 0) {
-                    None
-                } else {
-                    from_ref()
-                        .filter(|r| r.following.contains(&Command::Ref))
-                        .map(|r| r.latency as u64)
-                        .max()
-                }
-            },
+            ref_to_ref: ref_to_ref(spec),
         }
     }
 
@@ -381,11 +410,7 @@ impl Controller {
                 self.stats.reads += 1;
                 if pending_write.is_some() {
                     self.stats.reads_forwarded += 1;
-                    self.stats.program_served += program as u64;
-                    self.stats.last_done = self.stats.last_done.max(now);
-                    if tag != NO_TAG {
-                        self.served.push((tag, kind, now));
-                    }
+                    self.served_on_arrival(kind, tag, program, now);
                     return;
                 }
                 &mut self.reads
@@ -395,11 +420,7 @@ impl Controller {
                 if self.drain.policy == DrainPolicy::Ideal {
                     // Absorbed: the write costs nothing and is done on arrival.
                     self.stats.writes_absorbed += 1;
-                    self.stats.program_served += program as u64;
-                    self.stats.last_done = self.stats.last_done.max(now);
-                    if tag != NO_TAG {
-                        self.served.push((tag, kind, now));
-                    }
+                    self.served_on_arrival(kind, tag, program, now);
                     return;
                 }
                 if let Some(i) = pending_write {
@@ -444,6 +465,17 @@ impl Controller {
         }
     }
 
+    /// A request done on arrival (a read forwarded from a queued write, an absorbed write):
+    /// counted as served now and, when tagged, reported.
+    #[inline]
+    fn served_on_arrival(&mut self, kind: RequestKind, tag: u32, program: bool, now: u64) {
+        self.stats.program_served += program as u64;
+        self.stats.last_done = self.stats.last_done.max(now);
+        if tag != NO_TAG {
+            self.served.push((tag, kind, now));
+        }
+    }
+
     pub fn is_idle(&self) -> bool {
         self.reads.is_empty() && self.writes.is_empty() && self.bulk.is_idle()
     }
@@ -469,43 +501,9 @@ impl Controller {
             }
         }
         if refreshing {
-            for rank in 0..self.rank_addrs.len() as u32 {
-                if !self.refresh.is_pending(rank) || self.bulk.holds_rank(rank) {
-                    continue;
-                }
-                let addr = self.rank_addrs[rank as usize];
-                let cmd = if self.device.rank_has_open_bank(rank) {
-                    Command::PreA
-                } else {
-                    Command::Ref
-                };
-                let mut t = self.device.earliest(cmd, &addr);
-                if cmd == Command::Ref && self.keeps_stagger {
-                    // Another rank of the stagger's group is refreshing: wait for its end.
-                    t = t.max(self.stagger_busy_until);
-                }
-                if t <= now {
-                    self.device.issue(cmd, &addr, now);
-                    if cmd == Command::PreA {
-                        self.release_closed_owners(true);
-                    }
-                    if cmd == Command::Ref {
-                        let due = self.refresh.blocked_from(rank);
-                        self.unavailable.refresh(rank, due, now + self.refresh_busy);
-                        let end = now + self.refresh_busy;
-                        self.refresh_issued = Some((rank, now, end));
-                        self.stagger_busy_until = self.stagger_busy_until.max(end);
-                        if !self.system_stagger {
-                            self.refresh_overlap.refresh(0, rank, now, end);
-                        }
-                        self.refresh.done(rank);
-                        if self.adaptive.is_some() {
-                            self.adapt_refresh(rank, now);
-                        }
-                    }
-                    return now + 1;
-                }
-                next = next.min(t);
+            match self.refresh_step(now) {
+                Ok(()) => return now + 1,
+                Err(t) => next = next.min(t),
             }
         }
         next = next.min(self.refresh.next_due());
@@ -553,6 +551,58 @@ impl Controller {
                 next.min(self.earliest_ready(writing, now + 1))
             }
             None => next.min(pick.next_ready),
+        }
+    }
+
+    /// Refresh's turn in a tick while refreshes are due: the first pending rank (not held by
+    /// the bulk engine) whose PREA or REF is ready issues it (`Ok`); else `Err` holds the
+    /// earliest cycle one of them is ready.
+    fn refresh_step(&mut self, now: u64) -> Result<(), u64> {
+        let mut next = u64::MAX;
+        for rank in 0..self.rank_addrs.len() as u32 {
+            if !self.refresh.is_pending(rank) || self.bulk.holds_rank(rank) {
+                continue;
+            }
+            let addr = self.rank_addrs[rank as usize];
+            let cmd = if self.device.rank_has_open_bank(rank) {
+                Command::PreA
+            } else {
+                Command::Ref
+            };
+            let mut t = self.device.earliest(cmd, &addr);
+            if cmd == Command::Ref && self.keeps_stagger {
+                // Another rank of the stagger's group is refreshing: wait for its end.
+                t = t.max(self.stagger_busy_until);
+            }
+            if t <= now {
+                self.device.issue(cmd, &addr, now);
+                if cmd == Command::PreA {
+                    self.release_closed_owners(true);
+                }
+                if cmd == Command::Ref {
+                    self.book_refresh(rank, now);
+                }
+                return Ok(());
+            }
+            next = next.min(t);
+        }
+        Err(next)
+    }
+
+    /// Books the REF just issued to `rank`: its unavailable period, the stagger's and the
+    /// overlap's records, the refresh schedule and adaptive refresh's choice.
+    fn book_refresh(&mut self, rank: u32, now: u64) {
+        let due = self.refresh.blocked_from(rank);
+        self.unavailable.refresh(rank, due, now + self.refresh_busy);
+        let end = now + self.refresh_busy;
+        self.refresh_issued = Some((rank, now, end));
+        self.stagger_busy_until = self.stagger_busy_until.max(end);
+        if !self.system_stagger {
+            self.refresh_overlap.refresh(0, rank, now, end);
+        }
+        self.refresh.done(rank);
+        if self.adaptive.is_some() {
+            self.adapt_refresh(rank, now);
         }
     }
 

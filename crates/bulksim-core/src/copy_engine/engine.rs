@@ -241,16 +241,7 @@ impl Engine {
                     w.hit[1] = h.engine_source_hit(level, self.array, &w.op, w.lines[1]);
                 }
                 w.until = now + hit_fs;
-                let next = if both { 2 } else { i + 1 };
-                w.step = if placement.fetch_at_once && !w.hit[i] {
-                    Step::Fetch(i)
-                } else if placement.fetch_at_once && both && !w.hit[1] {
-                    Step::Fetch(1)
-                } else if next < w.n {
-                    Step::Lookup(next)
-                } else {
-                    Step::Decide
-                };
+                w.step = w.after_lookup(i, both, placement);
             }
             Step::Decide => {
                 let any_hit = w.hit[..w.n].iter().any(|&x| x);
@@ -407,6 +398,24 @@ impl Engine {
     fn release(&mut self, h: &mut Hierarchy) {
         if self.queue.is_empty() && self.front.is_none() {
             h.levels[self.level].locked[self.array] = false;
+        }
+    }
+}
+
+impl Work {
+    /// The step after looking up source `i` (and the second source too when `both`): fetch
+    /// a miss at once where the placement says so, else the next lookup, else the decision.
+    #[inline]
+    fn after_lookup(&self, i: usize, both: bool, placement: Placement) -> Step {
+        let next = if both { 2 } else { i + 1 };
+        if placement.fetch_at_once && !self.hit[i] {
+            Step::Fetch(i)
+        } else if placement.fetch_at_once && both && !self.hit[1] {
+            Step::Fetch(1)
+        } else if next < self.n {
+            Step::Lookup(next)
+        } else {
+            Step::Decide
         }
     }
 }

@@ -204,6 +204,113 @@ impl ReadyTables {
     }
 }
 
+/// A dirty-precharge part's rule table with nRP = 0 (each rule's latency without nRP) and its
+/// empty dirty-block record; `(None, None)` for every other part.
+#[allow(clippy::type_complexity)]
+fn dirty_precharge_setup(
+    spec: &Spec,
+    rules: &[Rule],
+    nodes: &[usize; TIMING_LEVELS],
+) -> (Option<Vec<Rule>>, Option<Box<DirtyPrecharge>>) {
+    if !spec.precharge_per_dirty_block {
+        return (None, None);
+    }
+    let o = &spec.organisation;
+    let t = &spec.timing;
+    let zero = spec.standard.rules(&crate::spec::Timing {
+        n_rp: 0,
+        ..t.clone()
+    });
+    assert_eq!(
+        zero.len(),
+        rules.len(),
+        "{}: a dirty-precharge part needs its standard's rule table",
+        spec.name
+    );
+    let blocks_per_row = (o.columns / o.burst_length).max(1) as usize;
+    let words = blocks_per_row.div_ceil(64);
+    let dirty = DirtyPrecharge {
+        blocks: vec![0; nodes[Level::Bank as usize] * words],
+        words,
+        block_shift: o.burst_length.trailing_zeros(),
+        per_block: t.n_rp as u64,
+        targets: Default::default(),
+    };
+    (Some(zero), Some(Box::new(dirty)))
+}
+
+impl DirtyPrecharge {
+    /// Records the nRP multiple of `rule` (whose latency without nRP is `fixed`) as targets
+    /// lengthened per dirty block, and returns the latency the rule keeps.
+    fn take_rp_part(&mut self, spec: &Spec, rule: &Rule, fixed: u32, level: usize) -> u32 {
+        let rp = (rule.latency - fixed) as u64;
+        if rp > 0 && self.per_block > 0 {
+            assert!(rule.window == 0, "{}: nRP in a window rule", spec.name);
+            for &p in rule.preceding {
+                for &f in rule.following {
+                    self.targets[p as usize].push(RpTarget {
+                        level,
+                        sibling: rule.sibling,
+                        following: f as usize,
+                        fixed: fixed as u64,
+                        multiple: rp / self.per_block,
+                    });
+                }
+            }
+        }
+        fixed
+    }
+}
+
+impl Window {
+    /// The compiled form of window rule `rule` at `level` (of `nodes` nodes), empty.
+    fn for_rule(rule: &Rule, level: usize, nodes: usize) -> Window {
+        let size = rule.window as usize;
+        Window {
+            level,
+            size,
+            targets: rule
+                .following
+                .iter()
+                .map(|&f| (f as usize, rule.latency as u64))
+                .collect(),
+            times: vec![0; nodes * size],
+            next: vec![0; nodes],
+            filled: vec![0; nodes],
+        }
+    }
+}
+
+/// Adds a non-window rule to the effects of its preceding commands: one effect per (level,
+/// sibling), one target per following command holding the largest latency.
+fn merge_effect(effects: &mut [Vec<Effect>; NUM_COMMANDS], rule: &Rule, level: usize) {
+    for &p in rule.preceding {
+        let list: &mut Vec<Effect> = &mut effects[p as usize];
+        let at = match list
+            .iter()
+            .position(|e| e.level == level && e.sibling == rule.sibling)
+        {
+            Some(i) => i,
+            None => {
+                list.push(Effect {
+                    level,
+                    sibling: rule.sibling,
+                    targets: Vec::new(),
+                });
+                list.len() - 1
+            }
+        };
+        let targets = &mut list[at].targets;
+        for &f in rule.following {
+            let f = f as usize;
+            match targets.iter_mut().find(|t| t.0 == f) {
+                Some(t) => t.1 = t.1.max(rule.latency as u64),
+                None => targets.push((f, rule.latency as u64)),
+            }
+        }
+    }
+}
+
 pub struct Device {
     channel: u32,
     ranks: usize,
@@ -255,32 +362,7 @@ impl Device {
             2 if bankgroups == 1 => 1,
             l => l,
         };
-        // A dirty-precharge part: each rule's latency without nRP, and its nRP multiple.
-        let (zero_rp, mut dirty) = if spec.precharge_per_dirty_block {
-            let t = &spec.timing;
-            let zero = spec.standard.rules(&crate::spec::Timing {
-                n_rp: 0,
-                ..t.clone()
-            });
-            assert_eq!(
-                zero.len(),
-                rules.len(),
-                "{}: a dirty-precharge part needs its standard's rule table",
-                spec.name
-            );
-            let blocks_per_row = (o.columns / o.burst_length).max(1) as usize;
-            let words = blocks_per_row.div_ceil(64);
-            let dirty = DirtyPrecharge {
-                blocks: vec![0; nodes[Level::Bank as usize] * words],
-                words,
-                block_shift: o.burst_length.trailing_zeros(),
-                per_block: t.n_rp as u64,
-                targets: Default::default(),
-            };
-            (Some(zero), Some(Box::new(dirty)))
-        } else {
-            (None, None)
-        };
+        let (zero_rp, mut dirty) = dirty_precharge_setup(spec, rules, &nodes);
         for (i, rule) in rules.iter().enumerate() {
             let level = rule.level as usize;
             if rule.sibling && level > 0 && children[level - 1] == 1 {
@@ -289,67 +371,15 @@ impl Device {
             let level = if rule.sibling { level } else { fold(level) };
             let mut rule = rule.clone();
             if let (Some(zero), Some(d)) = (&zero_rp, dirty.as_mut()) {
-                let fixed = zero[i].latency;
-                let rp = (rule.latency - fixed) as u64;
-                if rp > 0 && d.per_block > 0 {
-                    assert!(rule.window == 0, "{}: nRP in a window rule", spec.name);
-                    for &p in rule.preceding {
-                        for &f in rule.following {
-                            d.targets[p as usize].push(RpTarget {
-                                level,
-                                sibling: rule.sibling,
-                                following: f as usize,
-                                fixed: fixed as u64,
-                                multiple: rp / d.per_block,
-                            });
-                        }
-                    }
-                }
-                rule.latency = fixed;
+                rule.latency = d.take_rp_part(spec, &rule, zero[i].latency, level);
             }
             if rule.window > 0 {
-                let size = rule.window as usize;
                 for &p in rule.preceding {
                     window_triggers[p as usize].push(windows.len());
                 }
-                windows.push(Window {
-                    level,
-                    size,
-                    targets: rule
-                        .following
-                        .iter()
-                        .map(|&f| (f as usize, rule.latency as u64))
-                        .collect(),
-                    times: vec![0; nodes[level] * size],
-                    next: vec![0; nodes[level]],
-                    filled: vec![0; nodes[level]],
-                });
+                windows.push(Window::for_rule(&rule, level, nodes[level]));
             } else {
-                for &p in rule.preceding {
-                    let list: &mut Vec<Effect> = &mut effects[p as usize];
-                    let at = match list
-                        .iter()
-                        .position(|e| e.level == level && e.sibling == rule.sibling)
-                    {
-                        Some(i) => i,
-                        None => {
-                            list.push(Effect {
-                                level,
-                                sibling: rule.sibling,
-                                targets: Vec::new(),
-                            });
-                            list.len() - 1
-                        }
-                    };
-                    let targets = &mut list[at].targets;
-                    for &f in rule.following {
-                        let f = f as usize;
-                        match targets.iter_mut().find(|t| t.0 == f) {
-                            Some(t) => t.1 = t.1.max(rule.latency as u64),
-                            None => targets.push((f, rule.latency as u64)),
-                        }
-                    }
-                }
+                merge_effect(&mut effects, &rule, level);
             }
         }
         for list in &mut effects {

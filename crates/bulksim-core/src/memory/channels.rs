@@ -505,46 +505,7 @@ impl MemorySystem {
             .sum();
         let bytes = bursts * self.mapper.line_bytes();
         let accesses = total.row_hits + total.row_misses + total.row_conflicts;
-        let mut energy = EnergyBreakdown::default();
-        let mut per_bit = BitEnergyStats::default();
-        let mut by_rank_nj = Vec::new();
-        for c in &self.controllers {
-            for activity in c.device.activity(cycles) {
-                let e = rank_energy(&self.spec, &activity);
-                by_rank_nj.push(e.total_nj());
-                energy.add(&e);
-                per_bit.add(&per_bit_energy(&self.spec, &activity));
-            }
-        }
-        let mut bulk_commands = RankActivity::default();
-        for c in &self.controllers {
-            bulk_commands.add_counts(&c.stats.bulk_commands);
-            bulk_commands.add_counts(&c.bulk.activity);
-        }
-        let bulk_energy = rank_energy(&self.spec, &bulk_commands);
-        let o = &self.spec.organisation;
-        let reserved_bytes = self.reserved.map_or(0, |r| r.bytes(o));
-        let bulk_stats = BulkStats {
-            mechanism: self.mechanism.name().into(),
-            copies: bulk.copies,
-            inits: bulk.inits,
-            bytes_copied: bulk.bytes_copied,
-            bytes_initialized: bulk.bytes_initialized,
-            fpm_bytes: bulk.fpm_bytes,
-            psm_bytes: bulk.psm_bytes,
-            channel_copy_bytes: bulk.channel_copy_bytes,
-            dma_bytes: bulk.dma_bytes,
-            in_dram_bytes: bulk.fpm_bytes + bulk.psm_bytes,
-            channel_bytes: (bulk_commands.reads + bulk_commands.writes) * self.mapper.line_bytes(),
-            copy_channel_bytes: bulk.copy_channel_bytes,
-            init_channel_bytes: bulk.init_channel_bytes,
-            copy_latency: LatencyStats::from_histogram(&bulk.copy_latency, tck_ns),
-            init_latency: LatencyStats::from_histogram(&bulk.init_latency, tck_ns),
-            energy_nj: bulk_energy.core_nj(),
-            energy_with_io_nj: bulk_energy.total_nj(),
-            reserved_bytes,
-            usable_bytes: self.mapper.capacity() - reserved_bytes,
-        };
+        let bulk_stats = self.bulk_stats(tck_ns);
         Stats {
             preset: self.spec.name.clone(),
             tck_ns,
@@ -567,34 +528,7 @@ impl MemorySystem {
             row_misses: total.row_misses,
             row_conflicts: total.row_conflicts,
             wasted_acts: total.wasted_acts.clone(),
-            refresh: crate::stats::RefreshStats {
-                adaptive_windows: self
-                    .controllers
-                    .iter()
-                    .filter_map(|c| c.adaptive.as_ref())
-                    .map(|a| a.windows)
-                    .sum(),
-                adaptive_fine_windows: self
-                    .controllers
-                    .iter()
-                    .filter_map(|c| c.adaptive.as_ref())
-                    .map(|a| a.fine_windows)
-                    .sum(),
-                most_ranks_refreshing: self.refresh_concurrency.most_at_once(),
-                ranks_refreshing_ns: self
-                    .refresh_concurrency
-                    .at_least()
-                    .iter()
-                    .map(|&cycles| cycles as f64 * tck_ns)
-                    .collect(),
-                overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
-                    + self
-                        .controllers
-                        .iter()
-                        .map(|c| c.refresh_overlap.cycles)
-                        .sum::<u64>()) as f64
-                    * tck_ns,
-            },
+            refresh: self.refresh_stats(tck_ns),
             row_hit_rate: if accesses == 0 {
                 0.0
             } else {
@@ -609,20 +543,102 @@ impl MemorySystem {
             out_of_range_requests: self.out_of_range,
             mcgr_bytes: self.mapper.mcgr_bytes(),
             bulk: bulk_stats,
-            energy: EnergyStats {
-                core_nj: energy.core_nj(),
-                total_nj: energy.total_nj(),
-                components: energy,
-                by_rank_nj,
-                power_source: self.spec.power.source.clone(),
-                per_bit,
-                per_bit_source: self
-                    .spec
-                    .bit_energy
-                    .as_ref()
-                    .map_or(String::new(), |e| e.source.clone()),
-            },
+            energy: self.energy_stats(cycles),
             host: Default::default(),
+        }
+    }
+
+    /// The bulk operations' counters, channel traffic and energy.
+    fn bulk_stats(&self, tck_ns: f64) -> BulkStats {
+        let bulk = &self.tracker.counters;
+        let mut bulk_commands = RankActivity::default();
+        for c in &self.controllers {
+            bulk_commands.add_counts(&c.stats.bulk_commands);
+            bulk_commands.add_counts(&c.bulk.activity);
+        }
+        let bulk_energy = rank_energy(&self.spec, &bulk_commands);
+        let o = &self.spec.organisation;
+        let reserved_bytes = self.reserved.map_or(0, |r| r.bytes(o));
+        BulkStats {
+            mechanism: self.mechanism.name().into(),
+            copies: bulk.copies,
+            inits: bulk.inits,
+            bytes_copied: bulk.bytes_copied,
+            bytes_initialized: bulk.bytes_initialized,
+            fpm_bytes: bulk.fpm_bytes,
+            psm_bytes: bulk.psm_bytes,
+            channel_copy_bytes: bulk.channel_copy_bytes,
+            dma_bytes: bulk.dma_bytes,
+            in_dram_bytes: bulk.fpm_bytes + bulk.psm_bytes,
+            channel_bytes: (bulk_commands.reads + bulk_commands.writes) * self.mapper.line_bytes(),
+            copy_channel_bytes: bulk.copy_channel_bytes,
+            init_channel_bytes: bulk.init_channel_bytes,
+            copy_latency: LatencyStats::from_histogram(&bulk.copy_latency, tck_ns),
+            init_latency: LatencyStats::from_histogram(&bulk.init_latency, tck_ns),
+            energy_nj: bulk_energy.core_nj(),
+            energy_with_io_nj: bulk_energy.total_nj(),
+            reserved_bytes,
+            usable_bytes: self.mapper.capacity() - reserved_bytes,
+        }
+    }
+
+    /// Refresh windows, concurrency and overlap summed over the channels.
+    fn refresh_stats(&self, tck_ns: f64) -> crate::stats::RefreshStats {
+        crate::stats::RefreshStats {
+            adaptive_windows: self
+                .controllers
+                .iter()
+                .filter_map(|c| c.adaptive.as_ref())
+                .map(|a| a.windows)
+                .sum(),
+            adaptive_fine_windows: self
+                .controllers
+                .iter()
+                .filter_map(|c| c.adaptive.as_ref())
+                .map(|a| a.fine_windows)
+                .sum(),
+            most_ranks_refreshing: self.refresh_concurrency.most_at_once(),
+            ranks_refreshing_ns: self
+                .refresh_concurrency
+                .at_least()
+                .iter()
+                .map(|&cycles| cycles as f64 * tck_ns)
+                .collect(),
+            overlap_ns: (self.system_refresh_overlap.as_ref().map_or(0, |o| o.cycles)
+                + self
+                    .controllers
+                    .iter()
+                    .map(|c| c.refresh_overlap.cycles)
+                    .sum::<u64>()) as f64
+                * tck_ns,
+        }
+    }
+
+    /// DRAM energy of every rank over `cycles` memory cycles.
+    fn energy_stats(&self, cycles: u64) -> EnergyStats {
+        let mut energy = EnergyBreakdown::default();
+        let mut per_bit = BitEnergyStats::default();
+        let mut by_rank_nj = Vec::new();
+        for c in &self.controllers {
+            for activity in c.device.activity(cycles) {
+                let e = rank_energy(&self.spec, &activity);
+                by_rank_nj.push(e.total_nj());
+                energy.add(&e);
+                per_bit.add(&per_bit_energy(&self.spec, &activity));
+            }
+        }
+        EnergyStats {
+            core_nj: energy.core_nj(),
+            total_nj: energy.total_nj(),
+            components: energy,
+            by_rank_nj,
+            power_source: self.spec.power.source.clone(),
+            per_bit,
+            per_bit_source: self
+                .spec
+                .bit_energy
+                .as_ref()
+                .map_or(String::new(), |e| e.source.clone()),
         }
     }
 }

@@ -549,31 +549,7 @@ impl Os {
                 return Ok((src as u64 * PAGE + offset, Some(Work::Reuse)));
             }
             self.note_fault(thread);
-            let req = FrameRequest {
-                pid,
-                thread,
-                vpn,
-                purpose: Purpose::CopyOnWrite { src_frame: src },
-            };
-            let dst = self.take_frame(&req)?;
-            let rank_of_dst = self.rank_of(dst);
-            let pte = self.procs[pid as usize]
-                .pages
-                .get_mut(vpn)
-                .expect("present");
-            *pte = Pte {
-                frame: dst,
-                writable: true,
-                rank: rank_of_dst,
-            };
-            self.table.release(src);
-            self.table.assign(dst, pid);
-            self.table.set_page(dst, vpn);
-            self.stats.cow_copies += 1;
-            if self.frames.same_key(src, dst) {
-                self.stats.cow_same_subarray += 1;
-            }
-            self.note_frames_used();
+            let dst = self.copy_on_write(pid, thread, vpn, src)?;
             return Ok((dst as u64 * PAGE + offset, Some(Work::Copy { src, dst })));
         }
         let region = proc_
@@ -600,20 +576,7 @@ impl Os {
         // An evicted page of a resident region faults like any other evicted page.
         let refault = self.replacing && self.evicted.remove(&(pid, vpn));
         if region.resident && !refault {
-            let purpose = match copy_of {
-                Some(src_frame) => Purpose::CopyOnWrite { src_frame },
-                None => Purpose::Populated,
-            };
-            let renewed = self.procs[pid as usize].renewed.remove(&vpn);
-            let frame = self.new_page(pid, thread, vpn, purpose)?;
-            if let Some(src) = copy_of {
-                self.stats.copy_placements += 1;
-                if self.frames.same_key(src, frame) {
-                    self.stats.copy_placements_same_subarray += 1;
-                }
-            }
-            self.stats.populated += !renewed as u64;
-            self.note_frames_used();
+            let frame = self.place_resident(pid, thread, vpn, copy_of)?;
             let rank = self.rank_of(frame);
             self.note_access(core, frame, rank);
             return Ok((frame as u64 * PAGE + offset, Some(Work::Resident { frame })));
@@ -624,6 +587,69 @@ impl Os {
         self.stats.zero_fills += 1;
         self.note_frames_used();
         Ok((frame as u64 * PAGE + offset, Some(Work::Zero { frame })))
+    }
+
+    /// Gives `pid`'s shared page `vpn` (now in frame `src`) a private copy on a write: a new
+    /// frame, writable, in its page-table entry; returns the new frame.
+    fn copy_on_write(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vpn: u64,
+        src: u32,
+    ) -> Result<u32, String> {
+        let req = FrameRequest {
+            pid,
+            thread,
+            vpn,
+            purpose: Purpose::CopyOnWrite { src_frame: src },
+        };
+        let dst = self.take_frame(&req)?;
+        let rank_of_dst = self.rank_of(dst);
+        let pte = self.procs[pid as usize]
+            .pages
+            .get_mut(vpn)
+            .expect("present");
+        *pte = Pte {
+            frame: dst,
+            writable: true,
+            rank: rank_of_dst,
+        };
+        self.table.release(src);
+        self.table.assign(dst, pid);
+        self.table.set_page(dst, vpn);
+        self.stats.cow_copies += 1;
+        if self.frames.same_key(src, dst) {
+            self.stats.cow_same_subarray += 1;
+        }
+        self.note_frames_used();
+        Ok(dst)
+    }
+
+    /// Places `pid`'s page `vpn` of a resident region without a fault (a copy of frame
+    /// `copy_of` when the page is a placed copy's destination); returns its frame.
+    fn place_resident(
+        &mut self,
+        pid: Pid,
+        thread: ThreadId,
+        vpn: u64,
+        copy_of: Option<u32>,
+    ) -> Result<u32, String> {
+        let purpose = match copy_of {
+            Some(src_frame) => Purpose::CopyOnWrite { src_frame },
+            None => Purpose::Populated,
+        };
+        let renewed = self.procs[pid as usize].renewed.remove(&vpn);
+        let frame = self.new_page(pid, thread, vpn, purpose)?;
+        if let Some(src) = copy_of {
+            self.stats.copy_placements += 1;
+            if self.frames.same_key(src, frame) {
+                self.stats.copy_placements_same_subarray += 1;
+            }
+        }
+        self.stats.populated += !renewed as u64;
+        self.note_frames_used();
+        Ok(frame)
     }
 
     /// A fresh frame for `pid`'s page `vpn` (below the page table's reach), writable and

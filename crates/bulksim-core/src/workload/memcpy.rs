@@ -366,10 +366,7 @@ mod tests {
         line: u64,
         chunk: u64,
     ) {
-        let size = (src.max(dst) + n + 2 * line) as usize;
-        let original: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
-        let mut memory = original.clone();
-        let mut writes = vec![0u32; size];
+        let mut memory = ModelMemory::new((src.max(dst) + n + 2 * line) as usize);
         let mut loaded: Option<(u64, u32)> = None;
         let word = cost.word_bytes;
         let what =
@@ -390,36 +387,23 @@ mod tests {
                     dst,
                     bytes,
                 } => {
-                    assert!(
-                        loaded.is_none(),
-                        "{what}: chunk between a load and its store"
-                    );
+                    check_no_load_pending(loaded, "chunk", &what);
                     assert_eq!((bytes, dst % chunk), (chunk, 0), "{what}: {step:?}");
                     offered += 1;
                     if offered % 2 == 0 {
                         expansion.decline(step);
                         continue;
                     }
-                    for k in 0..bytes {
-                        memory[(dst + k) as usize] = original[(from + k) as usize];
-                        writes[(dst + k) as usize] += 1;
-                    }
+                    memory.copy(from, dst, bytes);
                 }
                 CopyStep::Compute(k) => assert!(k > 0, "{what}: empty compute"),
                 CopyStep::LoadWord { src, bytes } => {
                     assert!(loaded.is_none(), "{what}: two loads in a row");
-                    assert!((1..=word).contains(&u64::from(bytes)), "{what}: {step:?}");
-                    let last = src + u64::from(bytes) - 1;
-                    assert_eq!(src / line, last / line, "{what}: {step:?} crosses a line");
+                    check_load(&step, word, line, &what);
                     loaded = Some((src, bytes));
                 }
                 CopyStep::Fence => {
-                    assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: fence");
-                    assert!(!fenced, "{what}: two fences");
-                    assert!(
-                        non_temporal > 0,
-                        "{what}: a fence without non-temporal stores"
-                    );
+                    check_fence(kind, fenced, non_temporal, &what);
                     fenced = true;
                 }
                 CopyStep::StoreWord {
@@ -434,58 +418,148 @@ mod tests {
                 } => {
                     assert!(!fenced, "{what}: a store after the fence");
                     if matches!(step, CopyStep::StoreNt { .. }) {
-                        assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: {step:?}");
-                        // Only inside whole destination lines of the buffers' size.
-                        let line_start = dst - dst % nt_line;
-                        assert!(
-                            line_start >= dst_start && line_start + nt_line <= dst_start + n,
-                            "{what}: {step:?} outside a whole {nt_line}-byte line"
-                        );
+                        check_nt_store(kind, &step, (dst_start, n), nt_line, &what);
                         non_temporal += 1;
                     }
                     assert_eq!(loaded.take(), Some((from, bytes)), "{what}: {step:?}");
                     let last = dst + u64::from(bytes) - 1;
                     assert_eq!(dst / word, last / word, "{what}: {step:?} crosses a word");
-                    for k in 0..u64::from(bytes) {
-                        memory[(dst + k) as usize] = original[(from + k) as usize];
-                        writes[(dst + k) as usize] += 1;
-                    }
+                    memory.copy(from, dst, u64::from(bytes));
                 }
                 CopyStep::Movblk { src: from, dst } => {
-                    assert!(
-                        loaded.is_none(),
-                        "{what}: movblk between a load and its store"
-                    );
-                    assert_eq!(kind, MemcpyKind::Movblk, "{what}: movblk in software");
-                    assert_eq!(dst % line, 0, "{what}: {step:?} dst not aligned");
-                    for k in 0..line {
-                        memory[(dst + k) as usize] = original[(from + k) as usize];
-                        writes[(dst + k) as usize] += 1;
-                    }
+                    check_no_load_pending(loaded, "movblk", &what);
+                    check_movblk(kind, &step, line, &what);
+                    memory.copy(from, dst, line);
                 }
             }
         }
         assert!(loaded.is_none(), "{what}: a load without its store");
         assert_eq!(fenced, non_temporal > 0, "{what}: fence");
-        if kind == MemcpyKind::SoftwareNt {
-            // Every byte of every whole destination line of nt_line bytes went non-temporal.
-            let first = dst.div_ceil(nt_line) * nt_line;
-            let whole = ((dst + n) / nt_line * nt_line).saturating_sub(first);
-            let words_per_line = nt_line.div_ceil(word);
-            assert!(
-                non_temporal >= whole / nt_line * words_per_line,
-                "{what}: {non_temporal} non-temporal stores for {whole} bytes of whole lines"
-            );
+        check_nt_coverage(kind, non_temporal, (dst, n), nt_line, word, &what);
+        memory.assert_copied_once(src, dst, n, &what);
+    }
+
+    /// Under software_nt, every byte of every whole destination line of `nt_line` bytes went
+    /// non-temporal: at least one store per word of each such line.
+    fn check_nt_coverage(
+        kind: MemcpyKind,
+        non_temporal: u64,
+        (dst, n): (u64, u64),
+        nt_line: u64,
+        word: u64,
+        what: &str,
+    ) {
+        if kind != MemcpyKind::SoftwareNt {
+            return;
         }
-        for a in 0..size as u64 {
-            let inside = (dst..dst + n).contains(&a);
-            assert_eq!(writes[a as usize], inside as u32, "{what}: byte {a} writes");
-            let expected = if inside {
-                original[(src + a - dst) as usize]
-            } else {
-                original[a as usize]
-            };
-            assert_eq!(memory[a as usize], expected, "{what}: byte {a}");
+        let first = dst.div_ceil(nt_line) * nt_line;
+        let whole = ((dst + n) / nt_line * nt_line).saturating_sub(first);
+        let words_per_line = nt_line.div_ceil(word);
+        assert!(
+            non_temporal >= whole / nt_line * words_per_line,
+            "{what}: {non_temporal} non-temporal stores for {whole} bytes of whole lines"
+        );
+    }
+
+    /// A chunk or a movblk never comes between a load and its store.
+    fn check_no_load_pending(loaded: Option<(u64, u32)>, step: &str, what: &str) {
+        assert!(
+            loaded.is_none(),
+            "{what}: {step} between a load and its store"
+        );
+    }
+
+    /// One fence, software_nt's only, after its non-temporal stores.
+    fn check_fence(kind: MemcpyKind, fenced: bool, non_temporal: u64, what: &str) {
+        assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: fence");
+        assert!(!fenced, "{what}: two fences");
+        assert!(
+            non_temporal > 0,
+            "{what}: a fence without non-temporal stores"
+        );
+    }
+
+    /// A movblk is the movblk routine's, to a line-aligned destination.
+    fn check_movblk(kind: MemcpyKind, step: &CopyStep, line: u64, what: &str) {
+        let CopyStep::Movblk { dst, .. } = *step else {
+            unreachable!("{what}: {step:?} is not a movblk")
+        };
+        assert_eq!(kind, MemcpyKind::Movblk, "{what}: movblk in software");
+        assert_eq!(dst % line, 0, "{what}: {step:?} dst not aligned");
+    }
+
+    /// A word load: 1 to `word` bytes within one line.
+    fn check_load(step: &CopyStep, word: u64, line: u64, what: &str) {
+        let CopyStep::LoadWord { src, bytes } = *step else {
+            unreachable!("{what}: {step:?} is not a load")
+        };
+        assert!((1..=word).contains(&u64::from(bytes)), "{what}: {step:?}");
+        let last = src + u64::from(bytes) - 1;
+        assert_eq!(src / line, last / line, "{what}: {step:?} crosses a line");
+    }
+
+    /// A non-temporal store is software_nt's, and lies inside a whole destination line of the
+    /// write-combining buffers' size (`nt_line`) within [dst_start, dst_start + n).
+    fn check_nt_store(
+        kind: MemcpyKind,
+        step: &CopyStep,
+        (dst_start, n): (u64, u64),
+        nt_line: u64,
+        what: &str,
+    ) {
+        let CopyStep::StoreNt { dst, .. } = *step else {
+            unreachable!("{what}: {step:?} is not a non-temporal store")
+        };
+        assert_eq!(kind, MemcpyKind::SoftwareNt, "{what}: {step:?}");
+        let line_start = dst - dst % nt_line;
+        assert!(
+            line_start >= dst_start && line_start + nt_line <= dst_start + n,
+            "{what}: {step:?} outside a whole {nt_line}-byte line"
+        );
+    }
+
+    /// A byte array whose every byte differs from its neighbours' (so a byte from the wrong
+    /// offset shows), with a count of the writes to each byte.
+    struct ModelMemory {
+        original: Vec<u8>,
+        memory: Vec<u8>,
+        writes: Vec<u32>,
+    }
+
+    impl ModelMemory {
+        fn new(size: usize) -> ModelMemory {
+            let original: Vec<u8> = (0..size).map(|i| (i * 7 + i / 251) as u8).collect();
+            ModelMemory {
+                memory: original.clone(),
+                original,
+                writes: vec![0u32; size],
+            }
+        }
+
+        /// Copies `bytes` bytes from the original at `from` to `dst`.
+        fn copy(&mut self, from: u64, dst: u64, bytes: u64) {
+            for k in 0..bytes {
+                self.memory[(dst + k) as usize] = self.original[(from + k) as usize];
+                self.writes[(dst + k) as usize] += 1;
+            }
+        }
+
+        /// Every byte of [dst, dst + n) was written exactly once with the byte at the same
+        /// offset from src, and nothing else was written.
+        fn assert_copied_once(&self, src: u64, dst: u64, n: u64, what: &str) {
+            for a in 0..self.memory.len() as u64 {
+                let inside = (dst..dst + n).contains(&a);
+                assert_eq!(
+                    self.writes[a as usize], inside as u32,
+                    "{what}: byte {a} writes"
+                );
+                let expected = if inside {
+                    self.original[(src + a - dst) as usize]
+                } else {
+                    self.original[a as usize]
+                };
+                assert_eq!(self.memory[a as usize], expected, "{what}: byte {a}");
+            }
         }
     }
 

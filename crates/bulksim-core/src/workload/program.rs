@@ -419,14 +419,6 @@ impl ProgramReader {
                 value: u8::try_from(v()?)
                     .map_err(|_| trace_err(name, record, "meminit value above 255"))?,
             },
-            b'A' => Event::Map {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b'P' => Event::MapPopulated {
-                vaddr: v()?,
-                bytes: v()?,
-            },
             b'Y' => Event::Yield(
                 u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
             ),
@@ -436,32 +428,9 @@ impl ProgramReader {
             b'F' => Event::Fork(
                 u32::try_from(v()?).map_err(|_| trace_err(name, record, "thread id too large"))?,
             ),
+            b'A' | b'P' | b'l' | b's' | b'K' | b'G' | b'U' | b'N' => range_event(op, v()?, v()?),
             b'W' => Event::Wait,
             b'X' => Event::Exit,
-            b'l' => Event::LoadRange {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b's' => Event::StoreRange {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b'K' => Event::KernelToUser {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b'G' => Event::KernelFromUser {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b'U' => Event::Unmap {
-                vaddr: v()?,
-                bytes: v()?,
-            },
-            b'N' => Event::MapResident {
-                vaddr: v()?,
-                bytes: v()?,
-            },
             b'E' => Event::Exec,
             b'R' => Event::MemRead(v()?),
             b'B' => Event::MemWrite(v()?),
@@ -480,6 +449,23 @@ impl ProgramReader {
         };
         validate(&event).map_err(|e| trace_err(name, record, e))?;
         Ok(Some(event))
+    }
+}
+
+/// The range event a binary record's code stands for (`A P l s K G U N`), over `bytes`
+/// bytes at `vaddr`.
+#[inline]
+fn range_event(code: u8, vaddr: u64, bytes: u64) -> Event {
+    match code {
+        b'A' => Event::Map { vaddr, bytes },
+        b'P' => Event::MapPopulated { vaddr, bytes },
+        b'l' => Event::LoadRange { vaddr, bytes },
+        b's' => Event::StoreRange { vaddr, bytes },
+        b'K' => Event::KernelToUser { vaddr, bytes },
+        b'G' => Event::KernelFromUser { vaddr, bytes },
+        b'U' => Event::Unmap { vaddr, bytes },
+        b'N' => Event::MapResident { vaddr, bytes },
+        other => unreachable!("{other:#04x} is no range event's code"),
     }
 }
 
@@ -584,7 +570,16 @@ pub const MAX_COMPUTE: u64 = 1 << 32;
 /// line size up to 128 bytes, and `src + line` never wraps.
 pub const MOVBLK_ADDRESS_LIMIT: u64 = VADDR_LIMIT - 256;
 
+/// A record's own errors: addresses beyond the page table's reach, then empty ranges and
+/// overlapping copies.
 fn validate(e: &Event) -> std::result::Result<(), String> {
+    check_reach(e)?;
+    check_extent(e)
+}
+
+/// Every range and movblk operand of `e` lies within the page table's reach.
+#[inline]
+fn check_reach(e: &Event) -> std::result::Result<(), String> {
     // A range must end within the page table's reach; checked here, where the record is
     // known, so no later address arithmetic on it can wrap.
     let reach = |start: u64, bytes: u64| match start.checked_add(bytes) {
@@ -652,6 +647,12 @@ fn validate(e: &Event) -> std::result::Result<(), String> {
         }
         _ => {}
     }
+    Ok(())
+}
+
+/// `e` moves, maps or touches at least one byte, and a copy's ranges do not overlap.
+#[inline]
+fn check_extent(e: &Event) -> std::result::Result<(), String> {
     match *e {
         Event::Memcpy { src, dst, bytes } => {
             if bytes == 0 {

@@ -389,17 +389,7 @@ impl Synthetic {
 
     /// Writes the workload into `dir`, which must be new or empty.
     pub fn write(&self, dir: &Path) -> Result<Summary> {
-        let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()));
-        if dir.exists() {
-            let mut entries = std::fs::read_dir(dir).map_err(io)?;
-            if entries.next().is_some() {
-                return Err(Error::Io(format!(
-                    "{}: exists and is not empty; give a new or empty directory",
-                    dir.display()
-                )));
-            }
-        }
-        std::fs::create_dir_all(dir).map_err(io)?;
+        create_empty_dir(dir)?;
         let threads = self.threads as u64;
         let ws = self.working_set.bytes();
         let mut touched = vec![false; (threads * ws / PAGE) as usize];
@@ -407,83 +397,125 @@ impl Synthetic {
             threads: self.threads,
             ..Summary::default()
         };
-        // Instructions per access on average, the access itself one of them.
-        let gap_mean = 1000.0 / self.kind.mpki - 1.0;
         for t in 0..threads {
             let child = t > 0 && self.kind.multithreaded();
             let path = dir.join(format!("thread-{t}.trace"));
             let mut w = ProgramWriter::create(&path, child)?;
-            // The thread's own partition, placed by the thread before any other can reach it
-            // (thread 0 before it starts the others).
-            let own_partition = Event::MapPopulated {
-                vaddr: BASE + t * ws,
-                bytes: ws,
-            };
-            if child && self.kind.owners_place_their_pages {
-                w.write(&own_partition)?;
-                summary.instructions += 1;
-            }
-            if !child {
-                let bytes = if self.kind.multithreaded() {
-                    threads * ws
-                } else {
-                    ws
-                };
-                w.write(&Event::MapResident { vaddr: BASE, bytes })?;
-                summary.instructions += 1;
-                if self.kind.owners_place_their_pages {
-                    w.write(&own_partition)?;
-                    summary.instructions += 1;
-                }
-                if self.kind.multithreaded() {
-                    for k in 1..self.threads {
-                        w.write(&Event::Spawn(k))?;
-                        summary.instructions += 1;
-                    }
-                }
-            }
-            let mut gen = ThreadGen::new(self, t);
-            debug_assert_eq!(gen.own(0), BASE + t * ws);
-            let (own_start, own_end) = (gen.own(0), gen.own(gen.lines));
-            for _ in 0..self.accesses {
-                // Uniform in 0..=2 x mean: the mean is kept, the spacing irregular.
-                let gap = gen.rng.below((2.0 * gap_mean).round() as u64 + 1);
-                if gap > 0 {
-                    w.write(&Event::Compute(gap))?;
-                    summary.instructions += gap;
-                }
-                let access = gen.next();
-                let (event, addr) = match access {
-                    Access::Read(a) => {
-                        summary.reads += 1;
-                        (Event::MemRead(a), a)
-                    }
-                    Access::Dependent(a) => {
-                        summary.reads += 1;
-                        summary.dependent_reads += 1;
-                        (Event::MemReadDependent(a), a)
-                    }
-                    Access::Write(a) => {
-                        summary.writes += 1;
-                        (Event::MemWrite(a), a)
-                    }
-                };
-                w.write(&event)?;
-                summary.instructions += 1;
-                if !(own_start..own_end).contains(&addr) {
-                    summary.shared_accesses += 1;
-                }
-                // Single-threaded stand-ins each have their own space: count per thread.
-                let page = ((addr - BASE) / PAGE) as usize;
-                if !std::mem::replace(&mut touched[page], true) {
-                    summary.footprint_pages += 1;
-                }
-            }
+            self.write_prologue(&mut w, t, child, &mut summary)?;
+            self.write_accesses(&mut w, t, &mut touched, &mut summary)?;
             w.write(&Event::Exit)?;
             w.finish()?;
         }
         Ok(summary)
     }
+
+    /// Thread `t`'s placement events: thread 0 maps the working set and starts the others;
+    /// each thread places its own partition first where owners place their pages.
+    fn write_prologue(
+        &self,
+        w: &mut ProgramWriter,
+        t: u64,
+        child: bool,
+        summary: &mut Summary,
+    ) -> Result<()> {
+        let threads = self.threads as u64;
+        let ws = self.working_set.bytes();
+        // The thread's own partition, placed by the thread before any other can reach it
+        // (thread 0 before it starts the others).
+        let own_partition = Event::MapPopulated {
+            vaddr: BASE + t * ws,
+            bytes: ws,
+        };
+        if child && self.kind.owners_place_their_pages {
+            w.write(&own_partition)?;
+            summary.instructions += 1;
+        }
+        if !child {
+            let bytes = if self.kind.multithreaded() {
+                threads * ws
+            } else {
+                ws
+            };
+            w.write(&Event::MapResident { vaddr: BASE, bytes })?;
+            summary.instructions += 1;
+            if self.kind.owners_place_their_pages {
+                w.write(&own_partition)?;
+                summary.instructions += 1;
+            }
+            if self.kind.multithreaded() {
+                for k in 1..self.threads {
+                    w.write(&Event::Spawn(k))?;
+                    summary.instructions += 1;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Thread `t`'s accesses, each after a random compute gap; `touched` marks the pages
+    /// reached so far (for the footprint).
+    fn write_accesses(
+        &self,
+        w: &mut ProgramWriter,
+        t: u64,
+        touched: &mut [bool],
+        summary: &mut Summary,
+    ) -> Result<()> {
+        // Instructions per access on average, the access itself one of them.
+        let gap_mean = 1000.0 / self.kind.mpki - 1.0;
+        let mut gen = ThreadGen::new(self, t);
+        debug_assert_eq!(gen.own(0), BASE + t * self.working_set.bytes());
+        let (own_start, own_end) = (gen.own(0), gen.own(gen.lines));
+        for _ in 0..self.accesses {
+            // Uniform in 0..=2 x mean: the mean is kept, the spacing irregular.
+            let gap = gen.rng.below((2.0 * gap_mean).round() as u64 + 1);
+            if gap > 0 {
+                w.write(&Event::Compute(gap))?;
+                summary.instructions += gap;
+            }
+            let (event, addr) = match gen.next() {
+                Access::Read(a) => {
+                    summary.reads += 1;
+                    (Event::MemRead(a), a)
+                }
+                Access::Dependent(a) => {
+                    summary.reads += 1;
+                    summary.dependent_reads += 1;
+                    (Event::MemReadDependent(a), a)
+                }
+                Access::Write(a) => {
+                    summary.writes += 1;
+                    (Event::MemWrite(a), a)
+                }
+            };
+            w.write(&event)?;
+            summary.instructions += 1;
+            if !(own_start..own_end).contains(&addr) {
+                summary.shared_accesses += 1;
+            }
+            // Single-threaded stand-ins each have their own space: count per thread.
+            let page = ((addr - BASE) / PAGE) as usize;
+            if !std::mem::replace(&mut touched[page], true) {
+                summary.footprint_pages += 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Creates `dir`, refusing one that exists and holds anything.
+fn create_empty_dir(dir: &Path) -> Result<()> {
+    let io = |e: std::io::Error| Error::Io(format!("{}: {e}", dir.display()));
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir).map_err(io)?;
+        if entries.next().is_some() {
+            return Err(Error::Io(format!(
+                "{}: exists and is not empty; give a new or empty directory",
+                dir.display()
+            )));
+        }
+    }
+    std::fs::create_dir_all(dir).map_err(io)
 }
 
 #[cfg(test)]

@@ -188,40 +188,8 @@ impl<R: BufRead> TraceReader<R> {
             TraceFormat::Native => {
                 let cycle = number(field(0)).ok_or("bad cycle")?;
                 match field(1) {
-                    b"C" => {
-                        let src = number(field(2)).ok_or("bad source address")?;
-                        let dst = number(field(3)).ok_or("bad destination address")?;
-                        let bytes = byte_count(field(4))?;
-                        ends_below_top(src, bytes)?;
-                        ends_below_top(dst, bytes)?;
-                        if src < dst.saturating_add(bytes) && dst < src.saturating_add(bytes) {
-                            return Err("source and destination overlap");
-                        }
-                        TraceRecord::bulk(
-                            cycle,
-                            BulkOp {
-                                kind: BulkKind::Copy { src },
-                                dst,
-                                bytes,
-                            },
-                        )
-                    }
-                    b"I" => {
-                        let dst = number(field(2)).ok_or("bad destination address")?;
-                        let bytes = byte_count(field(3))?;
-                        ends_below_top(dst, bytes)?;
-                        let value = number(field(4))
-                            .filter(|&v| v <= 255)
-                            .ok_or("bad value (a byte, 0 to 255)")?;
-                        TraceRecord::bulk(
-                            cycle,
-                            BulkOp {
-                                kind: BulkKind::Init { value: value as u8 },
-                                dst,
-                                bytes,
-                            },
-                        )
-                    }
+                    b"C" => TraceRecord::bulk(cycle, copy_op(field(2), field(3), field(4))?),
+                    b"I" => TraceRecord::bulk(cycle, init_op(field(2), field(3), field(4))?),
                     word => TraceRecord::access(
                         cycle,
                         kind(word, b"R", b"W")?,
@@ -241,6 +209,42 @@ impl<R: BufRead> TraceReader<R> {
             ),
         })
     }
+}
+
+/// A native `C` record's copy from its source, destination and byte-count fields. Kept out
+/// of line: bulk records are rare, and the access records' path stays short.
+#[inline(never)]
+fn copy_op(src: &[u8], dst: &[u8], bytes: &[u8]) -> std::result::Result<BulkOp, &'static str> {
+    let src = number(src).ok_or("bad source address")?;
+    let dst = number(dst).ok_or("bad destination address")?;
+    let bytes = byte_count(bytes)?;
+    ends_below_top(src, bytes)?;
+    ends_below_top(dst, bytes)?;
+    if src < dst.saturating_add(bytes) && dst < src.saturating_add(bytes) {
+        return Err("source and destination overlap");
+    }
+    Ok(BulkOp {
+        kind: BulkKind::Copy { src },
+        dst,
+        bytes,
+    })
+}
+
+/// A native `I` record's initialization from its destination, byte-count and value fields
+/// (out of line, as `copy_op`).
+#[inline(never)]
+fn init_op(dst: &[u8], bytes: &[u8], value: &[u8]) -> std::result::Result<BulkOp, &'static str> {
+    let dst = number(dst).ok_or("bad destination address")?;
+    let bytes = byte_count(bytes)?;
+    ends_below_top(dst, bytes)?;
+    let value = number(value)
+        .filter(|&v| v <= 255)
+        .ok_or("bad value (a byte, 0 to 255)")?;
+    Ok(BulkOp {
+        kind: BulkKind::Init { value: value as u8 },
+        dst,
+        bytes,
+    })
 }
 
 /// A bulk operation's size: at least one byte, and small enough that its end is an address.

@@ -140,73 +140,11 @@ pub fn convert_limited(
             continue;
         }
         requests.clear();
-        let mut accesses = 0u64;
-        let mut access = |addr: u64, store: bool, out: &mut Vec<MemoryRequest>| {
-            accesses += 1;
-            match &mut filter {
-                Some(f) => f.access(addr, store, out),
-                None if store => {
-                    out.push(MemoryRequest::WriteBack(addr / MEMORY_LINE * MEMORY_LINE))
-                }
-                None => out.push(MemoryRequest::Read(addr / MEMORY_LINE * MEMORY_LINE)),
+        match line_requests(event, &mut filter, &mut requests, &at)? {
+            Some(accesses) => {
+                write_requests(&mut sink, &requests, accesses, filter.is_some(), &at)?
             }
-        };
-        match event {
-            Event::Load(a) | Event::LoadDependent(a) => access(a, false, &mut requests),
-            Event::Store(a) => access(a, true, &mut requests),
-            Event::LoadRange { vaddr, bytes } | Event::KernelFromUser { vaddr, bytes } => {
-                for line in line_addresses(vaddr, bytes) {
-                    access(line, false, &mut requests);
-                }
-            }
-            Event::StoreRange { vaddr, bytes } | Event::KernelToUser { vaddr, bytes } => {
-                for line in line_addresses(vaddr, bytes) {
-                    access(line, true, &mut requests);
-                }
-            }
-            // A copy or initialization runs as a CPU loop of line loads and stores.
-            Event::Memcpy { src, dst, bytes } => {
-                for (s, d) in line_addresses(src, bytes).zip(line_addresses(dst, bytes)) {
-                    access(s, false, &mut requests);
-                    access(d, true, &mut requests);
-                }
-            }
-            Event::Meminit { dst, bytes, .. } => {
-                for line in line_addresses(dst, bytes) {
-                    access(line, true, &mut requests);
-                }
-            }
-            Event::Fork(_) | Event::Spawn(_) => {
-                return Err(Error::Trace(format!(
-                    "{}: a fork or thread start cannot be converted: convert takes one thread",
-                    source.location()
-                )))
-            }
-            other => {
-                sink.event(&other, &at)?;
-                continue;
-            }
-        }
-        // Accesses that reached memory are the requests' instructions; the rest (hits) are
-        // non-memory instructions as far as the post-LLC stream is concerned.
-        let reads = requests
-            .iter()
-            .filter(|r| matches!(r, MemoryRequest::Read(_)))
-            .count() as u64;
-        let hits = if filter.is_some() {
-            accesses - reads
-        } else {
-            0
-        };
-        if hits > 0 {
-            sink.event(&Event::Compute(hits), &at)?;
-        }
-        for r in &requests {
-            let e = match *r {
-                MemoryRequest::Read(a) => Event::MemRead(a),
-                MemoryRequest::WriteBack(a) => Event::MemWrite(a),
-            };
-            sink.event(&e, &at)?;
+            None => sink.event(&event, &at)?,
         }
     }
     if sink.written.instructions > max_instructions {
@@ -217,6 +155,88 @@ pub fn convert_limited(
         written: sink.finish()?,
         cache_filtered: filter.is_some(),
     })
+}
+
+/// The line requests an instruction-level event makes (through the cache filter when there is
+/// one) into `requests`, and how many accesses it made; `None` for an event that is no
+/// access (written as it is).
+fn line_requests(
+    event: Event,
+    filter: &mut Option<CacheFilter>,
+    requests: &mut Vec<MemoryRequest>,
+    location: &dyn Fn() -> String,
+) -> Result<Option<u64>> {
+    let mut accesses = 0u64;
+    let mut access = |addr: u64, store: bool, out: &mut Vec<MemoryRequest>| {
+        accesses += 1;
+        match filter {
+            Some(f) => f.access(addr, store, out),
+            None if store => out.push(MemoryRequest::WriteBack(addr / MEMORY_LINE * MEMORY_LINE)),
+            None => out.push(MemoryRequest::Read(addr / MEMORY_LINE * MEMORY_LINE)),
+        }
+    };
+    match event {
+        Event::Load(a) | Event::LoadDependent(a) => access(a, false, requests),
+        Event::Store(a) => access(a, true, requests),
+        Event::LoadRange { vaddr, bytes } | Event::KernelFromUser { vaddr, bytes } => {
+            for line in line_addresses(vaddr, bytes) {
+                access(line, false, requests);
+            }
+        }
+        Event::StoreRange { vaddr, bytes } | Event::KernelToUser { vaddr, bytes } => {
+            for line in line_addresses(vaddr, bytes) {
+                access(line, true, requests);
+            }
+        }
+        // A copy or initialization runs as a CPU loop of line loads and stores.
+        Event::Memcpy { src, dst, bytes } => {
+            for (s, d) in line_addresses(src, bytes).zip(line_addresses(dst, bytes)) {
+                access(s, false, requests);
+                access(d, true, requests);
+            }
+        }
+        Event::Meminit { dst, bytes, .. } => {
+            for line in line_addresses(dst, bytes) {
+                access(line, true, requests);
+            }
+        }
+        Event::Fork(_) | Event::Spawn(_) => {
+            return Err(Error::Trace(format!(
+                "{}: a fork or thread start cannot be converted: convert takes one thread",
+                location()
+            )))
+        }
+        _ => return Ok(None),
+    }
+    Ok(Some(accesses))
+}
+
+/// Writes one event's line requests, after the accesses that hit in the filter as compute.
+fn write_requests(
+    sink: &mut Sink,
+    requests: &[MemoryRequest],
+    accesses: u64,
+    filtered: bool,
+    at: &dyn Fn() -> String,
+) -> Result<()> {
+    // Accesses that reached memory are the requests' instructions; the rest (hits) are
+    // non-memory instructions as far as the post-LLC stream is concerned.
+    let reads = requests
+        .iter()
+        .filter(|r| matches!(r, MemoryRequest::Read(_)))
+        .count() as u64;
+    let hits = if filtered { accesses - reads } else { 0 };
+    if hits > 0 {
+        sink.event(&Event::Compute(hits), at)?;
+    }
+    for r in requests {
+        let e = match *r {
+            MemoryRequest::Read(a) => Event::MemRead(a),
+            MemoryRequest::WriteBack(a) => Event::MemWrite(a),
+        };
+        sink.event(&e, at)?;
+    }
+    Ok(())
 }
 
 /// The byte addresses of the memory lines a range touches, each line once.
