@@ -556,7 +556,9 @@ impl Controller {
 
     /// Refresh's turn in a tick while refreshes are due: the first pending rank (not held by
     /// the bulk engine) whose PREA or REF is ready issues it (`Ok`); else `Err` holds the
-    /// earliest cycle one of them is ready.
+    /// earliest cycle one of them is ready. Out of line: refreshes are due in few ticks, and
+    /// `tick` itself is the trace replay's hottest function.
+    #[inline(never)]
     fn refresh_step(&mut self, now: u64) -> Result<(), u64> {
         let mut next = u64::MAX;
         for rank in 0..self.rank_addrs.len() as u32 {
