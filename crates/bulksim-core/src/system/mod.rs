@@ -50,6 +50,7 @@ use crate::workload::memcpy::CopyStep;
 use crate::workload::program::Event;
 use crate::workload::source::Workload;
 use bulk::{BulkCoordinator, Finished};
+use hybrid::{FrontEndHold, HybridOsWork};
 use interruptions::InterruptionRecorder;
 use stats::{CoreStats, DeviceStats, SystemStats};
 use std::cmp::Reverse;
@@ -137,6 +138,8 @@ pub struct System {
     buf: Vec<(u32, u64)>,
     /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
     measure: Option<measure::Measure>,
+    /// The hybrid memory's OS work (`hybrid.rs`; None: no `[hybrid]`).
+    hybrid_os: Option<HybridOsWork>,
 }
 
 /// The address space of an access: a thread's virtual addresses, or physical ones (the
@@ -325,6 +328,7 @@ impl System {
             d.next_cycle = 0;
         }
         let core_count = cores.len();
+        let hybrid_os = router.hybrid.as_ref().map(HybridOsWork::new);
         let mut mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
             .map_err(Error::Config)?;
         for l in &mut mem.levels {
@@ -375,6 +379,7 @@ impl System {
                 config.sim.measure_instructions,
                 spare_cores_from,
             ),
+            hybrid_os,
         })
     }
 
@@ -429,7 +434,7 @@ impl System {
                 break;
             }
             self.deliver_events();
-            let mut active = self.mem.router.hybrid.is_some() && self.step_hybrid()?;
+            let mut active = self.step_hybrid_os()?;
             if let Some(e) = self.bulk.engines_mut() {
                 if e.busy() {
                     e.advance(&mut self.mem, self.now);
@@ -903,12 +908,29 @@ impl System {
     }
 
     /// Whether the hybrid memory completes the migration of the page holding `pa`.
+    #[inline]
     fn migration_completing(&self, pa: u64) -> bool {
-        self.mem
-            .router
-            .hybrid
-            .as_ref()
-            .is_some_and(|h| h.completing(pa / PAGE))
+        self.hybrid_os.is_some() && HybridOsWork::completing(&self.mem, pa)
+    }
+
+    /// The hybrid memory's OS work due now (`HybridOsWork::step`), with the OS time it
+    /// takes from the cores' front ends; whether it did any.
+    fn step_hybrid_os(&mut self) -> Result<bool> {
+        let Some(work) = self.hybrid_os.as_mut() else {
+            return Ok(false);
+        };
+        let (acted, holds) = work.step(self.now, &mut self.os, &mut self.mem, &self.sched)?;
+        for &hold in holds {
+            match hold {
+                FrontEndHold::Core(c, ns) => self.cores[c].hold_front_end(self.now, ns),
+                FrontEndHold::EveryCore(ns) => {
+                    for core in &mut self.cores {
+                        core.hold_front_end(self.now, ns);
+                    }
+                }
+            }
+        }
+        Ok(acted)
     }
 
     /// Whether core `c`'s access to `pa` (a store: `write`) must wait: a migration
