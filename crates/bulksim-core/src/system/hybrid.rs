@@ -22,8 +22,8 @@
 
 use super::threads::ThreadScheduler;
 use crate::cache::Hierarchy;
-use crate::hybrid::config::RemapLines;
 use crate::hybrid::art::Direction;
+use crate::hybrid::config::RemapLines;
 use crate::hybrid::PAGE_BYTES;
 use crate::memory::hybrid::HybridMemory;
 use crate::os::Os;
