@@ -4,11 +4,47 @@
 
 use super::*;
 
+/// What a core's dispatch loop does after a piece of work (whether the work moved).
+enum Flow {
+    /// Back to the loop's top: the budget may allow more.
+    Again(bool),
+    /// The core dispatches nothing more this cycle.
+    Stop(bool),
+    /// Nothing of this kind to do: on to the next kind.
+    On,
+}
+
 impl System {
     /// One core cycle for core `c`; whether it made progress.
     pub(super) fn step_core(&mut self, c: usize) -> Result<bool> {
         let retired = self.cores[c].retire(self.settings.width, self.now);
         let mut progress = retired > 0;
+        self.note_retired(c, retired);
+        if self.sched.running(c).is_none() {
+            if self.sched.take_next(c, self.now).is_none() {
+                return Ok(progress);
+            }
+            progress = true;
+        }
+        if self.now < self.cores[c].os_until_fs {
+            // The OS has the core (hybrid OS time): nothing dispatches.
+            return Ok(progress);
+        }
+        if !self.cores[c].jobs.is_empty() {
+            let (moved, busy) = self.step_bulk_jobs(c)?;
+            progress |= moved;
+            if busy {
+                return Ok(progress);
+            }
+        }
+        progress |= self.dispatch_events(c)?;
+        Ok(progress)
+    }
+
+    /// After core `c` retired `retired` slots this cycle: a stall on memory starting at the
+    /// window head noted, the running thread's count, the measured window's milestones.
+    #[inline]
+    fn note_retired(&mut self, c: usize, retired: usize) {
         if self.cores[c].stalled_since.is_none() && self.cores[c].head_ready() == Some(u64::MAX) {
             self.cores[c].stalled_since = Some(self.now);
             if let Some(rec) = &mut self.interruptions {
@@ -28,79 +64,59 @@ impl System {
                 }
             }
         }
-        if self.sched.running(c).is_none() {
-            if self.sched.take_next(c, self.now).is_none() {
-                return Ok(progress);
-            }
-            progress = true;
-        }
-        if self.now < self.cores[c].os_until_fs {
-            // The OS has the core (hybrid OS time): nothing dispatches.
-            return Ok(progress);
+    }
+
+    /// Core `c`'s bulk jobs (copies and initializations it waits for) take a step: whether
+    /// any moved, and whether some are left (the core then dispatches nothing).
+    fn step_bulk_jobs(&mut self, c: usize) -> Result<(bool, bool)> {
+        let before = self.cores[c].jobs.len();
+        let origin = self.cores[c].jobs[0].origin();
+        let started = *self.cores[c].job_started_fs.get_or_insert(self.now);
+        let progress = self.bulk.progress_job(
+            c,
+            &mut self.cores[c],
+            &mut self.mem,
+            self.now,
+            (self.timing.line, self.settings.width),
+        )?;
+        if self.cores[c].jobs.len() < before {
+            // Counted to the end of this core cycle, when the core may go on.
+            self.bulk
+                .count_wait(origin, self.now + self.timing.core_fs - started);
+            self.cores[c].job_started_fs = None;
         }
         if !self.cores[c].jobs.is_empty() {
-            let before = self.cores[c].jobs.len();
-            let origin = self.cores[c].jobs[0].origin();
-            let started = *self.cores[c].job_started_fs.get_or_insert(self.now);
-            progress |= self.bulk.progress_job(
-                c,
-                &mut self.cores[c],
-                &mut self.mem,
-                self.now,
-                (self.timing.line, self.settings.width),
-            )?;
-            if self.cores[c].jobs.len() < before {
-                // Counted to the end of this core cycle, when the core may go on.
-                self.bulk
-                    .count_wait(origin, self.now + self.timing.core_fs - started);
-                self.cores[c].job_started_fs = None;
-            }
-            if !self.cores[c].jobs.is_empty() {
-                return Ok(progress);
-            }
-            if self.cores[c].bulk_instruction {
-                self.cores[c].bulk_instruction = false;
-                let ready = self.now + self.timing.core_fs;
-                self.push_slot(c, ready, NO_LINE);
-            }
+            return Ok((progress, true));
         }
+        if self.cores[c].bulk_instruction {
+            self.cores[c].bulk_instruction = false;
+            let ready = self.now + self.timing.core_fs;
+            self.push_slot(c, ready, NO_LINE);
+        }
+        Ok((progress, false))
+    }
+
+    /// Core `c` dispatches up to `core.width` instructions of its running thread: the fault
+    /// path's kernel instructions and a kernel copy first, then the thread's own copy steps
+    /// and events, until the budget is spent, an event must wait, or the time slice ends;
+    /// whether anything moved.
+    #[inline]
+    fn dispatch_events(&mut self, c: usize) -> Result<bool> {
+        let mut progress = false;
         let mut budget = self.settings.width;
         self.cores[c].mem_ports_left = self.settings.mem_ports;
         while budget > 0 {
             let t = self.sched.running(c).expect("a running thread");
-            // The fault path's kernel instructions go before the access that faulted.
-            let kernel = std::mem::take(&mut self.cores[c].kernel_instructions);
-            if kernel > 0 {
-                let before = budget;
-                if let Step::Retry(Event::Compute(left), _) =
-                    self.dispatch(c, t, Event::Compute(kernel), &mut budget)?
-                {
-                    self.cores[c].kernel_instructions = left;
+            match self.dispatch_kernel_work(c, t, &mut budget)? {
+                Flow::Again(moved) => {
+                    progress |= moved;
+                    continue;
                 }
-                progress |= budget < before;
-                if self.cores[c].kernel_instructions > 0 {
+                Flow::Stop(moved) => {
+                    progress |= moved;
                     break;
                 }
-                continue;
-            }
-            // A copy-on-write copy run by the memcpy routine goes before the access that
-            // faulted, in physical addresses.
-            let kernel_step = match self.cores[c].kernel_step.take() {
-                Some(s) => Some(s),
-                None => self.cores[c].kernel_copy.as_mut().and_then(|m| m.next()),
-            };
-            if let Some(step) = kernel_step {
-                match self.dispatch_copy_step(c, t, Space::Physical, step, &mut budget)? {
-                    None => {
-                        progress = true;
-                        continue;
-                    }
-                    Some((step, moved)) => {
-                        self.cores[c].kernel_step = Some(step);
-                        progress |= moved;
-                        break;
-                    }
-                }
+                Flow::On => {}
             }
             self.cores[c].kernel_copy = None;
             if self
@@ -153,6 +169,44 @@ impl System {
             }
         }
         Ok(progress)
+    }
+
+    /// Core `c`'s kernel work, which goes before the access that faulted: the fault path's
+    /// kernel instructions, then a copy-on-write copy run by the memcpy routine (physical
+    /// addresses).
+    #[inline]
+    fn dispatch_kernel_work(&mut self, c: usize, t: usize, budget: &mut usize) -> Result<Flow> {
+        let kernel = std::mem::take(&mut self.cores[c].kernel_instructions);
+        if kernel > 0 {
+            let before = *budget;
+            if let Step::Retry(Event::Compute(left), _) =
+                self.dispatch(c, t, Event::Compute(kernel), budget)?
+            {
+                self.cores[c].kernel_instructions = left;
+            }
+            let moved = *budget < before;
+            return Ok(if self.cores[c].kernel_instructions > 0 {
+                Flow::Stop(moved)
+            } else {
+                Flow::Again(moved)
+            });
+        }
+        let kernel_step = match self.cores[c].kernel_step.take() {
+            Some(s) => Some(s),
+            None => self.cores[c].kernel_copy.as_mut().and_then(|m| m.next()),
+        };
+        if let Some(step) = kernel_step {
+            return Ok(
+                match self.dispatch_copy_step(c, t, Space::Physical, step, budget)? {
+                    None => Flow::Again(true),
+                    Some((step, moved)) => {
+                        self.cores[c].kernel_step = Some(step);
+                        Flow::Stop(moved)
+                    }
+                },
+            );
+        }
+        Ok(Flow::On)
     }
 
     pub(super) fn err(&self, t: usize, e: impl std::fmt::Display) -> Error {
@@ -210,6 +264,33 @@ impl System {
                 .access_waits(c, pa, write, &self.mem, self.timing.line)
     }
 
+    /// Thread `t`'s `movblk` from `src` to `dst` is one the system can run: a copy engine
+    /// exists, `dst` is line-aligned and the two lines do not overlap.
+    fn check_movblk(&self, t: usize, src: u64, dst: u64) -> Result<()> {
+        let l = self.timing.line;
+        if self.bulk.engines().is_none() {
+            return Err(self.err(
+                t,
+                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
+            ));
+        }
+        if dst % l != 0 {
+            return Err(self.err(
+                t,
+                format!("movblk dst {dst:#x} not aligned to the {l}-byte L1 line"),
+            ));
+        }
+        if src < dst + l && dst < src + l {
+            return Err(self.err(
+                t,
+                format!(
+                    "movblk source {src:#x} and destination {dst:#x} overlap (a movblk copies {l} bytes)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// A `movblk` from `src` to `dst` (virtual): once every older instruction has retired,
     /// its source (as loads) and destination (as a store) are translated, the misses in
     /// flight for its lines complete, and it retires into the core's first-level engine
@@ -225,29 +306,11 @@ impl System {
     ) -> Result<Step> {
         let ev = Event::Movblk { src, dst };
         let l = self.timing.line;
-        let Some(engines) = self.bulk.engines() else {
-            return Err(self.err(
-                t,
-                "movblk needs a copy engine: set copy_engine.policy to ce_l1, dce, dce_nt or dce_rowclone",
-            ));
-        };
-        if dst % l != 0 {
-            return Err(self.err(
-                t,
-                format!("movblk dst {dst:#x} not aligned to the {l}-byte L1 line"),
-            ));
-        }
-        if src < dst + l && dst < src + l {
-            return Err(self.err(
-                t,
-                format!(
-                    "movblk source {src:#x} and destination {dst:#x} overlap (a movblk copies {l} bytes)"
-                ),
-            ));
-        }
+        self.check_movblk(t, src, dst)?;
         if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
             return Ok(Step::Retry(ev, false));
         }
+        let engines = self.bulk.engines().expect("checked by check_movblk");
         if !engines.has_room(&self.mem, c) {
             self.bulk
                 .engines_mut()
@@ -485,6 +548,8 @@ impl System {
         })
     }
 
+    /// Dispatches thread `t`'s event `ev` on core `c`, within `budget` instructions of
+    /// this cycle; what it did.
     pub(super) fn dispatch(
         &mut self,
         c: usize,
@@ -494,81 +559,16 @@ impl System {
     ) -> Result<Step> {
         let full = self.cores[c].window.len() >= self.settings.window;
         let pid = self.sched.pid(t);
-        let next_cycle = self.now + self.timing.core_fs;
         match ev {
             Event::Movblk { src, dst } => {
                 self.dispatch_movblk(c, t, Space::Virtual(pid), src, dst, budget)
             }
-            Event::Compute(n) => {
-                let cycles = n.div_ceil(self.settings.width as u64);
-                if (self.now / self.timing.core_fs).saturating_add(cycles) > self.run.max_cycles {
-                    return Err(self.err(
-                        t,
-                        format!(
-                            "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
-                            self.settings.width, self.run.max_cycles
-                        ),
-                    ));
-                }
-                let room = self.settings.window - self.cores[c].window.len();
-                let k = n.min(*budget as u64).min(room as u64);
-                for _ in 0..k {
-                    self.push_slot(c, next_cycle, NO_LINE);
-                }
-                *budget -= k as usize;
-                if k < n {
-                    return Ok(Step::Retry(Event::Compute(n - k), k > 0));
-                }
-                Ok(Step::Next)
-            }
+            Event::Compute(n) => self.dispatch_compute(c, t, n, budget),
             Event::Load(va) | Event::Store(va) | Event::LoadDependent(va) => {
-                if full {
-                    return Ok(Step::Retry(ev, false));
-                }
-                // Pointer chasing: the address is known once every older load has its data.
-                if matches!(ev, Event::LoadDependent(_)) && !self.cores[c].loads_have_data(self.now)
-                {
-                    return Ok(Step::Retry(ev, false));
-                }
-                let write = matches!(ev, Event::Store(_));
-                let data = if write {
-                    StoreData::Program
-                } else {
-                    StoreData::None
-                };
-                Ok(
-                    match self.access(
-                        c,
-                        t,
-                        Space::Virtual(pid),
-                        va,
-                        data,
-                        Origin::Program,
-                        budget,
-                    )? {
-                        Some(moved) => Step::Retry(ev, moved),
-                        None => Step::Next,
-                    },
-                )
+                self.dispatch_program_access(c, t, ev, va, full, budget)
             }
             Event::Memcpy { src, dst, bytes } if self.bulk.routine_copies() => {
-                if self.sched.renews_bulk_destinations(t) {
-                    // The routine's stores then place each whole destination page anew.
-                    for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
-                        self.os.renew_page(pid, page);
-                    }
-                }
-                let routine = self
-                    .bulk
-                    .routine(
-                        src,
-                        dst,
-                        bytes,
-                        self.timing.line,
-                        self.mem.last_line_bytes(),
-                    )
-                    .expect("a memcpy routine");
-                self.sched.start_memcpy(t, routine);
+                self.start_memcpy_routine(t, pid, src, dst, bytes);
                 Ok(Step::Next)
             }
             Event::Memcpy { .. } | Event::Meminit { .. } => {
@@ -579,66 +579,192 @@ impl System {
                 self.cores[c].bulk_instruction = true;
                 Ok(Step::Stop)
             }
-            Event::Map { vaddr, bytes } | Event::MapPopulated { vaddr, bytes } => {
-                if full {
-                    return Ok(Step::Retry(ev, false));
-                }
-                if matches!(ev, Event::Map { .. }) {
-                    self.os.map(pid, vaddr, bytes);
-                } else {
-                    let frames = self
-                        .os
-                        .map_populated(pid, t as u32, vaddr, bytes)
-                        .map_err(|e| self.err(t, e))?;
-                    for frame in frames {
-                        self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
-                    }
-                }
-                self.push_slot(c, next_cycle, NO_LINE);
-                *budget -= 1;
-                Ok(Step::Next)
-            }
             Event::MemRead(va) | Event::MemWrite(va) | Event::MemReadDependent(va) => {
-                if full {
-                    return Ok(Step::Retry(ev, false));
-                }
-                // Pointer chasing: the address is known once every older load has its data.
-                if matches!(ev, Event::MemReadDependent(_))
-                    && !self.cores[c].loads_have_data(self.now)
-                {
-                    return Ok(Step::Retry(ev, false));
-                }
-                let Some(pa) = self.translate(c, t, pid, va, false)? else {
-                    return Ok(Step::Retry(ev, true));
-                };
-                if self.blocked(pa) {
-                    return Ok(Step::Retry(ev, false));
-                }
-                if matches!(ev, Event::MemWrite(_)) {
-                    self.mem.write_below_caches(c, pa);
-                    self.push_slot(c, next_cycle, NO_LINE);
-                } else {
-                    self.mem.read_below_caches(c, pa);
-                    self.push_slot(c, u64::MAX, pa / self.timing.line);
-                }
-                self.os.count_access(t as u32);
-                *budget -= 1;
-                Ok(Step::Next)
+                self.dispatch_below_caches(c, t, ev, va, full, budget)
             }
-            Event::Unmap { vaddr, bytes } | Event::MapResident { vaddr, bytes } => {
-                if !self.cores[c].window.is_empty() {
-                    // In-flight accesses may still translate through the range.
-                    return Ok(Step::Retry(ev, false));
-                }
-                if matches!(ev, Event::Unmap { .. }) {
-                    self.os.unmap(pid, vaddr, bytes);
-                } else {
-                    self.os.map_resident(pid, vaddr, bytes);
-                }
-                self.push_slot(c, next_cycle, NO_LINE);
-                *budget -= 1;
-                Ok(Step::Next)
+            Event::Map { .. }
+            | Event::MapPopulated { .. }
+            | Event::Unmap { .. }
+            | Event::MapResident { .. }
+            | Event::Exec => self.dispatch_address_space(c, t, ev, full, budget),
+            Event::LoadRange { .. }
+            | Event::StoreRange { .. }
+            | Event::KernelToUser { .. }
+            | Event::KernelFromUser { .. } => {
+                unreachable!("next_event turns ranged accesses into line accesses")
             }
+            Event::Yield(_) | Event::Fork(_) | Event::Spawn(_) | Event::Wait | Event::Exit => {
+                self.dispatch_thread_event(c, t, ev, full, budget)
+            }
+        }
+    }
+
+    /// `n` non-memory instructions: as many as the budget and the window take now, the
+    /// rest retried.
+    #[inline]
+    fn dispatch_compute(&mut self, c: usize, t: usize, n: u64, budget: &mut usize) -> Result<Step> {
+        let cycles = n.div_ceil(self.settings.width as u64);
+        if (self.now / self.timing.core_fs).saturating_add(cycles) > self.run.max_cycles {
+            return Err(self.err(
+                t,
+                format!(
+                    "{n} non-memory instructions take {cycles} core cycles at core.width {}, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
+                    self.settings.width, self.run.max_cycles
+                ),
+            ));
+        }
+        let next_cycle = self.now + self.timing.core_fs;
+        let room = self.settings.window - self.cores[c].window.len();
+        let k = n.min(*budget as u64).min(room as u64);
+        for _ in 0..k {
+            self.push_slot(c, next_cycle, NO_LINE);
+        }
+        *budget -= k as usize;
+        if k < n {
+            return Ok(Step::Retry(Event::Compute(n - k), k > 0));
+        }
+        Ok(Step::Next)
+    }
+
+    /// The program's load or store `ev` of virtual `va` through the caches.
+    #[inline]
+    fn dispatch_program_access(
+        &mut self,
+        c: usize,
+        t: usize,
+        ev: Event,
+        va: u64,
+        full: bool,
+        budget: &mut usize,
+    ) -> Result<Step> {
+        if full {
+            return Ok(Step::Retry(ev, false));
+        }
+        // Pointer chasing: the address is known once every older load has its data.
+        if matches!(ev, Event::LoadDependent(_)) && !self.cores[c].loads_have_data(self.now) {
+            return Ok(Step::Retry(ev, false));
+        }
+        let data = if matches!(ev, Event::Store(_)) {
+            StoreData::Program
+        } else {
+            StoreData::None
+        };
+        let space = Space::Virtual(self.sched.pid(t));
+        Ok(
+            match self.access(c, t, space, va, data, Origin::Program, budget)? {
+                Some(moved) => Step::Retry(ev, moved),
+                None => Step::Next,
+            },
+        )
+    }
+
+    /// A memcpy run by the `system.memcpy` routine: thread `t` runs its steps from now on.
+    fn start_memcpy_routine(&mut self, t: usize, pid: Pid, src: u64, dst: u64, bytes: u64) {
+        if self.sched.renews_bulk_destinations(t) {
+            // The routine's stores then place each whole destination page anew.
+            for page in (dst.div_ceil(PAGE)..(dst + bytes) / PAGE).map(|p| p * PAGE) {
+                self.os.renew_page(pid, page);
+            }
+        }
+        let routine = self
+            .bulk
+            .routine(
+                src,
+                dst,
+                bytes,
+                self.timing.line,
+                self.mem.last_line_bytes(),
+            )
+            .expect("a memcpy routine");
+        self.sched.start_memcpy(t, routine);
+    }
+
+    /// A post-LLC trace's read or write `ev` of virtual `va`, sent below the caches.
+    fn dispatch_below_caches(
+        &mut self,
+        c: usize,
+        t: usize,
+        ev: Event,
+        va: u64,
+        full: bool,
+        budget: &mut usize,
+    ) -> Result<Step> {
+        if full {
+            return Ok(Step::Retry(ev, false));
+        }
+        // Pointer chasing: the address is known once every older load has its data.
+        if matches!(ev, Event::MemReadDependent(_)) && !self.cores[c].loads_have_data(self.now) {
+            return Ok(Step::Retry(ev, false));
+        }
+        let pid = self.sched.pid(t);
+        let Some(pa) = self.translate(c, t, pid, va, false)? else {
+            return Ok(Step::Retry(ev, true));
+        };
+        if self.blocked(pa) {
+            return Ok(Step::Retry(ev, false));
+        }
+        if matches!(ev, Event::MemWrite(_)) {
+            self.mem.write_below_caches(c, pa);
+            self.push_slot(c, self.now + self.timing.core_fs, NO_LINE);
+        } else {
+            self.mem.read_below_caches(c, pa);
+            self.push_slot(c, u64::MAX, pa / self.timing.line);
+        }
+        self.os.count_access(t as u32);
+        *budget -= 1;
+        Ok(Step::Next)
+    }
+
+    /// A change to the address space (`Map`, `MapPopulated`, `Unmap`, `MapResident`,
+    /// `Exec`): one instruction; an unmap, a resident mapping or an exec waits for an
+    /// empty window (accesses in flight may still translate through the range).
+    fn dispatch_address_space(
+        &mut self,
+        c: usize,
+        t: usize,
+        ev: Event,
+        full: bool,
+        budget: &mut usize,
+    ) -> Result<Step> {
+        let pid = self.sched.pid(t);
+        let waits = match ev {
+            Event::Map { .. } | Event::MapPopulated { .. } => full,
+            _ => !self.cores[c].window.is_empty(),
+        };
+        if waits {
+            return Ok(Step::Retry(ev, false));
+        }
+        match ev {
+            Event::Map { vaddr, bytes } => self.os.map(pid, vaddr, bytes),
+            Event::MapPopulated { vaddr, bytes } => {
+                let frames = self
+                    .os
+                    .map_populated(pid, t as u32, vaddr, bytes)
+                    .map_err(|e| self.err(t, e))?;
+                for frame in frames {
+                    self.mem.zero_untimed(frame as u64 * PAGE, PAGE);
+                }
+            }
+            Event::Unmap { vaddr, bytes } => self.os.unmap(pid, vaddr, bytes),
+            Event::MapResident { vaddr, bytes } => self.os.map_resident(pid, vaddr, bytes),
+            Event::Exec => self.os.exec(pid),
+            _ => unreachable!("dispatch sends only address-space events here"),
+        }
+        self.push_slot(c, self.now + self.timing.core_fs, NO_LINE);
+        *budget -= 1;
+        Ok(Step::Next)
+    }
+
+    /// A thread event (`Yield`, `Fork`, `Spawn`, `Wait`, `Exit`) for the thread scheduler.
+    fn dispatch_thread_event(
+        &mut self,
+        c: usize,
+        t: usize,
+        ev: Event,
+        full: bool,
+        budget: &mut usize,
+    ) -> Result<Step> {
+        match ev {
             Event::Yield(_) => {
                 let window_empty = self.cores[c].window.is_empty();
                 Ok(
@@ -652,21 +778,6 @@ impl System {
                     },
                 )
             }
-            Event::Exec => {
-                if !self.cores[c].window.is_empty() {
-                    return Ok(Step::Retry(ev, false));
-                }
-                self.os.exec(pid);
-                self.push_slot(c, next_cycle, NO_LINE);
-                *budget -= 1;
-                Ok(Step::Next)
-            }
-            Event::LoadRange { .. }
-            | Event::StoreRange { .. }
-            | Event::KernelToUser { .. }
-            | Event::KernelFromUser { .. } => {
-                unreachable!("next_event turns ranged accesses into line accesses")
-            }
             Event::Fork(_) | Event::Spawn(_) => {
                 if full {
                     return Ok(Step::Retry(ev, false));
@@ -674,13 +785,13 @@ impl System {
                 self.feed_rank_delays();
                 self.sched
                     .thread_event(c, t, ev, self.now, false, &mut self.os)?;
-                self.push_slot(c, next_cycle, NO_LINE);
+                self.push_slot(c, self.now + self.timing.core_fs, NO_LINE);
                 *budget -= 1;
                 Ok(Step::Next)
             }
-            Event::Wait | Event::Exit => {
-                // A thread exits once its copies are done: the engines' and the memory
-                // controller's writes are its own, into frames the exit frees.
+            _ => {
+                // Wait or Exit. A thread exits once its copies are done: the engines' and
+                // the memory controller's writes are its own, into frames the exit frees.
                 if !self.cores[c].window.is_empty()
                     || (ev == Event::Exit && self.bulk.copies_pending(c, &self.mem))
                 {

@@ -96,19 +96,7 @@ impl System {
                 1 + self.translate_functional(c, t, va, true)?
             }
             Event::Memcpy { src, dst, bytes } => {
-                let mut kernel = 0;
-                for page in pages(src, bytes) {
-                    kernel += self.translate_functional(c, t, page, false)?;
-                }
-                self.renew_bulk_destinations(t, dst, bytes);
-                for page in pages(dst, bytes) {
-                    // As the timing mode does: each destination page placed by the source
-                    // page it is copied from.
-                    let from = src + page.max(dst) - dst;
-                    let src_frame = self.os.lookup(pid, from).map(|pa| (pa / PAGE) as u32);
-                    kernel += self.translate_functional_as(c, t, page, true, src_frame)?;
-                }
-                1 + kernel
+                1 + self.memcpy_functional(c, t, src, dst, bytes)?
             }
             Event::Movblk { src, dst } => {
                 // Functional mode translates like the timing core does: both source lines
@@ -163,6 +151,32 @@ impl System {
                 unreachable!("next_event turns ranged accesses into line accesses")
             }
         })
+    }
+
+    /// Translates a memcpy's pages for thread `t` on core `c`: the source's as loads, then
+    /// the destination's as stores; returns the fault path's kernel instructions.
+    fn memcpy_functional(
+        &mut self,
+        c: usize,
+        t: usize,
+        src: u64,
+        dst: u64,
+        bytes: u64,
+    ) -> Result<u64> {
+        let pid = self.sched.pid(t);
+        let mut kernel = 0;
+        for page in pages(src, bytes) {
+            kernel += self.translate_functional(c, t, page, false)?;
+        }
+        self.renew_bulk_destinations(t, dst, bytes);
+        for page in pages(dst, bytes) {
+            // As the timing mode does: each destination page placed by the source
+            // page it is copied from.
+            let from = src + page.max(dst) - dst;
+            let src_frame = self.os.lookup(pid, from).map(|pa| (pa / PAGE) as u32);
+            kernel += self.translate_functional_as(c, t, page, true, src_frame)?;
+        }
+        Ok(kernel)
     }
 
     /// Translates thread `t`'s access on core `c`; a fault is retried (so the access is

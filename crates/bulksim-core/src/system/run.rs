@@ -62,16 +62,7 @@ impl System {
                 break;
             }
             self.deliver_events();
-            let mut active = self.step_hybrid_os()?;
-            if let Some(e) = self.bulk.engines_mut() {
-                if e.busy() {
-                    e.advance(&mut self.mem, self.now);
-                    active = true;
-                }
-            }
-            for c in 0..self.cores.len() {
-                active |= self.step_core(c)?;
-            }
+            let mut active = self.step_components()?;
             if self
                 .measure
                 .as_ref()
@@ -89,41 +80,13 @@ impl System {
             if !self.mem.memory_outbox_empty() {
                 self.wake_memory();
             }
-            let threads_done = self.sched.all_done();
-            if threads_done
-                && !self.bulk.engines_busy()
-                && self.events.is_empty()
-                && self.mem.outbox_empty()
-                && self.mem.router.is_idle()
-            {
+            if self.all_done() {
                 break;
             }
             let next = if active || !self.run.skip_idle {
                 self.now + self.timing.core_fs
             } else {
-                let mut t = self.events.peek().map_or(u64::MAX, |e| e.0 .0);
-                for d in &self.mem.router.devices {
-                    t = t.min(d.next_fs());
-                }
-                for c in &self.cores {
-                    if let Some(h) = c.head_ready() {
-                        t = t.min(h);
-                    }
-                    if c.os_until_fs > self.now {
-                        t = t.min(c.os_until_fs);
-                    }
-                }
-                t = t.min(self.mem.next_departure());
-                if let Some(h) = &self.mem.router.hybrid {
-                    t = t.min(h.next_event_fs());
-                }
-                if t == u64::MAX {
-                    return Err(Error::Io(format!(
-                        "internal error: the system stalled at {} ns with work pending",
-                        self.now / 1_000_000
-                    )));
-                }
-                t
+                self.next_change_fs()?
             };
             // Next core-cycle boundary after now.
             self.now = next
@@ -136,6 +99,62 @@ impl System {
         }
         let wall = started.elapsed().as_secs_f64();
         Ok(self.stats(wall))
+    }
+
+    /// One core cycle of the components: the hybrid OS work, the copy engines, then every
+    /// core in order; whether any made progress.
+    #[inline]
+    fn step_components(&mut self) -> Result<bool> {
+        let mut active = self.step_hybrid_os()?;
+        if let Some(e) = self.bulk.engines_mut() {
+            if e.busy() {
+                e.advance(&mut self.mem, self.now);
+                active = true;
+            }
+        }
+        for c in 0..self.cores.len() {
+            active |= self.step_core(c)?;
+        }
+        Ok(active)
+    }
+
+    /// Every thread has ended and nothing is left in flight: the run is over.
+    #[inline]
+    fn all_done(&self) -> bool {
+        self.sched.all_done()
+            && !self.bulk.engines_busy()
+            && self.events.is_empty()
+            && self.mem.outbox_empty()
+            && self.mem.router.is_idle()
+    }
+
+    /// With nothing active, the earliest moment anything can change (fs): a response due,
+    /// a device's next step, a core's window head or the end of its OS time, a departure
+    /// from the caches, the hybrid memory's next event.
+    fn next_change_fs(&self) -> Result<u64> {
+        let mut t = self.events.peek().map_or(u64::MAX, |e| e.0 .0);
+        for d in &self.mem.router.devices {
+            t = t.min(d.next_fs());
+        }
+        for c in &self.cores {
+            if let Some(h) = c.head_ready() {
+                t = t.min(h);
+            }
+            if c.os_until_fs > self.now {
+                t = t.min(c.os_until_fs);
+            }
+        }
+        t = t.min(self.mem.next_departure());
+        if let Some(h) = &self.mem.router.hybrid {
+            t = t.min(h.next_event_fs());
+        }
+        if t == u64::MAX {
+            return Err(Error::Io(format!(
+                "internal error: the system stalled at {} ns with work pending",
+                self.now / 1_000_000
+            )));
+        }
+        Ok(t)
     }
 
     /// While every core with a thread runs a long stretch of non-memory instructions and
