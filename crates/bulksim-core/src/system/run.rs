@@ -102,8 +102,9 @@ impl System {
     }
 
     /// One core cycle of the components: the hybrid OS work, the copy engines, then every
-    /// core in order; whether any made progress.
-    #[inline]
+    /// core in order; whether any made progress. Always inlined: it is the loop's body, called
+    /// once per core cycle (a call here cost about 1% of host instructions under callgrind).
+    #[inline(always)]
     fn step_components(&mut self) -> Result<bool> {
         let mut active = self.step_hybrid_os()?;
         if let Some(e) = self.bulk.engines_mut() {
