@@ -248,6 +248,16 @@ pub struct Core {
 }
 
 impl Core {
+    /// The front end dispatches nothing for `ns` more, after any OS work it has (hybrid OS
+    /// time, a TLB shootdown).
+    #[inline]
+    pub fn hold_front_end(&mut self, now: u64, ns: u64) {
+        self.os_until_fs = self
+            .os_until_fs
+            .max(now)
+            .saturating_add(ns.saturating_mul(1_000_000));
+    }
+
     pub fn new() -> Core {
         Core {
             window: Window::new(),

@@ -182,7 +182,7 @@ impl System {
         };
         let outcome =
             self.bulk
-                .offer_chunk((op, src_last), c, &mut self.mem, self.now, self.line)?;
+                .offer_chunk((op, src_last), c, &mut self.mem, self.now, self.timing.line)?;
         let probe_fs = self.bulk.chunk_probe_fs();
         match outcome {
             ChunkOutcome::Declined { probed: true } if probe_fs > 0 => {
@@ -191,7 +191,7 @@ impl System {
             }
             ChunkOutcome::HandedDown => {
                 self.cores[c].mem_ports_left -= 1;
-                let ready = self.now + self.core_fs + probe_fs;
+                let ready = self.now + self.timing.core_fs + probe_fs;
                 self.push_mem_slot(c, ready, super::core::NO_LINE);
                 self.os.count_access(t as u32);
                 *budget -= 1;

@@ -32,15 +32,15 @@ impl System {
                 .filter(|&c| self.sched.has_work(c))
                 .min_by_key(|&c| (cycles[c], c));
             let Some(c) = next else { break };
-            if cycles[c] > self.max_cycles {
-                self.now = cycles[c] * self.core_fs;
+            if cycles[c] > self.run.max_cycles {
+                self.now = cycles[c] * self.timing.core_fs;
                 return Err(self.past_max_cycles());
             }
             let t = match self.sched.running(c) {
                 Some(t) => t,
                 None => self
                     .sched
-                    .take_next(c, cycles[c] * self.core_fs)
+                    .take_next(c, cycles[c] * self.timing.core_fs)
                     .expect("a queued thread"),
             };
             if self
@@ -56,14 +56,14 @@ impl System {
             self.sched.retired(t, retired);
             steps = steps.wrapping_add(1);
             if let Some(report) = progress.as_mut() {
-                if steps % super::PROGRESS_CHECK_STEPS == 0 && reported.elapsed() >= period {
+                if steps % super::run::PROGRESS_CHECK_STEPS == 0 && reported.elapsed() >= period {
                     reported = std::time::Instant::now();
-                    self.now = cycles.iter().copied().max().unwrap_or(0) * self.core_fs;
+                    self.now = cycles.iter().copied().max().unwrap_or(0) * self.timing.core_fs;
                     report(self.retired(), self.now as f64 / 1e6);
                 }
             }
         }
-        self.now = cycles.iter().copied().max().unwrap_or(0) * self.core_fs;
+        self.now = cycles.iter().copied().max().unwrap_or(0) * self.timing.core_fs;
         if let Some(report) = progress.as_mut() {
             report(self.retired(), self.now as f64 / 1e6);
         }
@@ -74,15 +74,15 @@ impl System {
     /// retires (each in one cycle).
     fn step_functional(&mut self, c: usize, t: usize, cycle: u64) -> Result<u64> {
         let pid = self.sched.pid(t);
-        let ev = self.sched.next_event(t, self.line)?;
+        let ev = self.sched.next_event(t, self.timing.line)?;
         Ok(match ev {
             Event::Compute(n) => {
-                if cycle.saturating_add(n) > self.max_cycles {
+                if cycle.saturating_add(n) > self.run.max_cycles {
                     return Err(self.err(
                         t,
                         format!(
                             "{n} non-memory instructions take {n} core cycles in functional mode, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
-                            self.max_cycles
+                            self.run.max_cycles
                         ),
                     ));
                 }
@@ -96,24 +96,12 @@ impl System {
                 1 + self.translate_functional(c, t, va, true)?
             }
             Event::Memcpy { src, dst, bytes } => {
-                let mut kernel = 0;
-                for page in pages(src, bytes) {
-                    kernel += self.translate_functional(c, t, page, false)?;
-                }
-                self.renew_bulk_destinations(t, dst, bytes);
-                for page in pages(dst, bytes) {
-                    // As the timing mode does: each destination page placed by the source
-                    // page it is copied from.
-                    let from = src + page.max(dst) - dst;
-                    let src_frame = self.os.lookup(pid, from).map(|pa| (pa / PAGE) as u32);
-                    kernel += self.translate_functional_as(c, t, page, true, src_frame)?;
-                }
-                1 + kernel
+                1 + self.memcpy_functional(c, t, src, dst, bytes)?
             }
             Event::Movblk { src, dst } => {
                 // Functional mode translates like the timing core does: both source lines
                 // as loads, the destination as a store.
-                let line = self.line;
+                let line = self.timing.line;
                 let mut kernel = self.translate_functional(c, t, src, false)?;
                 kernel += self.translate_functional(c, t, src + line - 1, false)?;
                 kernel += self.translate_functional(c, t, dst, true)?;
@@ -152,7 +140,7 @@ impl System {
             Event::Fork(_) | Event::Spawn(_) | Event::Yield(_) | Event::Wait | Event::Exit => {
                 // A thread event is an instruction when it starts a child; a switch retires
                 // nothing. Every event retires at once here, so the window is always empty.
-                let end = cycle * self.core_fs;
+                let end = cycle * self.timing.core_fs;
                 let outcome = self.sched.thread_event(c, t, ev, end, true, &mut self.os)?;
                 u64::from(outcome == ThreadOutcome::Started)
             }
@@ -163,6 +151,32 @@ impl System {
                 unreachable!("next_event turns ranged accesses into line accesses")
             }
         })
+    }
+
+    /// Translates a memcpy's pages for thread `t` on core `c`: the source's as loads, then
+    /// the destination's as stores; returns the fault path's kernel instructions.
+    fn memcpy_functional(
+        &mut self,
+        c: usize,
+        t: usize,
+        src: u64,
+        dst: u64,
+        bytes: u64,
+    ) -> Result<u64> {
+        let pid = self.sched.pid(t);
+        let mut kernel = 0;
+        for page in pages(src, bytes) {
+            kernel += self.translate_functional(c, t, page, false)?;
+        }
+        self.renew_bulk_destinations(t, dst, bytes);
+        for page in pages(dst, bytes) {
+            // As the timing mode does: each destination page placed by the source
+            // page it is copied from.
+            let from = src + page.max(dst) - dst;
+            let src_frame = self.os.lookup(pid, from).map(|pa| (pa / PAGE) as u32);
+            kernel += self.translate_functional_as(c, t, page, true, src_frame)?;
+        }
+        Ok(kernel)
     }
 
     /// Translates thread `t`'s access on core `c`; a fault is retried (so the access is

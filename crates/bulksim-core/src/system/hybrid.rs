@@ -1,6 +1,9 @@
-//! The system's side of a hybrid memory (`[hybrid]`, docs/hybrid.md): the OS work the
-//! hybrid router (`memory::hybrid`) cannot do alone because it needs the caches and the page
-//! tables. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
+//! The system's side of a hybrid memory (`[hybrid]`, docs/hybrid.md) as one component,
+//! `HybridOsWork`: the OS work the hybrid router (`memory::hybrid`) cannot do alone because it
+//! needs the caches and the page tables. The system calls `step` once per scheduler step and
+//! applies the `FrontEndHold`s it returns (the only thing the component cannot do itself:
+//! the cores are the system's), so a new migration policy changes `hybrid/` and this file,
+//! never `system/mod.rs`. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
 //! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
 //! their destination completes when its page is quiet (no miss in flight for it, no
 //! write-back of it waiting for memory; its accesses wait meanwhile, `System::blocked`):
@@ -17,186 +20,218 @@
 //! mechanism's remap, `hybrid.remap_shootdown_ns`), and the next migration's set-up; the next CPM migration starts
 //! only when all of it is over (`HybridMemory::cpm_hand_off`).
 
-use super::System;
+use super::threads::ThreadScheduler;
+use crate::cache::Hierarchy;
 use crate::hybrid::art::Direction;
 use crate::hybrid::config::RemapLines;
 use crate::hybrid::PAGE_BYTES;
+use crate::memory::hybrid::HybridMemory;
+use crate::os::Os;
 
-impl System {
-    /// The hybrid memory's OS work due now; whether it did any (cores waiting on a page
-    /// that completed may go on).
-    pub(super) fn step_hybrid(&mut self) -> crate::error::Result<bool> {
+/// OS time the system must give a core's front end (or every core's) before it dispatches
+/// again, in the order the OS work took it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum FrontEndHold {
+    /// Core `.0` runs OS work for `.1` ns (a period's scan, a remap).
+    Core(usize, u64),
+    /// Every core stops for `.0` ns (a remap's TLB shootdown).
+    EveryCore(u64),
+}
+
+/// The hybrid memory's OS work: its settings, read once from `[hybrid]`, and the front-end
+/// holds of the current step.
+pub(super) struct HybridOsWork {
+    /// `hybrid.os_period_ns`: core 0's OS time each period (ns).
+    os_period_ns: u64,
+    /// `hybrid.os_remap_ns`: the page's core's OS time at each remap (ns).
+    os_remap_ns: u64,
+    /// `hybrid.remap_shootdown_ns`: every core's stall at each remap (ns).
+    remap_shootdown_ns: u64,
+    /// `hybrid.remap_lines = "retag"`: cached lines are renamed, not flushed.
+    retag: bool,
+    /// The mechanism is CPM (pinned lines, serial hand-off).
+    cpm: bool,
+    /// The holds the current step took, handed to the system by `step`.
+    holds: Vec<FrontEndHold>,
+}
+
+impl HybridOsWork {
+    /// The OS work of `hybrid` (its settings do not change during a run).
+    pub(super) fn new(hybrid: &HybridMemory) -> HybridOsWork {
+        HybridOsWork {
+            os_period_ns: hybrid.cfg.os_period_ns,
+            os_remap_ns: hybrid.cfg.os_remap_ns,
+            remap_shootdown_ns: hybrid.cfg.remap_shootdown_ns,
+            retag: hybrid.cfg.remap_lines == RemapLines::Retag,
+            cpm: hybrid.cpm,
+            holds: Vec::new(),
+        }
+    }
+
+    /// Whether an access to `pa` waits because its page's migration is completing.
+    #[inline]
+    pub(super) fn completing(mem: &Hierarchy, pa: u64) -> bool {
+        mem.router
+            .hybrid
+            .as_ref()
+            .is_some_and(|h| h.completing(pa / PAGE_BYTES))
+    }
+
+    /// The hybrid memory's OS work due at `now`: whether it did any (cores waiting on a
+    /// page that completed may go on), and the front-end holds the system must apply, in
+    /// order.
+    pub(super) fn step(
+        &mut self,
+        now: u64,
+        os: &mut Os,
+        mem: &mut Hierarchy,
+        sched: &ThreadScheduler,
+    ) -> crate::error::Result<(bool, &[FrontEndHold])> {
+        self.holds.clear();
         let mut acted = false;
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        h.note_placed(&mut self.os);
-        for frame in std::mem::take(&mut self.os.released) {
-            if let Some(home) = h.release_dram(frame as u64, &mut self.os) {
-                self.os.free_frame(home as u32);
+        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        h.note_placed(os);
+        for frame in std::mem::take(&mut os.released) {
+            if let Some(home) = h.release_dram(frame as u64, os) {
+                os.free_frame(home as u32);
             }
         }
-        if self.now >= h.next_period_fs {
-            for d in h.period(&mut self.os, self.now)? {
-                self.mem.router.devices[d].wake(self.now);
+        if now >= h.next_period_fs {
+            for d in h.period(os, now)? {
+                mem.router.devices[d].wake(now);
             }
-            let os_ns = h.cfg.os_period_ns;
-            self.take_os_time(0, os_ns);
-            self.take_started();
+            self.take_os_time(mem, 0, self.os_period_ns);
+            self.take_started(os, mem);
             acted = true;
         }
-        let h = self.mem.router.hybrid.as_ref().expect("hybrid");
+        let h = mem.router.hybrid.as_ref().expect("hybrid");
         let ready: Vec<u64> = h.ready.iter().copied().collect();
         for key in ready {
             let (a, b) = (key * PAGE_BYTES, (key + 1) * PAGE_BYTES);
-            if self.mem.fetching_in(a, b) || self.mem.memory_writes_in(a, b) {
+            if mem.fetching_in(a, b) || mem.memory_writes_in(a, b) {
                 continue;
             }
-            self.complete_migration(key);
+            self.complete_migration(now, os, mem, sched, key);
             acted = true;
         }
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        if h.cpm_due(self.now) {
-            if let Some(d) = h.start_next_cpm(&mut self.os, self.now)? {
-                self.mem.router.devices[d].wake(self.now);
+        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        if h.cpm_due(now) {
+            if let Some(d) = h.start_next_cpm(os, now)? {
+                mem.router.devices[d].wake(now);
             }
-            self.take_started();
+            self.take_started(os, mem);
             acted = true;
         }
-        if acted && !self.mem.memory_outbox_empty() {
-            let now = self.now;
-            for d in &mut self.mem.router.devices {
+        if acted && !mem.memory_outbox_empty() {
+            for d in &mut mem.router.devices {
                 d.wake(now);
             }
         }
-        Ok(acted)
+        Ok((acted, &self.holds))
     }
 
     /// The migrations the hybrid memory just started: a promotion's PCM source is held,
     /// the destination's stale cached lines are dropped (a frame freed by a demotion or an
     /// exit may still have some, dirty ones of an exited owner among them), and under
     /// `cpm` the page's lines are pinned in the last level.
-    fn take_started(&mut self) {
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        let cpm = h.cpm;
+    fn take_started(&self, os: &mut Os, mem: &mut Hierarchy) {
+        let h = mem.router.hybrid.as_mut().expect("hybrid");
         for (src, dest, direction) in std::mem::take(&mut h.started) {
             if direction == Direction::Promoting {
-                self.os.hold(src as u32);
+                os.hold(src as u32);
             }
-            self.mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
-            if cpm {
-                self.mem.pin_last_level(src * PAGE_BYTES, PAGE_BYTES);
+            mem.drop_lines(dest * PAGE_BYTES, PAGE_BYTES);
+            if self.cpm {
+                mem.pin_last_level(src * PAGE_BYTES, PAGE_BYTES);
             }
         }
     }
 
     /// Completes the ready, quiet migration keyed `key` (its home page).
-    fn complete_migration(&mut self, key: u64) {
-        let h = self.mem.router.hybrid.as_ref().expect("hybrid");
-        let (cpm, remap_ns) = (h.cpm, h.cfg.os_remap_ns);
+    fn complete_migration(
+        &mut self,
+        now: u64,
+        os: &mut Os,
+        mem: &mut Hierarchy,
+        sched: &ThreadScheduler,
+        key: u64,
+    ) {
+        let h = mem.router.hybrid.as_ref().expect("hybrid");
         let m = *h.migration(key).expect("a ready migration");
         if m.flipped {
             // A partial demotion: the page never left its PCM home, whose lines the caches
             // hold under the right address already; the DRAM frame is free again.
-            self.os.unhold(m.dest as u32);
-            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-            h.finish(key, true, &mut self.os);
+            os.unhold(m.dest as u32);
+            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            h.finish(key, true, os);
             return;
         }
         let (old_at, new_at) = (m.src * PAGE_BYTES, m.dest * PAGE_BYTES);
-        let retag = h.cfg.remap_lines == RemapLines::Retag;
         let dest_device = h.dram_or_pcm(m.dest);
-        let writes_before = self.last_level_writes_out();
-        let lines = if retag {
-            self.mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
+        let writes_before = last_level_writes_out(mem);
+        let lines = if self.retag {
+            mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
         } else {
-            self.mem.move_lines_to(old_at, new_at, PAGE_BYTES)
+            mem.move_lines_to(old_at, new_at, PAGE_BYTES)
         };
-        if cpm {
-            self.mem.unpin_last_level();
+        if self.cpm {
+            mem.unpin_last_level();
             // The lines just queued for the new frame are the flush, written one after
             // another; then the remap stalls every core; then the next set-up.
-            let flushed = self.last_level_writes_out() - writes_before;
-            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-            h.cpm_hand_off(self.now, flushed as u64, dest_device);
+            let flushed = last_level_writes_out(mem) - writes_before;
+            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            h.cpm_hand_off(now, flushed as u64, dest_device);
         }
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
-        let mapped = self.os.frame_table().owner(old) == Some(m.pid)
-            && self.os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
+        let mapped = os.frame_table().owner(old) == Some(m.pid)
+            && os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
         if mapped {
-            self.os.remap(m.pid, m.vpn, new);
-            let core = self.core_running(m.pid).unwrap_or(0);
-            self.take_os_time(core, remap_ns);
+            os.remap(m.pid, m.vpn, new);
+            let core = sched.core_running_pid(m.pid).unwrap_or(0);
+            self.take_os_time(mem, core, self.os_remap_ns);
             // Every mechanism's remap updates the page table and shoots down the page's TLB
             // entries on every core (HMMSim drains the CPUs at every completion, CPM's or
             // not); only CPM's next migration also waits for it (`cpm_hand_off`).
-            let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-            let stall_ns = h.cfg.remap_shootdown_ns;
+            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            let stall_ns = self.remap_shootdown_ns;
             h.stats.remap_stall_ns += stall_ns;
-            self.stall_every_core(stall_ns);
+            if stall_ns > 0 {
+                self.holds.push(FrontEndHold::EveryCore(stall_ns));
+            }
         }
         if m.direction == Direction::Promoting {
-            self.os.unhold(old);
+            os.unhold(old);
         }
         if m.direction == Direction::Demoting {
-            if self.os.frame_table().refcount(old) > 0 {
-                self.os.release_external(old);
+            if os.frame_table().refcount(old) > 0 {
+                os.release_external(old);
             }
             if !mapped {
-                self.os.free_frame(new);
+                os.free_frame(new);
             }
         }
-        let h = self.mem.router.hybrid.as_mut().expect("hybrid");
-        if retag {
+        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        if self.retag {
             h.stats.pages_retagged_lines += lines;
         } else {
             h.stats.pages_flushed_lines += lines;
         }
-        h.finish(key, mapped, &mut self.os);
+        h.finish(key, mapped, os);
     }
 
     /// Core `c`'s front end runs OS work for `ns` after any it has already (hybrid OS
     /// time: `os_period_ns`, `os_remap_ns`), counted in `os_time_ns`.
-    fn take_os_time(&mut self, c: usize, ns: u64) {
+    fn take_os_time(&mut self, mem: &mut Hierarchy, c: usize, ns: u64) {
         if ns == 0 {
             return;
         }
-        self.hold_front_end(c, ns);
-        self.mem
-            .router
-            .hybrid
-            .as_mut()
-            .expect("hybrid")
-            .stats
-            .os_time_ns += ns;
+        self.holds.push(FrontEndHold::Core(c, ns));
+        mem.router.hybrid.as_mut().expect("hybrid").stats.os_time_ns += ns;
     }
+}
 
-    /// Write-backs the last cache level has queued for memory.
-    fn last_level_writes_out(&self) -> usize {
-        self.mem.levels.last().map_or(0, |l| l.out_writebacks.len())
-    }
-
-    /// Every core's front end dispatches nothing for `ns` after any OS work it has already
-    /// (a TLB shootdown's interrupt; as HMMSim's `pin` drains the CPUs).
-    fn stall_every_core(&mut self, ns: u64) {
-        if ns == 0 {
-            return;
-        }
-        for c in 0..self.cores.len() {
-            self.hold_front_end(c, ns);
-        }
-    }
-
-    /// Core `c`'s front end dispatches nothing for `ns` more, after any OS work it has.
-    fn hold_front_end(&mut self, c: usize, ns: u64) {
-        let core = &mut self.cores[c];
-        core.os_until_fs = core
-            .os_until_fs
-            .max(self.now)
-            .saturating_add(ns.saturating_mul(1_000_000));
-    }
-
-    /// The first core running a thread of process `pid`, if any.
-    fn core_running(&self, pid: crate::os::Pid) -> Option<usize> {
-        self.sched.core_running_pid(pid)
-    }
+/// Write-backs the last cache level has queued for memory.
+fn last_level_writes_out(mem: &Hierarchy) -> usize {
+    mem.levels.last().map_or(0, |l| l.out_writebacks.len())
 }

@@ -7,7 +7,7 @@
 //! the caches) waiting on a line of r that memory serves, and r is refreshing or draining
 //! writes (*choice*). A stall whose line the caches serve is no stall on a rank.
 
-use crate::controller::unavailability::{Cause, Unavailability};
+use crate::controller::unavailability::{Cause, Interval, Unavailability};
 use crate::memory::MemoryRouter;
 use crate::stat_struct::{extend, stat_struct};
 use serde::Serialize;
@@ -206,31 +206,8 @@ impl InterruptionRecorder {
     /// channel order, intervals recorded); per-interval detail when `detail`.
     pub fn finish(&self, unavailable: &[Unavailability], detail: bool) -> InterruptionStats {
         let threads = self.stalls.len();
-        // Per thread and rank, its stalls in time order (a thread's stalls never overlap).
-        let mut by_rank: Vec<Vec<Vec<(u64, u64)>>> =
-            vec![vec![Vec::new(); self.total_ranks]; threads];
-        for (t, stalls) in self.stalls.iter().enumerate() {
-            for &(a, b, r) in stalls {
-                by_rank[t][r as usize].push((a, b));
-            }
-        }
-        let stalled_fs = |t: usize, ranks: std::ops::Range<u32>, a: u64, b: u64| -> u64 {
-            let mut sum = 0;
-            for r in ranks {
-                let s = &by_rank[t][r as usize];
-                let first = s.partition_point(|&(_, end)| end <= a);
-                for &(x, y) in s[first..].iter().take_while(|&&(x, _)| x < b) {
-                    sum += y.min(b) - x.max(a);
-                }
-            }
-            sum
-        };
-        let mut out = InterruptionStats::default();
-        let mut refreshes_stalled = vec![0u64; threads];
-        let (mut threads_sum, mut weighted_sum, mut stalling) = (0u64, 0.0, 0u64);
-        let mut drain_threads_sum = 0u64;
-        let mut drain_banks_sum = 0u64;
-        let (mut watermark_threads_sum, mut watermark_banks_sum) = (0u64, 0u64);
+        let by_rank = StallsByRank::new(&self.stalls, self.total_ranks);
+        let mut tally = Tally::new(threads, detail);
         for (k, u) in unavailable.iter().enumerate() {
             let k = k as u32;
             let Some(d) = self
@@ -242,7 +219,7 @@ impl InterruptionRecorder {
             };
             let channel_rank = d.first_rank + (k - d.first_channel) * d.ranks;
             for i in &u.intervals {
-                let (a, b) = (
+                let span = (
                     i.start_mem_cycles * d.period_fs,
                     i.end_mem_cycles * d.period_fs,
                 );
@@ -250,80 +227,174 @@ impl InterruptionRecorder {
                     Some(r) => channel_rank + r..channel_rank + r + 1,
                     None => channel_rank..channel_rank + d.ranks,
                 };
-                let mut stalled = 0u32;
-                let mut weighted = 0.0;
-                for (t, stalled_by_refreshes) in refreshes_stalled.iter_mut().enumerate() {
-                    let fs = stalled_fs(t, ranks.clone(), a, b);
-                    if fs > 0 {
-                        stalled += 1;
-                        if i.cause == Cause::Refresh {
-                            *stalled_by_refreshes += 1;
-                            weighted += fs as f64 / (b - a) as f64;
-                        }
-                    }
-                }
+                let refresh = i.cause == Cause::Refresh;
+                let (stalled, weighted) =
+                    tally.count_stalls(&by_rank, ranks.clone(), span, refresh);
                 match i.cause {
-                    Cause::Refresh => {
-                        out.refreshes += 1;
-                        threads_sum += stalled as u64;
-                        weighted_sum += weighted;
-                        stalling += (stalled > 0) as u64;
-                        if detail {
-                            out.per_refresh.push(RefreshInterruption {
-                                rank: ranks.start,
-                                start_ns: a as f64 / 1e6,
-                                end_ns: b as f64 / 1e6,
-                                threads_stalled: stalled,
-                                weighted_stall: weighted,
-                            });
-                        }
-                    }
-                    Cause::WriteDrain => {
-                        out.write_drains += 1;
-                        drain_threads_sum += stalled as u64;
-                        drain_banks_sum += i.banks_written.unwrap_or(0) as u64;
-                        if i.by_watermark == Some(true) {
-                            out.watermark_drains += 1;
-                            watermark_threads_sum += stalled as u64;
-                            watermark_banks_sum += i.banks_written.unwrap_or(0) as u64;
-                        }
-                        if detail {
-                            out.per_drain.push(DrainInterruption {
-                                channel: k,
-                                rank: i.rank.map(|_| ranks.start),
-                                start_ns: a as f64 / 1e6,
-                                end_ns: b as f64 / 1e6,
-                                threads_stalled: stalled,
-                                banks_written: i.banks_written.unwrap_or(0),
-                            });
-                        }
-                    }
+                    Cause::Refresh => tally.refresh(ranks.start, span, stalled, weighted),
+                    Cause::WriteDrain => tally.drain(k, i, ranks.start, span, stalled),
                 }
             }
         }
+        tally.finish(&self.reads, &self.writes)
+    }
+}
+
+/// Per thread and global rank, the thread's stalls on that rank in time order (a thread's
+/// stalls never overlap).
+struct StallsByRank(Vec<Vec<Vec<(u64, u64)>>>);
+
+impl StallsByRank {
+    fn new(stalls: &[Vec<(u64, u64, u32)>], total_ranks: usize) -> StallsByRank {
+        let mut by_rank = vec![vec![Vec::new(); total_ranks]; stalls.len()];
+        for (t, stalls) in stalls.iter().enumerate() {
+            for &(a, b, r) in stalls {
+                by_rank[t][r as usize].push((a, b));
+            }
+        }
+        StallsByRank(by_rank)
+    }
+
+    /// How long (fs) thread `t` stalled on any of `ranks` within `[a, b)`.
+    fn stalled_fs(&self, t: usize, ranks: std::ops::Range<u32>, (a, b): (u64, u64)) -> u64 {
+        let mut sum = 0;
+        for r in ranks {
+            let s = &self.0[t][r as usize];
+            let first = s.partition_point(|&(_, end)| end <= a);
+            for &(x, y) in s[first..].iter().take_while(|&&(x, _)| x < b) {
+                sum += y.min(b) - x.max(a);
+            }
+        }
+        sum
+    }
+}
+
+/// The metrics being summed over the intervals, turned into means by `finish`.
+struct Tally {
+    out: InterruptionStats,
+    /// Per-interval records are kept.
+    detail: bool,
+    /// Per thread, the refreshes it stalled in.
+    refreshes_stalled: Vec<u64>,
+    /// Over refreshes: threads stalled, weighted stall, refreshes stalling any thread.
+    threads_sum: u64,
+    weighted_sum: f64,
+    stalling: u64,
+    /// Over write drains (and those the high watermark started): threads stalled, banks
+    /// written.
+    drain_threads_sum: u64,
+    drain_banks_sum: u64,
+    watermark_threads_sum: u64,
+    watermark_banks_sum: u64,
+}
+
+impl Tally {
+    fn new(threads: usize, detail: bool) -> Tally {
+        Tally {
+            out: InterruptionStats::default(),
+            detail,
+            refreshes_stalled: vec![0; threads],
+            threads_sum: 0,
+            weighted_sum: 0.0,
+            stalling: 0,
+            drain_threads_sum: 0,
+            drain_banks_sum: 0,
+            watermark_threads_sum: 0,
+            watermark_banks_sum: 0,
+        }
+    }
+
+    /// The threads that stalled on `ranks` during `span` and, for a `refresh`, their stall
+    /// weighted by its share of the span (each such thread's refresh count goes up).
+    fn count_stalls(
+        &mut self,
+        by_rank: &StallsByRank,
+        ranks: std::ops::Range<u32>,
+        (a, b): (u64, u64),
+        refresh: bool,
+    ) -> (u32, f64) {
+        let mut stalled = 0u32;
+        let mut weighted = 0.0;
+        for (t, stalled_by_refreshes) in self.refreshes_stalled.iter_mut().enumerate() {
+            let fs = by_rank.stalled_fs(t, ranks.clone(), (a, b));
+            if fs > 0 {
+                stalled += 1;
+                if refresh {
+                    *stalled_by_refreshes += 1;
+                    weighted += fs as f64 / (b - a) as f64;
+                }
+            }
+        }
+        (stalled, weighted)
+    }
+
+    /// A refresh of global rank `rank` over `span` (fs) that stalled `stalled` threads.
+    fn refresh(&mut self, rank: u32, (a, b): (u64, u64), stalled: u32, weighted: f64) {
+        self.out.refreshes += 1;
+        self.threads_sum += stalled as u64;
+        self.weighted_sum += weighted;
+        self.stalling += (stalled > 0) as u64;
+        if self.detail {
+            self.out.per_refresh.push(RefreshInterruption {
+                rank,
+                start_ns: a as f64 / 1e6,
+                end_ns: b as f64 / 1e6,
+                threads_stalled: stalled,
+                weighted_stall: weighted,
+            });
+        }
+    }
+
+    /// Write drain `i` of global channel `channel` (first global rank `rank`) over `span`
+    /// (fs) that stalled `stalled` threads.
+    fn drain(&mut self, channel: u32, i: &Interval, rank: u32, (a, b): (u64, u64), stalled: u32) {
+        let banks = i.banks_written.unwrap_or(0);
+        self.out.write_drains += 1;
+        self.drain_threads_sum += stalled as u64;
+        self.drain_banks_sum += banks as u64;
+        if i.by_watermark == Some(true) {
+            self.out.watermark_drains += 1;
+            self.watermark_threads_sum += stalled as u64;
+            self.watermark_banks_sum += banks as u64;
+        }
+        if self.detail {
+            self.out.per_drain.push(DrainInterruption {
+                channel,
+                rank: i.rank.map(|_| rank),
+                start_ns: a as f64 / 1e6,
+                end_ns: b as f64 / 1e6,
+                threads_stalled: stalled,
+                banks_written: banks,
+            });
+        }
+    }
+
+    /// The means, and each thread's share and DRAM accesses by rank (`reads`, `writes`).
+    fn finish(mut self, reads: &[Vec<u64>], writes: &[Vec<u64>]) -> InterruptionStats {
         let mean = |sum: f64, n: u64| if n == 0 { 0.0 } else { sum / n as f64 };
-        out.threads_stalled_per_refresh = mean(threads_sum as f64, out.refreshes);
-        out.weighted_stall_per_refresh = mean(weighted_sum, out.refreshes);
-        out.refreshes_stalling_share = mean(stalling as f64, out.refreshes);
-        out.threads_stalled_per_drain = mean(drain_threads_sum as f64, out.write_drains);
-        out.banks_written_per_drain = mean(drain_banks_sum as f64, out.write_drains);
+        let out = &mut self.out;
+        out.threads_stalled_per_refresh = mean(self.threads_sum as f64, out.refreshes);
+        out.weighted_stall_per_refresh = mean(self.weighted_sum, out.refreshes);
+        out.refreshes_stalling_share = mean(self.stalling as f64, out.refreshes);
+        out.threads_stalled_per_drain = mean(self.drain_threads_sum as f64, out.write_drains);
+        out.banks_written_per_drain = mean(self.drain_banks_sum as f64, out.write_drains);
         out.threads_stalled_per_watermark_drain =
-            mean(watermark_threads_sum as f64, out.watermark_drains);
+            mean(self.watermark_threads_sum as f64, out.watermark_drains);
         out.banks_written_per_watermark_drain =
-            mean(watermark_banks_sum as f64, out.watermark_drains);
-        out.threads = (0..threads)
+            mean(self.watermark_banks_sum as f64, out.watermark_drains);
+        out.threads = (0..self.refreshes_stalled.len())
             .map(|t| ThreadInterruptions {
-                refreshes_stalled: refreshes_stalled[t],
-                refresh_stall_share: mean(refreshes_stalled[t] as f64, out.refreshes),
-                dram_reads_by_rank: self.reads[t].clone(),
-                dram_writes_by_rank: self.writes[t].clone(),
-                dram_accesses_by_rank: self.reads[t]
+                refreshes_stalled: self.refreshes_stalled[t],
+                refresh_stall_share: mean(self.refreshes_stalled[t] as f64, out.refreshes),
+                dram_reads_by_rank: reads[t].clone(),
+                dram_writes_by_rank: writes[t].clone(),
+                dram_accesses_by_rank: reads[t]
                     .iter()
-                    .zip(&self.writes[t])
+                    .zip(&writes[t])
                     .map(|(r, w)| r + w)
                     .collect(),
             })
             .collect();
-        out
+        self.out
     }
 }

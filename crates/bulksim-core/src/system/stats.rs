@@ -205,16 +205,10 @@ pub static SYSTEM_STAT_DOCS: LazyLock<Vec<FieldDoc>> = LazyLock::new(|| {
 });
 
 impl SystemStats {
-    /// A few readable lines with units, then the memory system's summary.
-    pub fn summary(&self) -> String {
-        let t = &self.traffic;
-        let mb = |b: u64| b as f64 / (1 << 20) as f64;
-        let mut s = format!(
-            "system              {} cores at {:.2} GHz, bulk mechanism {}\n",
-            self.cores.len(),
-            self.core_ghz,
-            self.mechanism
-        );
+    /// The performance line (several busy cores: their IPC together, then each core's) and
+    /// the measured windows' line.
+    fn performance_lines(&self) -> String {
+        let mut s = String::new();
         // Cores that ran something: with several, `ipc` is their throughput together (about
         // the sum of their IPCs), so it is labelled as such and each core's follows.
         let busy: Vec<(usize, &CoreStats)> = self
@@ -250,6 +244,20 @@ impl SystemStats {
                 m.stats_from_cycle
             );
         }
+        s
+    }
+
+    /// A few readable lines with units, then the memory system's summary.
+    pub fn summary(&self) -> String {
+        let t = &self.traffic;
+        let mb = |b: u64| b as f64 / (1 << 20) as f64;
+        let mut s = format!(
+            "system              {} cores at {:.2} GHz, bulk mechanism {}\n",
+            self.cores.len(),
+            self.core_ghz,
+            self.mechanism
+        );
+        s += &self.performance_lines();
         s += &format!(
             "memory traffic      {:.2} MiB: read {:.2}, write {:.2}, copy {:.2}, init {:.2}; FMTC {:.3}\n",
             mb(self.traffic_bytes),
