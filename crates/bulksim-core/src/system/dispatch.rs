@@ -626,6 +626,14 @@ impl System {
         Ok(Step::Next)
     }
 
+    /// Whether a memory access of core `c` waits this cycle: its queue is `full`, or it is
+    /// `dependent` (pointer chasing) and its address is known only once every older load
+    /// has its data.
+    #[inline]
+    fn waits_to_dispatch(&self, c: usize, full: bool, dependent: bool) -> bool {
+        full || (dependent && !self.cores[c].loads_have_data(self.now))
+    }
+
     /// The program's load or store `ev` of virtual `va` through the caches.
     #[inline]
     fn dispatch_program_access(
@@ -637,11 +645,7 @@ impl System {
         full: bool,
         budget: &mut usize,
     ) -> Result<Step> {
-        if full {
-            return Ok(Step::Retry(ev, false));
-        }
-        // Pointer chasing: the address is known once every older load has its data.
-        if matches!(ev, Event::LoadDependent(_)) && !self.cores[c].loads_have_data(self.now) {
+        if self.waits_to_dispatch(c, full, matches!(ev, Event::LoadDependent(_))) {
             return Ok(Step::Retry(ev, false));
         }
         let data = if matches!(ev, Event::Store(_)) {
@@ -689,11 +693,7 @@ impl System {
         full: bool,
         budget: &mut usize,
     ) -> Result<Step> {
-        if full {
-            return Ok(Step::Retry(ev, false));
-        }
-        // Pointer chasing: the address is known once every older load has its data.
-        if matches!(ev, Event::MemReadDependent(_)) && !self.cores[c].loads_have_data(self.now) {
+        if self.waits_to_dispatch(c, full, matches!(ev, Event::MemReadDependent(_))) {
             return Ok(Step::Retry(ev, false));
         }
         let pid = self.sched.pid(t);
