@@ -16,9 +16,8 @@
 //! (the bulk coordinator's hazard record, `bulk.rs`). A declined chunk comes back from the
 //! routine as its movblks. `DramChunks` decides (its settings are its own); the bulk
 //! coordinator owns it, records a chunk it hands down and counts it; the core's side (the
-//! translation, the window slot) is `System::dispatch_chunk`.
+//! translation, the window slot) is `Core::dispatch_chunk` (`core/access.rs`).
 
-use super::{Space, System};
 use crate::bulk::{BulkKind, BulkOp};
 use crate::cache::Hierarchy;
 use crate::config::{Config, DramRule};
@@ -147,74 +146,4 @@ fn caches_hold_partial_dirty(mem: &Hierarchy, a: u64, b: u64) -> bool {
             })
         })
     })
-}
-
-impl System {
-    /// Core `c` offers the chunk of `bytes` from `src` to `dst` (in `space`): translated
-    /// here once every older instruction retired, decided by the bulk coordinator.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn dispatch_chunk(
-        &mut self,
-        c: usize,
-        t: usize,
-        space: Space,
-        src: u64,
-        dst: u64,
-        bytes: u64,
-        budget: &mut usize,
-    ) -> Result<ChunkOutcome> {
-        if !self.cores[c].window.is_empty() || self.cores[c].mem_ports_left == 0 {
-            return Ok(ChunkOutcome::Retry(false));
-        }
-        let Some(src_pa) = self.resolve(c, t, space, src, false)? else {
-            return Ok(ChunkOutcome::Retry(true));
-        };
-        let Some(src_last) = self.resolve(c, t, space, src + bytes - 1, false)? else {
-            return Ok(ChunkOutcome::Retry(true));
-        };
-        let Some(dst_pa) = self.resolve(c, t, space, dst, true)? else {
-            return Ok(ChunkOutcome::Retry(true));
-        };
-        let op = BulkOp {
-            kind: BulkKind::Copy { src: src_pa },
-            dst: dst_pa,
-            bytes,
-        };
-        let outcome =
-            self.bulk
-                .offer_chunk((op, src_last), c, &mut self.mem, self.now, self.timing.line)?;
-        let probe_fs = self.bulk.chunk_probe_fs();
-        match outcome {
-            ChunkOutcome::Declined { probed: true } if probe_fs > 0 => {
-                // The tag probe's time holds the routine's next instruction.
-                self.push_slot(c, self.now + probe_fs, super::core::NO_LINE);
-            }
-            ChunkOutcome::HandedDown => {
-                self.cores[c].mem_ports_left -= 1;
-                let ready = self.now + self.timing.core_fs + probe_fs;
-                self.push_mem_slot(c, ready, super::core::NO_LINE);
-                self.os.count_access(t as u32);
-                *budget -= 1;
-            }
-            _ => {}
-        }
-        Ok(outcome)
-    }
-
-    /// The chunk just offered runs as movblks: the routine that offered it expands it.
-    pub(super) fn decline_chunk(
-        &mut self,
-        c: usize,
-        t: usize,
-        space: Space,
-        step: crate::workload::memcpy::CopyStep,
-    ) {
-        let expansion = match space {
-            Space::Physical => self.cores[c].kernel_copy.as_mut(),
-            Space::Virtual(_) => self.sched.memcpy_mut(t),
-        };
-        expansion
-            .expect("the routine that offered the chunk")
-            .decline(step);
-    }
 }

@@ -78,7 +78,7 @@ impl System {
         Ok(match ev {
             Event::Compute(n) => {
                 if cycle.saturating_add(n) > self.run.max_cycles {
-                    return Err(self.err(
+                    return Err(self.sched.err(
                         t,
                         format!(
                             "{n} non-memory instructions take {n} core cycles in functional mode, past sim.max_cycles ({} core cycles); a corrupt count? raise sim.max_cycles to run it",
@@ -122,7 +122,7 @@ impl System {
             Event::MapPopulated { vaddr, bytes } => {
                 self.os
                     .map_populated(pid, t as u32, vaddr, bytes)
-                    .map_err(|e| self.err(t, e))?;
+                    .map_err(|e| self.sched.err(t, e))?;
                 1
             }
             Event::Unmap { vaddr, bytes } => {
@@ -216,13 +216,13 @@ impl System {
                 .translate_copy_destination(c as u32, pid, t as u32, va, src),
             None => self.os.translate_on(c as u32, pid, t as u32, va, write),
         }
-        .map_err(|e| self.err(t, e))?;
+        .map_err(|e| self.sched.err(t, e))?;
         let kernel = match work {
             None | Some(Work::Resident { .. }) => 0,
             Some(_) => {
                 self.os
                     .translate_on(c as u32, pid, t as u32, va, write)
-                    .map_err(|e| self.err(t, e))?;
+                    .map_err(|e| self.sched.err(t, e))?;
                 self.os.fault_instructions()
             }
         };

@@ -6,7 +6,7 @@
 //! never `system/mod.rs`. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
 //! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
 //! their destination completes when its page is quiet (no miss in flight for it, no
-//! write-back of it waiting for memory; its accesses wait meanwhile, `System::blocked`):
+//! write-back of it waiting for memory; its accesses wait meanwhile, `CoreEnv::blocked`):
 //! the old frame's cached lines are flushed to the new frame and invalidated, or renamed to
 //! it (`hybrid.remap_lines`), the OS maps
 //! the page to the new frame, and the ART entry and the vacated frame are freed. DRAM
@@ -234,4 +234,26 @@ impl HybridOsWork {
 /// Write-backs the last cache level has queued for memory.
 fn last_level_writes_out(mem: &Hierarchy) -> usize {
     mem.levels.last().map_or(0, |l| l.out_writebacks.len())
+}
+
+impl super::System {
+    /// The hybrid memory's OS work due now (`HybridOsWork::step`), with the OS time it
+    /// takes from the cores' front ends; whether it did any.
+    pub(super) fn step_hybrid_os(&mut self) -> crate::error::Result<bool> {
+        let Some(work) = self.hybrid_os.as_mut() else {
+            return Ok(false);
+        };
+        let (acted, holds) = work.step(self.now, &mut self.os, &mut self.mem, &self.sched)?;
+        for &hold in holds {
+            match hold {
+                FrontEndHold::Core(c, ns) => self.cores[c].hold_front_end(self.now, ns),
+                FrontEndHold::EveryCore(ns) => {
+                    for core in &mut self.cores {
+                        core.hold_front_end(self.now, ns);
+                    }
+                }
+            }
+        }
+        Ok(acted)
+    }
 }

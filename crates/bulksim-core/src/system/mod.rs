@@ -26,23 +26,20 @@ mod build;
 mod bulk;
 mod collect;
 pub mod core;
-mod dispatch;
 mod dram_chunks;
 mod functional;
 mod hybrid;
 pub mod interruptions;
 mod measure;
-mod os_calls;
 mod run;
 pub mod stats;
 mod threads;
 
 pub use run::{run_opened_workload, run_workload, run_workload_logged, run_workload_with_progress};
 
-use self::core::{Core, CoreSettings, Job, MemPhase, Slot, NO_LINE};
-use crate::bulk::{BulkKind, BulkOp};
+use self::core::{Core, CoreSettings, Job, MemPhase};
 use crate::cache::hierarchy::Completed;
-use crate::cache::{Hierarchy, Origin};
+use crate::cache::Hierarchy;
 use crate::config::{Config, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations};
 use crate::error::{Error, Result};
 use crate::memory::MemoryRouter;
@@ -51,30 +48,18 @@ use crate::os::allocator::{
     sites_from_mapper, usable_frames_from_mapper, FrameAllocator, RankSetup, SiteFn,
     LAZY_ABOVE_FRAMES, PAGE,
 };
-use crate::os::{Os, Pid, RankOf, Work};
-use crate::port::{Movblk, Port};
-use crate::workload::memcpy::CopyStep;
+use crate::os::{Os, Pid, RankOf};
+use crate::port::Port;
 use crate::workload::program::Event;
 use crate::workload::source::Workload;
 use bulk::{BulkCoordinator, Finished};
-use hybrid::{FrontEndHold, HybridOsWork};
+use hybrid::HybridOsWork;
 use interruptions::InterruptionRecorder;
 use stats::{CoreStats, DeviceStats, SystemStats};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::path::Path;
-use threads::{SchedulerSetup, ThreadOutcome, ThreadScheduler};
-
-/// What a store dispatched through `System::access` writes.
-#[derive(Clone, Copy, Debug)]
-enum StoreData {
-    /// Nothing: a load.
-    None,
-    /// The program's own store: a word naming the thread and the store.
-    Program,
-    /// A copy's store: `len` bytes read now at virtual `src`.
-    From { src: u64, len: u32 },
-}
+use threads::{SchedulerSetup, ThreadScheduler};
 
 const EV_TAG: u8 = 0;
 const EV_OP: u8 = 1;
@@ -133,24 +118,6 @@ pub struct System {
     measure: Option<measure::Measure>,
     /// The hybrid memory's OS work (`hybrid.rs`; None: no `[hybrid]`).
     hybrid_os: Option<HybridOsWork>,
-}
-
-/// The address space of an access: a thread's virtual addresses, or physical ones (the
-/// kernel's copy-on-write copy run by a memcpy routine, `system.memcpy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Space {
-    Virtual(Pid),
-    Physical,
-}
-
-/// What dispatching one event did.
-enum Step {
-    /// Consumed; dispatch may go on.
-    Next,
-    /// Not dispatched (window or MSHRs full, or waiting on work): retry it later.
-    Retry(Event, bool),
-    /// Consumed, and the core must stop dispatching this cycle (bulk work, thread switch).
-    Stop,
 }
 
 impl System {

@@ -113,8 +113,9 @@ impl System {
                 active = true;
             }
         }
-        for c in 0..self.cores.len() {
-            active |= self.step_core(c)?;
+        let (cores, mut env) = self.split_cores();
+        for (c, core) in cores.iter_mut().enumerate() {
+            active |= core.step(c, &mut env)?;
         }
         Ok(active)
     }
