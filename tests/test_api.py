@@ -84,7 +84,7 @@ def test_bad_config_errors_name_the_problem(tmp_path, make_trace):
         bulksim.ConfigError, match=r"controller\.schedular.*did you mean 'controller\.scheduler'"
     ):
         bulksim.run(trace=trace, overrides=["controller.schedular=fcfs"])
-    with pytest.raises(bulksim.ConfigError, match=r"controller\.page_policy.*open, closed"):
+    with pytest.raises(bulksim.ConfigError, match=r"controller\.page_policy.*`open` or `closed`"):
         bulksim.run(trace=trace, overrides=["controller.page_policy=sometimes"])
     with pytest.raises(bulksim.ConfigError, match=r"dram\.preset.*DDR4_8Gb_x8_2400"):
         bulksim.run(trace=trace, preset="DDR4_8Gb_x8_2401")

@@ -65,7 +65,7 @@ def test_bad_input_gives_one_error_line_and_nonzero_status(tmp_path):
     r = bulksim("run", "--trace", trace, "--set", "bulk.mechanism=rowclone")
     assert r.returncode == 1 and f"{trace}:2:" in r.stderr and "reserves" in r.stderr
     r = bulksim("run", "--trace", trace, "--set", "bulk.mechanism=gpu")
-    assert r.returncode == 1 and "channel, mc_dma, rowclone" in r.stderr
+    assert r.returncode == 1 and "`auto`, `channel`, `mc_dma`, `rowclone`" in r.stderr
     r = bulksim("run", "--trace", trace, "--set", "controller.schedular=fcfs")
     assert r.returncode == 1 and "did you mean 'controller.scheduler'" in r.stderr
     r = bulksim("run", "--trace", trace, "--trace-format", "csv")

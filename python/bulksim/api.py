@@ -377,8 +377,9 @@ def presets() -> list[str]:
     return list(_core.preset_names())
 
 
-def config_fields() -> list[dict[str, str]]:
-    """Every config key with its unit and description."""
+def config_fields() -> list[dict[str, Any]]:
+    """Every config key with its unit and description; a choice key (a mechanism, policy or
+    mode) also has ``choices``, the names it takes."""
     return json.loads(_core.config_fields())
 
 

@@ -1,25 +1,26 @@
 //! `[bulk]`: how a request trace's copy and initialization requests execute below the caches
 //! (over the channel, by the controller's DMA engine, or in DRAM by RowClone).
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
-/// How copy and initialization requests execute (see `bulk`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mechanism {
-    /// Trace replay: `channel`. Full system: what `system.bulk_mechanism` executes below the
-    /// caches (`cpu`: channel, for pieces spanning memory devices; `mc_dma`; `rowclone` and
-    /// `rowclone_zi`: rowclone).
-    Auto,
-    /// Over the channel by the memory side, with no caches: read each source line, write
-    /// each destination line, through the controller's queues (a copy loop's memory traffic;
-    /// not the full system's `cpu`, which runs the loop on a core through the caches).
-    Channel,
-    /// The memory controller's DMA engine: the same channel traffic, booked as DMA.
-    McDma,
-    /// In DRAM: Fast Parallel Mode, Pipelined Serial Mode, channel fallback for the rest.
-    Rowclone,
+config_enum! {
+    /// How copy and initialization requests execute (see `bulk`).
+    pub enum Mechanism {
+        /// Trace replay: `channel`. Full system: what `system.bulk_mechanism` executes below the
+        /// caches (`cpu`: channel, for pieces spanning memory devices; `mc_dma`; `rowclone` and
+        /// `rowclone_zi`: rowclone).
+        Auto = "auto",
+        /// Over the channel by the memory side, with no caches: read each source line, write
+        /// each destination line, through the controller's queues (a copy loop's memory traffic;
+        /// not the full system's `cpu`, which runs the loop on a core through the caches).
+        Channel = "channel",
+        /// The memory controller's DMA engine: the same channel traffic, booked as DMA.
+        McDma = "mc_dma",
+        /// In DRAM: Fast Parallel Mode, Pipelined Serial Mode, channel fallback for the rest.
+        Rowclone = "rowclone",
+    }
 }
 
 impl Mechanism {
@@ -30,24 +31,14 @@ impl Mechanism {
             m => m,
         }
     }
-
-    /// The mechanism's config name (stats and errors use this one spelling).
-    pub fn name(self) -> &'static str {
-        match self {
-            Mechanism::Auto => "auto",
-            Mechanism::Channel => "channel",
-            Mechanism::McDma => "mc_dma",
-            Mechanism::Rowclone => "rowclone",
-        }
-    }
 }
 
 config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct BulkConfig at "bulk" {
-        pub mechanism: Mechanism = doc(
-            "auto | channel | mc_dma | rowclone",
+        pub mechanism: Mechanism = choice(
+            Mechanism,
             "how copy and init requests execute below the caches: auto (trace replay: channel; full system: set by system.bulk_mechanism, and any other value that disagrees with it is an error), channel and mc_dma over the channel (line reads and writes through the controller's queues, no caches; mc_dma is booked as DMA), rowclone in DRAM (FPM, PSM, channel fallback); rowclone reserves a zero row per subarray and a temporary row per bank",
         ),
         pub lines_in_flight: u32 = doc(

@@ -2,38 +2,39 @@
 //! mapping) and `[controller.write_drain]`, where and how writes are drained; refresh, the
 //! other sub-table, is `refresh.rs`.
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use super::refresh::{refresh_config, RefreshConfig};
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Scheduler {
-    Fcfs,
-    Frfcfs,
+config_enum! {
+    pub enum Scheduler {
+        Fcfs = "fcfs",
+        Frfcfs = "frfcfs",
+    }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PagePolicy {
-    Open,
-    Closed,
+config_enum! {
+    pub enum PagePolicy {
+        Open = "open",
+        Closed = "closed",
+    }
 }
 
 config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct ControllerConfig at "controller" {
-        pub scheduler: Scheduler = doc(
-            "fcfs | frfcfs",
+        pub scheduler: Scheduler = choice(
+            Scheduler,
             "fcfs: oldest ready request first; frfcfs: ready row hits first, then oldest ready",
         ),
         pub row_hit_cap: u32 = doc(
             "column commands",
             "frfcfs: after this many hits to one open row, stop favouring its hits (0 = no cap)",
         ),
-        pub page_policy: PagePolicy = doc(
-            "open | closed",
+        pub page_policy: PagePolicy = choice(
+            PagePolicy,
             "open: rows stay open until a conflict; closed: every access auto-precharges (RDA/WRA)",
         ),
         pub read_queue_size: u32 = doc("requests", "read queue entries per channel"),
@@ -63,25 +64,25 @@ config_struct! {
     }
 }
 
-/// Which requests share one write-drain state: the channel's whole write queue, or each
-/// rank's writes (the Rank Assignment paper's Table II: other ranks keep serving reads).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DrainScope {
-    Channel,
-    Rank,
+config_enum! {
+    /// Which requests share one write-drain state: the channel's whole write queue, or each
+    /// rank's writes (the Rank Assignment paper's Table II: other ranks keep serving reads).
+    pub enum DrainScope {
+        Channel = "channel",
+        Rank = "rank",
+    }
 }
 
-/// How writes compete with reads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DrainPolicy {
-    /// Reads first; writes drained between the high and low watermarks.
-    Watermark,
-    /// Reads and writes in one order, by the scheduler (no drain periods).
-    EqualPriority,
-    /// Writes are absorbed when they arrive and never reach DRAM (an upper bound).
-    Ideal,
+config_enum! {
+    /// How writes compete with reads.
+    pub enum DrainPolicy {
+        /// Reads first; writes drained between the high and low watermarks.
+        Watermark = "watermark",
+        /// Reads and writes in one order, by the scheduler (no drain periods).
+        EqualPriority = "equal_priority",
+        /// Writes are absorbed when they arrive and never reach DRAM (an upper bound).
+        Ideal = "ideal",
+    }
 }
 
 config_struct! {
@@ -89,12 +90,12 @@ config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct WriteDrainConfig at "controller.write_drain" {
-        pub scope: DrainScope = doc(
-            "channel | rank",
+        pub scope: DrainScope = choice(
+            DrainScope,
             "channel: one drain state for the channel's write queue (reads wait during a drain); rank: each rank drains its own writes while the other ranks keep serving reads, with 2 x high write entries per rank (bulksim's choice)",
         ),
-        pub policy: DrainPolicy = doc(
-            "watermark | equal_priority | ideal",
+        pub policy: DrainPolicy = choice(
+            DrainPolicy,
             "watermark: reads first, writes drained from high down to low; equal_priority: reads and writes in one order by the scheduler (two that reach the controller in one cycle: the one that left the last cache level first), no drains; ideal: writes absorbed on arrival, never issued (an upper bound)",
         ),
         /// High watermark in entries of the scope's writes; 0: channel scope takes

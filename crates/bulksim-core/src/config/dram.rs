@@ -2,6 +2,7 @@
 //! subarray size, row and column overrides, timing overrides, operating temperature and the
 //! pJ/bit energy model's activation size. `spec.rs` resolves it into a `Spec`.
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -37,8 +38,8 @@ config_struct! {
             "cycles (tCK) per entry",
             "overrides of the preset's timing parameters by name, e.g. { nCL = 17 }",
         ),
-        pub temperature: Temperature = doc(
-            "normal | extended",
+        pub temperature: Temperature = choice(
+            Temperature,
             "extended (above 85 C): the preset's nREFI, nREFI2 and nREFI4 are halved (rounded down) before dram.timing overrides apply",
         ),
         /// MiB of each rank the OS may use (the capacity study); 0: the whole rank.
@@ -54,13 +55,13 @@ config_struct! {
     }
 }
 
-/// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
-/// twice as often.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Temperature {
-    Normal,
-    Extended,
+config_enum! {
+    /// Operating temperature range: above 85 C (extended) cells leak faster and are refreshed
+    /// twice as often.
+    pub enum Temperature {
+        Normal = "normal",
+        Extended = "extended",
+    }
 }
 
 impl Default for DramConfig {

@@ -17,6 +17,9 @@ pub struct FieldDoc {
     pub key: &'static str,
     pub unit: &'static str,
     pub description: &'static str,
+    /// The names a choice field takes (`choice(..)`); empty for every other field.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub choices: &'static [&'static str],
 }
 
 /// Declares a config section's struct, each field followed by where its docs are:
@@ -32,7 +35,10 @@ pub struct FieldDoc {
 /// }
 /// ```
 ///
-/// `doc(unit, description)` documents the key `prefix.field`; `section()` marks a field
+/// `doc(unit, description)` documents the key `prefix.field`; `choice(Enum, description)`
+/// documents a field holding a `config_enum!` value (or an `Option` of one): its unit is the
+/// enum's names (`Enum::UNIT`) and its `choices` are the names, so the docs, `config show` and
+/// the error for a bad value list exactly what the field reads; `section()` marks a field
 /// whose struct documents its own keys under its own prefix (nothing else is accepted, so a
 /// field cannot be declared without saying where its docs are). The struct is emitted as
 /// written (attributes, derives and serde settings pass through), with
@@ -72,6 +78,15 @@ macro_rules! config_struct {
             key: concat!($prefix, ".", stringify!($field)),
             unit: $unit,
             description: $description,
+            choices: &[],
+        }]
+    };
+    (@entry $prefix:literal, $field:ident, choice($choice:ty, $description:literal $(,)?)) => {
+        &[$crate::config::FieldDoc {
+            key: concat!($prefix, ".", stringify!($field)),
+            unit: <$choice>::UNIT,
+            description: $description,
+            choices: <$choice>::NAMES,
         }]
     };
     (@entry $prefix:literal, $field:ident, section()) => {

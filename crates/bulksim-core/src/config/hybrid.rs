@@ -5,6 +5,7 @@
 //! Defaults follow the paper (Table I) where it gives a value and are bulksim's choices
 //! (docs/hybrid.md) where it does not.
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
@@ -18,20 +19,20 @@ pub const BLOCKS_PER_PAGE: u32 = (PAGE_BYTES / BLOCK_BYTES) as u32;
 // The copied mask is one u64: the page/block sizes above must give exactly 64 blocks.
 const _: () = assert!(BLOCKS_PER_PAGE == 64);
 
-/// How pages migrate (`hybrid.mechanism`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Mechanism {
-    /// The baseline: one migration at a time, the page's lines pinned in the LLC.
-    Cpm,
-    /// Concurrent migration: every block of each migrating page copied in the background,
-    /// accesses redirected by the ART.
-    Cm,
-    /// CM with on-demand block migration: promotions copy a block only when it is accessed.
-    CmObm,
-    /// CM+OBM with partial demotion: a partly promoted page is demoted by copying back only
-    /// its promoted blocks.
-    CmObmPd,
+config_enum! {
+    /// How pages migrate (`hybrid.mechanism`).
+    pub enum Mechanism {
+        /// The baseline: one migration at a time, the page's lines pinned in the LLC.
+        Cpm = "cpm",
+        /// Concurrent migration: every block of each migrating page copied in the background,
+        /// accesses redirected by the ART.
+        Cm = "cm",
+        /// CM with on-demand block migration: promotions copy a block only when it is accessed.
+        CmObm = "cm_obm",
+        /// CM+OBM with partial demotion: a partly promoted page is demoted by copying back only
+        /// its promoted blocks.
+        CmObmPd = "cm_obm_pd",
+    }
 }
 
 impl Mechanism {
@@ -51,18 +52,18 @@ impl Mechanism {
     }
 }
 
-/// Where the memory queues put migration copies relative to program requests
-/// (`hybrid.copy_priority`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CopyPriority {
-    /// Per mechanism, as the paper and its sources say (`CopyPriority::resolve`): `low`
-    /// for `cpm`, `equal` for the CM variants.
-    Auto,
-    /// Program requests first (HMMSim's two queues).
-    Low,
-    /// No distinction: copies compete with program requests in arrival order.
-    Equal,
+config_enum! {
+    /// Where the memory queues put migration copies relative to program requests
+    /// (`hybrid.copy_priority`).
+    pub enum CopyPriority {
+        /// Per mechanism, as the paper and its sources say (`CopyPriority::resolve`): `low`
+        /// for `cpm`, `equal` for the CM variants.
+        Auto = "auto",
+        /// Program requests first (HMMSim's two queues).
+        Low = "low",
+        /// No distinction: copies compete with program requests in arrival order.
+        Equal = "equal",
+    }
 }
 
 impl CopyPriority {
@@ -91,37 +92,37 @@ pub const CPM_COPIES_IN_FLIGHT: u32 = 64;
 /// See `CPM_COPIES_IN_FLIGHT`.
 pub const CM_COPIES_IN_FLIGHT: u32 = 64;
 
-/// What happens to the cached lines of a page's old frame when its migration completes
-/// (`hybrid.remap_lines`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RemapLines {
-    /// Dirty lines are written to the new frame, then every line is invalidated.
-    Flush,
-    /// Lines stay cached, their tags rewritten to the new frame.
-    Retag,
+config_enum! {
+    /// What happens to the cached lines of a page's old frame when its migration completes
+    /// (`hybrid.remap_lines`).
+    pub enum RemapLines {
+        /// Dirty lines are written to the new frame, then every line is invalidated.
+        Flush = "flush",
+        /// Lines stay cached, their tags rewritten to the new frame.
+        Retag = "retag",
+    }
 }
 
-/// Which LLC misses and write-backs the PACT counts (`hybrid.pact_origins`); the migration
-/// copier's are `count_copies`'s.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PactOrigins {
-    /// The program's own loads' and stores' only.
-    Program,
-    /// Also those of copies, first-touch zeroing and bulk coherence.
-    All,
+config_enum! {
+    /// Which LLC misses and write-backs the PACT counts (`hybrid.pact_origins`); the migration
+    /// copier's are `count_copies`'s.
+    pub enum PactOrigins {
+        /// The program's own loads' and stores' only.
+        Program = "program",
+        /// Also those of copies, first-touch zeroing and bulk coherence.
+        All = "all",
+    }
 }
 
-/// Where the OS first places a page (`hybrid.placement`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Placement {
-    /// In a free DRAM frame while more than the policy's watermark (`free_min`) are free,
-    /// then in PCM (HMMSim's `dram_first`, which fills DRAM once at the start).
-    DramFirst,
-    /// Always in PCM; DRAM holds only promoted pages.
-    PcmOnly,
+config_enum! {
+    /// Where the OS first places a page (`hybrid.placement`).
+    pub enum Placement {
+        /// In a free DRAM frame while more than the policy's watermark (`free_min`) are free,
+        /// then in PCM (HMMSim's `dram_first`, which fills DRAM once at the start).
+        DramFirst = "dram_first",
+        /// Always in PCM; DRAM holds only promoted pages.
+        PcmOnly = "pcm_only",
+    }
 }
 
 config_struct! {
@@ -130,8 +131,8 @@ config_struct! {
     #[serde(deny_unknown_fields, default)]
     pub struct HybridConfig at "hybrid" {
         /// Migration mechanism: `cpm | cm | cm_obm | cm_obm_pd`.
-        pub mechanism: Mechanism = doc(
-            "cpm | cm | cm_obm | cm_obm_pd",
+        pub mechanism: Mechanism = choice(
+            Mechanism,
             "migration mechanism: cpm (one at a time, page pinned in the LLC), cm (concurrent, background copies), cm_obm (promotions copy blocks on access), cm_obm_pd (plus partial demotion)",
         ),
         /// ns between the OS's reads of the PACT (each runs the policy once).
@@ -178,8 +179,8 @@ config_struct! {
         ),
         /// Migration copies in the memory queues: `auto` (per mechanism), `low` (after program
         /// requests) or `equal`.
-        pub copy_priority: CopyPriority = doc(
-            "auto | low | equal",
+        pub copy_priority: CopyPriority = choice(
+            CopyPriority,
             "migration copies in the memory controllers' queues: auto (per mechanism: low for cpm, the authors' simulator's LOW queues for its one migration; equal for cm, cm_obm, cm_obm_pd, whose copies the paper lets compete with demand requests), low (a copy gets a command only in a cycle in which no program request of its queue can; once it has opened its row it competes as any request) or equal (the scheduler treats copies and program requests alike); both offer copies after the caches' requests each device cycle",
         ),
         /// Copy requests (reads and writes) the copier keeps in one device's queues at most;
@@ -212,13 +213,13 @@ config_struct! {
             "demotions skip blocks unchanged since promotion (their PCM copy is current); the paper copies them",
         ),
         /// On completion the old frame's cached lines are `flush`ed or `retag`ged.
-        pub remap_lines: RemapLines = doc(
-            "flush | retag",
+        pub remap_lines: RemapLines = choice(
+            RemapLines,
             "on completion the old frame's cached lines are written to the new frame and invalidated (flush), or renamed to the new frame, moving to its sets, dirty ones staying dirty (retag)",
         ),
         /// Which LLC misses and write-backs update the PACT: `program | all`.
-        pub pact_origins: PactOrigins = doc(
-            "program | all",
+        pub pact_origins: PactOrigins = choice(
+            PactOrigins,
             "which LLC misses and write-backs update the PACT: the program's own loads' and stores' (program, bulksim's choice: a run's first-touch zeroing, long over in the paper's 5 B-instruction warm-up, would make every page touched look hot) or also those of copies, first-touch zeroing and bulk coherence (all: what a counter beside the controller sees)",
         ),
         /// The migration copier's requests update the PACT too.
@@ -227,8 +228,8 @@ config_struct! {
             "the migration copier's reads and writes update the PACT too (its requests, not a program's)",
         ),
         /// First placement of pages: `dram_first | pcm_only`.
-        pub placement: Placement = doc(
-            "dram_first | pcm_only",
+        pub placement: Placement = choice(
+            Placement,
             "first placement of a page: a free DRAM frame while more than the policy keeps free (ceil(free_min x DRAM frames)) are free, else PCM (dram_first), or always PCM (pcm_only); frames freed later by demotions thus go to promotions, not to new pages",
         ),
         /// OS time per period (PACT read and policy), ns, taken from core 0's front end.

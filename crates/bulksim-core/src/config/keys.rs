@@ -7,45 +7,18 @@ use crate::error::{config_err, Result};
 use crate::spec::presets::PRESET_NAMES;
 use crate::spec::Timing;
 
-/// The values an enum key takes, for the error naming a bad one.
+/// The values a choice key takes, for the error naming a bad one: a `choice(..)` field's names
+/// (`CONFIG_FIELDS`; `controller.refresh` alone is its policy), or the presets.
 pub(super) fn enum_values(key: &str) -> Option<&'static [&'static str]> {
-    match key {
-        "controller.scheduler" => Some(&["fcfs", "frfcfs"]),
-        "controller.page_policy" => Some(&["open", "closed"]),
-        "controller.refresh" | "controller.refresh.policy" => {
-            Some(&["staggered", "simultaneous", "none", "all_bank"])
-        }
-        "controller.refresh.stagger" => Some(&["channel", "system"]),
-        "controller.refresh.scheme" => Some(&["demand", "elastic", "pausing", "pcd", "adaptive"]),
-        "controller.refresh.elastic_deadline" => Some(&["per_ref", "window"]),
-        "controller.write_drain.scope" => Some(&["channel", "rank"]),
-        "controller.write_drain.policy" => Some(&["watermark", "equal_priority", "ideal"]),
-        "dram.temperature" => Some(&["normal", "extended"]),
-        "bulk.mechanism" => Some(&["channel", "mc_dma", "rowclone"]),
-        "system.bulk_mechanism" => Some(&["cpu", "mc_dma", "rowclone", "rowclone_zi"]),
-        "system.cpu_full_line_stores" => Some(&["fetch", "allocate"]),
-        "system.init_mechanism" => Some(&["same", "cpu"]),
-        "os.allocator" => Some(&[
-            "scatter",
-            "subarray_aware",
-            "inter_bank",
-            "rank_static",
-            "clock",
-            "rank_clock",
-        ]),
-        "os.preferred_rank" => Some(&["most_free", "least_delay"]),
-        "os.trace_bulk_destinations" => Some(&["allocate", "keep"]),
-        "sim.mode" => Some(&["timing", "functional"]),
-        "copy_engine.policy" => Some(&["none", "ce_l1", "dce", "dce_nt", "dce_rowclone"]),
-        "copy_engine.dram_rule" => Some(&["probe", "always"]),
-        "dram.preset" => Some(PRESET_NAMES),
-        "hybrid.mechanism" => Some(&["cpm", "cm", "cm_obm", "cm_obm_pd"]),
-        "hybrid.copy_priority" => Some(&["auto", "low", "equal"]),
-        "hybrid.remap_lines" => Some(&["flush", "retag"]),
-        "hybrid.pact_origins" => Some(&["program", "all"]),
-        "hybrid.placement" => Some(&["dram_first", "pcm_only"]),
-        _ => None,
-    }
+    let key = match generic_key(key).as_str() {
+        "dram.preset" => return Some(PRESET_NAMES),
+        "controller.refresh" => "controller.refresh.policy".to_string(),
+        k => k.to_string(),
+    };
+    CONFIG_FIELDS
+        .iter()
+        .find(|f| f.key == key && !f.choices.is_empty())
+        .map(|f| f.choices)
 }
 
 /// ` (did you mean 'X'?)` for the candidate nearest `word` when one is near enough, else empty.

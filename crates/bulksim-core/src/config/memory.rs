@@ -51,8 +51,8 @@ config_struct! {
             "this device's dram.activation_bits (0: dram.activation_bits)",
         ),
         #[serde(skip_serializing_if = "Option::is_none")]
-        pub page_policy: Option<PagePolicy> = doc(
-            "open | closed",
+        pub page_policy: Option<PagePolicy> = choice(
+            PagePolicy,
             "page policy of this device's controllers (absent: controller.page_policy); CMMP's Table I: open for DRAM, closed for PCM",
         ),
         pub address_mapping: String = doc(

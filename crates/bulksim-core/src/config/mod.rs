@@ -9,6 +9,7 @@
 
 mod bulk;
 mod cache;
+mod choice;
 mod controller;
 mod copy_engine;
 mod devices;
@@ -78,6 +79,7 @@ const INCLUDE_DOC: FieldDoc = FieldDoc {
     key: "include",
     unit: "paths",
     description: "config files merged under this one (relative to it); this file's values win",
+    choices: &[],
 };
 
 /// `include = "base.toml"` or `include = ["a.toml", "b.toml"]`.

@@ -2,22 +2,23 @@
 //! fault cost, rank assignment of threads, CLOCK's TLB reach, and what a trace's whole-page
 //! bulk records do to their destinations).
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
-/// How the OS places physical frames (see `os::allocator` for each policy).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum AllocatorPolicy {
-    Scatter,
-    SubarrayAware,
-    InterBank,
-    /// Rank Assignment for timing runs: each thread's pages on its own rank.
-    RankStatic,
-    /// Baseline CLOCK page replacement over all frames.
-    Clock,
-    /// Rank Assignment's modified CLOCK (per-rank pointers).
-    RankClock,
+config_enum! {
+    /// How the OS places physical frames (see `os::allocator` for each policy).
+    pub enum AllocatorPolicy {
+        Scatter = "scatter",
+        SubarrayAware = "subarray_aware",
+        InterBank = "inter_bank",
+        /// Rank Assignment for timing runs: each thread's pages on its own rank.
+        RankStatic = "rank_static",
+        /// Baseline CLOCK page replacement over all frames.
+        Clock = "clock",
+        /// Rank Assignment's modified CLOCK (per-rank pointers).
+        RankClock = "rank_clock",
+    }
 }
 
 impl AllocatorPolicy {
@@ -36,33 +37,33 @@ impl AllocatorPolicy {
     }
 }
 
-/// How `rank_clock` picks a new thread's preferred (and second) rank.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PreferredRank {
-    MostFree,
-    LeastDelay,
+config_enum! {
+    /// How `rank_clock` picks a new thread's preferred (and second) rank.
+    pub enum PreferredRank {
+        MostFree = "most_free",
+        LeastDelay = "least_delay",
+    }
 }
 
-/// What a trace's page copy or initialization record (the rowclone format's `C` and `S`)
-/// does to its destination page first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum TraceBulkDestinations {
-    /// The page gets a new frame when the record happens, as the kernel allocates a
-    /// copy-on-write destination or a page to zero (a copy's from the source's subarray
-    /// under `subarray_aware`).
-    Allocate,
-    /// The page keeps the frame its first touch gave it.
-    Keep,
+config_enum! {
+    /// What a trace's page copy or initialization record (the rowclone format's `C` and `S`)
+    /// does to its destination page first.
+    pub enum TraceBulkDestinations {
+        /// The page gets a new frame when the record happens, as the kernel allocates a
+        /// copy-on-write destination or a page to zero (a copy's from the source's subarray
+        /// under `subarray_aware`).
+        Allocate = "allocate",
+        /// The page keeps the frame its first touch gave it.
+        Keep = "keep",
+    }
 }
 
 config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct OsConfig at "os" {
-        pub allocator: AllocatorPolicy = doc(
-            "scatter | subarray_aware | inter_bank",
+        pub allocator: AllocatorPolicy = choice(
+            AllocatorPolicy,
             "physical page allocation: scatter (seeded random order, like a stock kernel), subarray_aware (copy-on-write destinations from the source's subarray when free: FPM), inter_bank (from a neighbouring bank of the source's channel and rank: inter-bank PSM), rank_static (Rank Assignment: thread i's pages on global rank i mod R, in the scattered order within the rank), clock (CLOCK page replacement over all frames in physical order), rank_clock (Rank Assignment's modified CLOCK: per-rank pointers); docs/rank_assignment.md, \"Page allocation\"",
         ),
         pub seed: u64 = doc(
@@ -83,8 +84,8 @@ config_struct! {
             "probability (0..1)",
             "rank_static only (above 0 an error with another allocator): each new page goes, with this probability, to a uniformly random rank other than its thread's (the paper's Fig 8 mapping error)",
         ),
-        pub preferred_rank: PreferredRank = doc(
-            "most_free | least_delay",
+        pub preferred_rank: PreferredRank = choice(
+            PreferredRank,
             "rank_clock: a new thread's preferred rank, and its second from the other ranks by the same rule: most_free (most frames neither in use nor referenced; ties fewest threads, then lowest rank) or least_delay (lowest mean DRAM read latency of the rank so far as the system reports it; all zero in functional mode, so the ties decide)",
         ),
         /// Pages per core kept referenced when the CLOCK pointers roll over (TLB reach).
@@ -93,8 +94,8 @@ config_struct! {
             "clock, rank_clock: when the pointers roll over, every referenced bit is cleared except those of each core's last this many distinct pages (what its TLB holds)",
         ),
         /// What a trace's whole-page copy or initialization record does to its destination.
-        pub trace_bulk_destinations: TraceBulkDestinations = doc(
-            "allocate | keep",
+        pub trace_bulk_destinations: TraceBulkDestinations = choice(
+            TraceBulkDestinations,
             "post-LLC traces whose copy and initialization records are the kernel's page operations (the rowclone format's C and S records): allocate (each record's whole destination page gets a new frame when the record happens, as the kernel allocates a copy-on-write destination or a page to zero; a copy's frame comes from the source's subarray under os.allocator = subarray_aware: the RowClone paper's Section 4.3.1) or keep (the page keeps the frame its first touch gave it; a page first touched by a copy is still placed as a copy-on-write destination). The traces' addresses are physical in the simulator that wrote them, where the kernel's free list hands the same frame out again and again (forkset: 21,787 copies into 2,672 pages), so keep pins every later copy to the first one's placement; docs/workloads.md",
         ),
     }

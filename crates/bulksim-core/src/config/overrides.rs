@@ -80,16 +80,19 @@ fn parse_value(text: &str) -> toml::Value {
 }
 
 fn value_error(key: &str, value: &str, e: &impl std::fmt::Display) -> Error {
+    // serde appends "in `key`" on a second line; the key is already named in front.
+    let message = e.to_string();
+    let first = message.lines().next().unwrap_or("").trim();
+    // A choice's own error lists its names already; a preset name's does not.
     let mut valid = match enum_values(key) {
-        Some(v) => format!("; valid values: {}", v.join(", ")),
-        None => String::new(),
+        Some(v) if !v.iter().all(|name| first.contains(name)) => {
+            format!("; valid values: {}", v.join(", "))
+        }
+        _ => String::new(),
     };
     if key == "bulk.mechanism" && value.trim().trim_matches('"') == "cpu" {
         valid += " ('cpu' is now 'channel': line reads and writes over the channel without caches; the core's copy loop through the caches is the full system's system.bulk_mechanism = cpu)";
     }
-    // serde appends "in `key`" on a second line; the key is already named in front.
-    let message = e.to_string();
-    let first = message.lines().next().unwrap_or("").trim();
     config_err(format!(
         "{key}: bad value '{}': {first}{valid}",
         value.trim()

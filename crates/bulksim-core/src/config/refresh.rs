@@ -2,67 +2,57 @@
 //! and the scheme that decides when an owed REF blocks its rank; with the check of these
 //! settings against the part they refresh (`Config::refresh_problem`).
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use super::Config;
 use crate::spec::Spec;
 use serde::{Deserialize, Serialize};
 
-/// When a channel's ranks refresh relative to one another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefreshPolicy {
-    /// One rank at a time, spread over tREFI (`stagger` says over which ranks).
-    #[serde(alias = "all_bank")]
-    Staggered,
-    /// Every rank at once (their REFs on consecutive command-bus cycles).
-    Simultaneous,
-    /// No refresh (tRFC 0).
-    None,
-}
-
-impl RefreshPolicy {
-    pub fn name(self) -> &'static str {
-        match self {
-            RefreshPolicy::Staggered => "staggered",
-            RefreshPolicy::Simultaneous => "simultaneous",
-            RefreshPolicy::None => "none",
-        }
+config_enum! {
+    /// When a channel's ranks refresh relative to one another.
+    pub enum RefreshPolicy {
+        /// One rank at a time, spread over tREFI (`stagger` says over which ranks).
+        Staggered = "staggered" | "all_bank",
+        /// Every rank at once (their REFs on consecutive command-bus cycles).
+        Simultaneous = "simultaneous",
+        /// No refresh (tRFC 0).
+        None = "none",
     }
 }
 
-/// Over which ranks staggered refreshes are spread.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Stagger {
-    /// Each channel's ranks over tREFI: rank r of R first due at (r + 1) tREFI / R.
-    Channel,
-    /// All ranks of the memory over tREFI: rank k = channel x R + r of N first due at
-    /// (k + 1) tREFI / N (bulksim's choice of offsets).
-    System,
+config_enum! {
+    /// Over which ranks staggered refreshes are spread.
+    pub enum Stagger {
+        /// Each channel's ranks over tREFI: rank r of R first due at (r + 1) tREFI / R.
+        Channel = "channel",
+        /// All ranks of the memory over tREFI: rank k = channel x R + r of N first due at
+        /// (k + 1) tREFI / N (bulksim's choice of offsets).
+        System = "system",
+    }
 }
 
-/// When an owed refresh blocks its rank (see `controller::refresh_scheme`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RefreshScheme {
-    Demand,
-    Elastic,
-    Pausing,
-    Pcd,
-    Adaptive,
+config_enum! {
+    /// When an owed refresh blocks its rank (see `controller::refresh_scheme`).
+    pub enum RefreshScheme {
+        Demand = "demand",
+        Elastic = "elastic",
+        Pausing = "pausing",
+        Pcd = "pcd",
+        Adaptive = "adaptive",
+    }
 }
 
-/// When elastic refresh forces an owed REF its rank has not found idle time for
-/// (`controller.refresh.elastic_deadline`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ElasticDeadline {
-    /// Each REF 8 tREFI after it fell due: the JEDEC limit of 8 postponed REFs, reached one
-    /// REF at a time (Stuecheli et al.'s forcing at the postponement limit).
-    PerRef,
-    /// Every REF still owed at the end of the rank's 8 x tREFI window, in one burst (the
-    /// windows of the ranks end in the order and spacing of their stagger).
-    Window,
+config_enum! {
+    /// When elastic refresh forces an owed REF its rank has not found idle time for
+    /// (`controller.refresh.elastic_deadline`).
+    pub enum ElasticDeadline {
+        /// Each REF 8 tREFI after it fell due: the JEDEC limit of 8 postponed REFs, reached one
+        /// REF at a time (Stuecheli et al.'s forcing at the postponement limit).
+        PerRef = "per_ref",
+        /// Every REF still owed at the end of the rank's 8 x tREFI window, in one burst (the
+        /// windows of the ranks end in the order and spacing of their stagger).
+        Window = "window",
+    }
 }
 
 config_struct! {
@@ -70,8 +60,8 @@ config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct RefreshConfig at "controller.refresh" {
-        pub policy: RefreshPolicy = doc(
-            "staggered | simultaneous | none",
+        pub policy: RefreshPolicy = choice(
+            RefreshPolicy,
             "staggered (all_bank is an alias): one all-bank REF per rank every tREFI, ranks offset over tREFI (see stagger); simultaneous: every rank due at once; none: no refresh (tRFC 0)",
         ),
         /// DDR4 fine granularity refresh: 1, 2 or 4 REFs per 1x interval.
@@ -84,12 +74,12 @@ config_struct! {
             "bool",
             "with granularity 2 or 4: true takes the preset's nRFC2/nRFC4 (JEDEC: each REF pays its own recovery); false takes nRFC / granularity (the paper's optimistic FGR)",
         ),
-        pub stagger: Stagger = doc(
-            "channel | system",
+        pub stagger: Stagger = choice(
+            Stagger,
             "staggered policy: channel spreads each channel's R ranks (rank r first due at (r+1) tREFI/R); system spreads all N ranks of the memory (rank channel*R + r due at (k+1) tREFI/N, bulksim's choice); refreshes that still overlap are counted in refresh.overlap_ns",
         ),
-        pub scheme: RefreshScheme = doc(
-            "demand | elastic | pausing | pcd | adaptive",
+        pub scheme: RefreshScheme = choice(
+            RefreshScheme,
             "when an owed REF blocks its rank: demand when due; elastic (Stuecheli et al.) once the rank has had no queued request for idle_ns, or when forced (elastic_deadline); pausing (Nair et al.) in pause_granularity fragments per refresh, each issued while the rank has nothing queued, forced once 8 x tREFI late; pcd (Mukundan et al.) on demand, with the rank's requests first in the pcd_window_ns before its REF; adaptive (Mukundan et al.) on demand at 1x or 4x granularity, chosen per 8 x tREFI window by ar_reads",
         ),
         /// Elastic: idle time before an owed REF issues, in ns.
@@ -98,8 +88,8 @@ config_struct! {
             "elastic: how long a rank must have had nothing queued before an owed REF issues (bulksim's choice 200 ns)",
         ),
         /// Elastic: when an owed REF is forced, `per_ref | window`.
-        pub elastic_deadline: ElasticDeadline = doc(
-            "per_ref | window",
+        pub elastic_deadline: ElasticDeadline = choice(
+            ElasticDeadline,
             "elastic: when a REF the rank found no idle time for is forced. per_ref: once the rank owes 8 (7 x tREFI after it fell due, a tREFI before a 9th would be owed), one REF at a time (DDR4 allows at most 8 postponed REFs, JESD79-4 4.26; Stuecheli et al., MICRO 2010, force a REF when the postponed count reaches that limit); the default, where the Rank Assignment paper's §VI-I says leftovers go at the end of the 8 x tREFI window; window: every REF still owed at the end of the rank's 8 x tREFI window, as one burst (a literal reading of the Rank Assignment paper's §VI-I, whose windows it does not align; here they end in stagger order)",
         ),
         /// Elastic under a stagger: a REF waits while another rank of the stagger refreshes.

@@ -2,15 +2,16 @@
 //! interval records, host memory, the cycle guard, and the full system's stop and
 //! measurement windows).
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
-/// Whether the full system simulates time (caches, DRAM) or only the cores and the OS.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SimMode {
-    Timing,
-    Functional,
+config_enum! {
+    /// Whether the full system simulates time (caches, DRAM) or only the cores and the OS.
+    pub enum SimMode {
+        Timing = "timing",
+        Functional = "functional",
+    }
 }
 
 config_struct! {
@@ -59,8 +60,8 @@ config_struct! {
             "instructions per core",
             "full system: each core's measured window lasts from the core cycle in which it retired sim.warmup_instructions to the one in which it retired this many more (stats cores[].measured_cycles, measurement); the run ends when every core has finished its window, cores that finished keep running meanwhile (with system.loop_workloads their traces wrap); a core whose workload ends first is an error, and so is sim.stop_after_dram_accesses beside it; 0: off",
         ),
-        pub mode: SimMode = doc(
-            "timing | functional",
+        pub mode: SimMode = choice(
+            SimMode,
             "full system: timing simulates caches and DRAM; functional runs only the cores (one instruction per core cycle) and the OS: every memory access is translated (faults, evictions, referenced bits) with no cache or DRAM (the page-allocation study)",
         ),
     }

@@ -2,67 +2,56 @@
 //! and count, time slices), `[core]` (each out-of-order core's window, width and memory
 //! queues) and `[memcpy]` (the instruction costs of the memcpy routines).
 
+use super::choice::config_enum;
 use super::field_docs::config_struct;
 use serde::{Deserialize, Serialize};
 
-/// How the full system executes memcpy, meminit, copy-on-write and zeroing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SystemMechanism {
-    Cpu,
-    McDma,
-    Rowclone,
-    RowcloneZi,
-}
-
-impl SystemMechanism {
-    /// The mechanism's config name.
-    pub fn name(self) -> &'static str {
-        match self {
-            SystemMechanism::Cpu => "cpu",
-            SystemMechanism::McDma => "mc_dma",
-            SystemMechanism::Rowclone => "rowclone",
-            SystemMechanism::RowcloneZi => "rowclone_zi",
-        }
+config_enum! {
+    /// How the full system executes memcpy, meminit, copy-on-write and zeroing.
+    pub enum SystemMechanism {
+        Cpu = "cpu",
+        McDma = "mc_dma",
+        Rowclone = "rowclone",
+        RowcloneZi = "rowclone_zi",
     }
 }
 
-/// How the `cpu` mechanism's store loop treats a destination line it overwrites whole.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LineStores {
-    /// Write-allocate with fetch: the line is read from memory before the stores land.
-    Fetch,
-    /// The line is allocated in the cache without a read, as string stores (`rep movs`,
-    /// `rep stos`) and full-line streaming stores do.
-    Allocate,
+config_enum! {
+    /// How the `cpu` mechanism's store loop treats a destination line it overwrites whole.
+    pub enum LineStores {
+        /// Write-allocate with fetch: the line is read from memory before the stores land.
+        Fetch = "fetch",
+        /// The line is allocated in the cache without a read, as string stores (`rep movs`,
+        /// `rep stos`) and full-line streaming stores do.
+        Allocate = "allocate",
+    }
 }
 
-/// Who executes initializations (meminit, first-touch zeroing).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InitMechanism {
-    /// `system.bulk_mechanism`, as copies.
-    Same,
-    /// The core's store loop through the cache, whatever copies use.
-    Cpu,
+config_enum! {
+    /// Who executes initializations (meminit, first-touch zeroing).
+    pub enum InitMechanism {
+        /// `system.bulk_mechanism`, as copies.
+        Same = "same",
+        /// The core's store loop through the cache, whatever copies use.
+        Cpu = "cpu",
+    }
 }
 
 config_struct! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(deny_unknown_fields, default)]
     pub struct SystemConfig at "system" {
-        pub bulk_mechanism: SystemMechanism = doc(
-            "cpu | mc_dma | rowclone | rowclone_zi",
+        pub bulk_mechanism: SystemMechanism = choice(
+            SystemMechanism,
             "full system: how memcpy, meminit, copy-on-write and zeroing execute: cpu (line loads and stores through the cache), mc_dma, rowclone, rowclone_zi (RowClone zeroing that also inserts clean zero lines into the cache); sets bulk.mechanism below the caches (cpu: channel, for pieces spanning memory devices)",
         ),
-        pub init_mechanism: InitMechanism = doc(
-            "same | cpu",
+        pub init_mechanism: InitMechanism = choice(
+            InitMechanism,
             "full system: how meminit and first-touch zeroing execute: same (as system.bulk_mechanism) or cpu (the core's store loop, while copies use system.bulk_mechanism; the RowClone paper's PSM configuration accelerates copies only)",
         ),
         pub core_ghz: f64 = doc("GHz", "core clock frequency (the memory clock is the preset's)"),
-        pub cpu_full_line_stores: LineStores = doc(
-            "fetch | allocate",
+        pub cpu_full_line_stores: LineStores = choice(
+            LineStores,
             "cpu mechanism: a destination line a copy or initialization overwrites whole is read from memory first (fetch: write-allocate, a kernel's ordinary store loop) or allocated in the cache without a read (allocate: string or full-line stores); partial lines always fetch",
         ),
         pub time_slice_instructions: u64 = doc(
@@ -86,26 +75,26 @@ config_struct! {
             "full system: cores; 0: one per thread that starts the workload. More (at most 1024) add spare cores that start idle: a forked or spawned thread starts on an idle spare core when there is one, else it waits for its parent's core (so an 8-thread process runs its threads side by side with 8 cores); fewer than the starting threads is an error",
         ),
         /// How `M` events and copy-on-write copies run (`bulk`: by `bulk_mechanism`).
-        pub memcpy: MemcpyMode = doc(
-            "bulk | software | movblk | software_nt",
+        pub memcpy: MemcpyMode = choice(
+            MemcpyMode,
             "how memcpy (`M` events) runs: bulk (one operation by system.bulk_mechanism), software (the library routine: memcpy.call_instructions, then word loads and stores through the caches), movblk (the copy-engine routine: memcpy.check_instructions more, software for the head up to a line-aligned destination and for the tail, one movblk plus memcpy.loop_instructions per line; needs copy_engine.policy), software_nt (the software routine with non-temporal stores, the copy-engine paper's Sec. 3 alternative: memcpy.check_instructions more, ordinary stores for the head up to a destination aligned to the last level's line and for the tail, non-temporal stores for every whole line between, which go around the caches (no fill, no allocation; cached copies of the line are dropped, dirty ones written back first) into memcpy.wc_buffers write-combining buffers, then a fence; docs/copy_engines.md)",
         ),
     }
 }
 
-/// How the full system runs a memcpy (`system.memcpy`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum MemcpyMode {
-    /// As one bulk operation by `system.bulk_mechanism` (today's behaviour).
-    Bulk,
-    /// The baseline library routine: word loads and stores through the caches.
-    Software,
-    /// The copy-engine routine: `movblk` for each whole destination line.
-    Movblk,
-    /// The software routine with non-temporal stores through write-combining buffers for
-    /// each whole destination memory line (the copy-engine paper's Sec. 3 alternative).
-    SoftwareNt,
+config_enum! {
+    /// How the full system runs a memcpy (`system.memcpy`).
+    pub enum MemcpyMode {
+        /// As one bulk operation by `system.bulk_mechanism` (today's behaviour).
+        Bulk = "bulk",
+        /// The baseline library routine: word loads and stores through the caches.
+        Software = "software",
+        /// The copy-engine routine: `movblk` for each whole destination line.
+        Movblk = "movblk",
+        /// The software routine with non-temporal stores through write-combining buffers for
+        /// each whole destination memory line (the copy-engine paper's Sec. 3 alternative).
+        SoftwareNt = "software_nt",
+    }
 }
 
 impl Default for SystemConfig {

@@ -273,13 +273,7 @@ impl HybridMemory {
             written: BTreeMap::new(),
             started: Vec::new(),
             stats: HybridStats {
-                mechanism: match cfg.mechanism {
-                    crate::hybrid::config::Mechanism::Cpm => "cpm",
-                    crate::hybrid::config::Mechanism::Cm => "cm",
-                    crate::hybrid::config::Mechanism::CmObm => "cm_obm",
-                    crate::hybrid::config::Mechanism::CmObmPd => "cm_obm_pd",
-                }
-                .into(),
+                mechanism: cfg.mechanism.name().into(),
                 ..Default::default()
             },
         })

@@ -185,7 +185,7 @@ fn frame_allocator(
     if policy.replaces_pages() && frame_count > MAX_REPLACING_FRAMES {
         return Err(Error::Config(format!(
             "os.allocator: {} decodes every frame of the memory at start-up to list the usable ones; at most {} GiB of memory is supported, this one has {} GiB (fewer dram.channels or dram.ranks, or a smaller part)",
-            if policy == crate::config::AllocatorPolicy::Clock { "clock" } else { "rank_clock" },
+            policy.name(),
             (MAX_REPLACING_FRAMES as u64 * PAGE) >> 30,
             (frame_count as u64 * PAGE) >> 30
         )));
