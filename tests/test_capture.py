@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import bulksim
-from bulksim import capture as cap
+from bulksim.workloads import capture as cap
 
 REPO = Path(__file__).resolve().parents[1]
 FORKBENCH = REPO / "tests" / "data" / "captures" / "forkbench-small"

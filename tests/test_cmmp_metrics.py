@@ -1,4 +1,4 @@
-"""CMMP's metrics (bulksim.cmmp_metrics) on hand-made stats: speedups from the measured
+"""CMMP's metrics (bulksim.analysis.cmmp_metrics) on hand-made stats: speedups from the measured
 cycles, their means over workloads, the flat row of item 11."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from bulksim import cmmp_metrics as cm
+from bulksim.analysis import cmmp_metrics as cm
 
 
 def stats(mechanism: str, mean: float, slowest: float, **hybrid) -> dict:

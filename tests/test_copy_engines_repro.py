@@ -15,8 +15,8 @@ from click.testing import CliRunner
 
 import bulksim
 from bulksim import cli
-from bulksim import copy_workloads as cw
 from bulksim.reproduce import copy_engines as ce
+from bulksim.workloads import copy_workloads as cw
 
 PACKETS = 300
 PAYLOAD = 1500

@@ -14,7 +14,7 @@ import pytest
 
 import bulksim
 from bulksim import api
-from bulksim import copy_workloads as cw
+from bulksim.workloads import copy_workloads as cw
 
 ROOT = Path(__file__).resolve().parents[1]
 FUNCTIONAL = ['sim.mode="functional"']

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from bulksim import experiment, results, sweep
-from bulksim.experiment import ExperimentError
+from bulksim import experiment
+from bulksim.experiment import results, sweep
+from bulksim.experiment.spec import ExperimentError
 
 EXPERIMENT = """
 name = "full_system"

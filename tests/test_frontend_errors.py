@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from bulksim import api, experiment, results, sweep
+from bulksim import api, experiment
+from bulksim.experiment import results, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 WORKLOAD = '[[workloads]]\nname = "w"\npattern = "stream"\nrequests = 200\n'

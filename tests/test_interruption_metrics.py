@@ -9,7 +9,8 @@ import math
 import pytest
 
 import bulksim as bs
-from bulksim import api, metrics
+from bulksim import api
+from bulksim.analysis import metrics
 
 
 def test_exec_time_norm_is_the_ratio_to_the_baseline():

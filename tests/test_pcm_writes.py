@@ -69,7 +69,7 @@ def test_watermark_drains_are_the_long_ones():
     # At the paper's scope (one write queue per channel, Hi/Lo 40/20) a watermark drain serves
     # at least 20 writes; the periods begun because no read waited are mostly short.
     # synth-lbm writes back as much as it reads: its queues reach the high watermark.
-    from bulksim import rank_study
+    from bulksim.reproduce import rank_study
 
     s = rank_study.run_one(rank_study.Run("synth-lbm", pcm_writes.SYSTEMS[pcm_writes.PAPER_SCOPE], 20_000))
     i = s["interruptions"]

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from bulksim import _core, cli, experiment, provenance, rank_study, results, sweep
-from bulksim.reproduce import cmmp, page_allocation
+from bulksim import _core, cli, experiment, provenance
+from bulksim.experiment import results, sweep
+from bulksim.reproduce import cmmp, page_allocation, rank_study
 
 ROOT = Path(__file__).resolve().parents[1]
 OTHER_ENGINE = "0.1.0+0123456789abcdef"

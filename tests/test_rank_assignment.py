@@ -197,8 +197,8 @@ def test_synth_share15_shares_what_its_name_says():
     # Its threads place their own partitions as they start (MG's threads initialise their own
     # grids), so under RA only the halo reads, 15% of each thread's accesses, leave its rank;
     # a neighbour's halo read no longer places the page on the neighbour's rank (72% before).
-    from bulksim import metrics
-    from bulksim import rank_study as rs
+    from bulksim.analysis import metrics
+    from bulksim.reproduce import rank_study as rs
 
     s = rs.run_one(rs.Run("synth-share15", tuple(rank_assignment.RA), 40_000))
     counts = [t["dram_accesses_by_rank"] for t in s["interruptions"]["threads"]]

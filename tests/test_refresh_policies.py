@@ -10,8 +10,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from bulksim import cli, rank_study
-from bulksim.reproduce import refresh_policies
+from bulksim import cli
+from bulksim.reproduce import rank_study, refresh_policies
 
 ACCESSES = 20_000
 

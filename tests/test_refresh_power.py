@@ -1,4 +1,4 @@
-"""Peak power of refresh (python/bulksim/refresh_power.py, the Rank Assignment paper §III-A):
+"""Peak power of refresh (python/bulksim/analysis/refresh_power.py, the Rank Assignment paper §III-A):
 the closed form (R - 1)(6.34 - 3.83) W, and the same peak measured from runs: simultaneous
 refresh puts every rank in refresh at once, a system-wide stagger with N x tRFC <= tREFI one
 rank at a time, and a per-channel stagger one rank per channel."""
@@ -11,7 +11,7 @@ import pytest
 
 import bulksim
 from bulksim import api
-from bulksim.refresh_power import (
+from bulksim.analysis.refresh_power import (
     ACTIVE_W,
     REFRESHING_W,
     most_refreshing_at_once,

@@ -14,9 +14,9 @@ from click.testing import CliRunner
 
 from bulksim import cli, experiment, provenance
 from bulksim import reproduce as reproduce_package
+from bulksim.experiment.results import load
 from bulksim.reproduce import runner
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
-from bulksim.results import load
 
 SCHEMA = {"reproduction", "engine", "cases", "rows", "summary", "missing", "paper"}
 #: Calls of `counted_case` in this process (the tiny reproduction runs with one worker, here).

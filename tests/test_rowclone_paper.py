@@ -11,7 +11,8 @@ import tomllib
 
 import pytest
 
-from bulksim import api, fpm_note
+from bulksim import api
+from bulksim.analysis import fpm_note
 from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
 from test_cli import ROOT, bulksim
 

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 
 import bulksim
-from bulksim import experiment, results, sweep
+from bulksim import experiment
+from bulksim.experiment import results, sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 

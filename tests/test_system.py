@@ -8,7 +8,7 @@ import json
 import pytest
 
 import bulksim as bs
-from bulksim import metrics
+from bulksim.analysis import metrics
 from bulksim.reproduce.forkbench import CONFIG as PAPER_SYSTEM
 from test_cli import bulksim
 

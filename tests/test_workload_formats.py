@@ -17,8 +17,8 @@ import pytest
 
 import bulksim
 from bulksim import api
-from bulksim.convert import convert
 from bulksim.paths import shared_traces_dir
+from bulksim.workloads.convert import convert
 
 ROOT = Path(__file__).resolve().parents[1]
 LINE = 64

@@ -7,7 +7,6 @@ preset's organisation and timing, ``generate_trace`` writes synthetic traces, an
 ``results.load`` reads a sweep's results as a DataFrame.
 """
 
-from bulksim import results
 from bulksim._core import ConfigError, TraceError, __version__
 from bulksim.api import (
     Stats,
@@ -23,6 +22,7 @@ from bulksim.api import (
     stat_docs,
     system_stat_docs,
 )
+from bulksim.experiment import results
 
 __all__ = [
     "ConfigError",

@@ -221,8 +221,8 @@ def run_mix(
 
 
 def convert(src: str | os.PathLike[str], dst: str | os.PathLike[str], to: str, **options: Any) -> Any:
-    """Converts a workload or request trace into another format; see ``bulksim.convert``."""
-    from bulksim.convert import convert as _convert
+    """Converts a workload or request trace into another format; see ``bulksim.workloads.convert``."""
+    from bulksim.workloads.convert import convert as _convert
 
     return _convert(src, dst, to, **options)
 

@@ -59,10 +59,10 @@ def _message(error: BaseException) -> str:
 def _input_errors() -> tuple[type[BaseException], ...]:
     """Exception classes that mean bad input (printed as one line), as opposed to bugs (which
     keep their traceback)."""
-    from bulksim.experiment import ExperimentError
+    from bulksim.experiment.results import ResultsError
+    from bulksim.experiment.spec import ExperimentError
+    from bulksim.experiment.sweep import SchedulerError
     from bulksim.reproduce.shape import ReproductionError
-    from bulksim.results import ResultsError
-    from bulksim.sweep import SchedulerError
 
     classes: list[type[BaseException]] = [
         ReproductionError,
@@ -197,8 +197,8 @@ def _check_output_path(option: str, path: str) -> None:
 
 
 def _guard_exp(fn, *args, **kwargs):
-    from bulksim.experiment import ExperimentError
-    from bulksim.results import ResultsError
+    from bulksim.experiment.results import ResultsError
+    from bulksim.experiment.spec import ExperimentError
 
     try:
         return _guard(fn, *args, **kwargs)

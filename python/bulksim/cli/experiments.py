@@ -24,12 +24,13 @@ from bulksim.cli.common import (
 
 
 def _run_experiment(exp_path: Path, results, out, scheduler, workers, force) -> None:
-    from bulksim import experiment, plots, sweep
+    from bulksim import experiment
+    from bulksim.experiment import plots, sweep
 
     exp = _guard_exp(experiment.load, exp_path)
     results = Path(results) if results else exp_path.parent / "results.db"
     out = Path(out) if out else results.parent / exp.name
-    from bulksim.results import ResultsStore
+    from bulksim.experiment.results import ResultsStore
 
     _guard_exp(ResultsStore, results).close()  # a bad results file fails before any work
     points = exp.points()
@@ -107,7 +108,7 @@ def sweep(file, results, out, scheduler, workers, force) -> None:
 @click.option("--parquet", "parquet_out", type=PathType(dir_okay=False), help="Export the rows as Parquet.")
 def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
     """List, filter and export a results file."""
-    from bulksim.results import load
+    from bulksim.experiment.results import load
 
     df = _guard_exp(load, db, include_failed=failed)
     for f in filters:
@@ -148,7 +149,8 @@ def results_cmd(db, filters, failed, columns, csv_out, parquet_out) -> None:
 @click.option("--out", type=PathType(file_okay=False), help="Directory for figures and report.md.")
 def plot(experiment_file, results, out) -> None:
     """Draw an experiment's figures and report from its results."""
-    from bulksim import experiment, plots
+    from bulksim import experiment
+    from bulksim.experiment import plots
 
     path = _guard_exp(experiment.find, experiment_file)
     exp = _guard_exp(experiment.load, path)

@@ -121,7 +121,7 @@ def run(
     if not quiet:
         click.echo(stats.summary(), nl=False)
         if workload is not None:
-            from bulksim.fpm_note import run_note
+            from bulksim.analysis.fpm_note import run_note
 
             note = _guard(run_note, config, preset, overrides, stats)
             if note:
@@ -153,7 +153,7 @@ def convert_cmd(src, dst, from_, to, config, overrides, no_cache, max_instructio
     """Convert SRC into DST in another format (docs/workloads.md). From an instruction-level
     format (bulksim, champsim) to a post-LLC or request format, accesses go through the
     config's [[cache.level]] (misses become reads, dirty evictions write-backs)."""
-    from bulksim import convert as conversion
+    from bulksim.workloads import convert as conversion
 
     for option, value, known in (
         ("--from", from_, conversion.input_formats()),

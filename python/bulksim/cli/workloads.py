@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from bulksim import _core, api, copy_workloads
+from bulksim import _core, api
 from bulksim.cli.common import (
     U64,
     PathType,
@@ -14,6 +14,7 @@ from bulksim.cli.common import (
     _guard,
     main,
 )
+from bulksim.workloads import copy_workloads
 
 
 @main.group()
@@ -279,7 +280,7 @@ def synth(name, out, threads, accesses, working_set, seed) -> None:
 def capture(out, max_instructions, keep_raw, command) -> None:
     """Run COMMAND under the bulkcap Valgrind tool and write it as a workload (docs/capture.md):
     bulksim capture --out DIR -- ./prog args."""
-    from bulksim import capture as capture_mod
+    from bulksim.workloads import capture as capture_mod
 
     try:
         result = capture_mod.capture(list(command), out, max_instructions, keep_raw)

@@ -12,7 +12,7 @@ staggered refresh, bank-XOR with open page best overall."""
 
 from __future__ import annotations
 
-from bulksim.rank_study import (
+from bulksim.reproduce.rank_study import (
     FULL_ACCESSES,
     QUICK_ACCESSES,
     Run,
@@ -23,7 +23,7 @@ from bulksim.rank_study import (
 )
 
 # The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
-from bulksim.rank_study import write_json as write_json
+from bulksim.reproduce.rank_study import write_json as write_json
 
 MAPPINGS = ["non_interleaved", "channel_interleaved", "bank_interleaved", "bank_xor"]
 PAGE_POLICIES = ["open", "closed"]

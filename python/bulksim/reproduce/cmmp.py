@@ -21,11 +21,12 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
-from bulksim import api, cmmp_metrics, provenance
+from bulksim import api, provenance
+from bulksim.analysis import cmmp_metrics
+from bulksim.experiment.sweep import die_with_parent
 from bulksim.paths import REPO, shared_traces_dir
 from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, ReproductionError
-from bulksim.sweep import die_with_parent
 
 #: Table I's system (item 1).
 TABLE1 = REPO / "configs" / "cmmp_table1.toml"

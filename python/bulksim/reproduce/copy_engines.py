@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
-from bulksim.copy_workloads import write_bulkcopy, write_network
 from bulksim.paths import REPO
 from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
+from bulksim.workloads.copy_workloads import write_bulkcopy, write_network
 
 #: The paper's system (Table 1 and Sec. 3).
 CONFIG = REPO / "configs" / "copy_engines.toml"

@@ -1,5 +1,5 @@
 """Drawing a reproduction's figures (``bulksim reproduce NAME --plot DIR``): grouped bars in the
-house style of ``bulksim.plots`` (labelled axes with units, a light grid), bulksim's bar solid
+house style of ``bulksim.experiment.plots`` (labelled axes with units, a light grid), bulksim's bar solid
 and the paper's value, where the paper gives a number, as a hatched bar of the same colour
 right beside it, each labelled "bulksim" or "paper" in the legend. The legend sits below the
 axes so that it never covers a bar, and a figure that shows a mean over a dimension it does

@@ -25,7 +25,8 @@ import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bulksim import api, metrics, provenance
+from bulksim import api, provenance
+from bulksim.analysis import metrics
 from bulksim.reproduce.figures import Panel, draw
 from bulksim.reproduce.forkbench import CONFIG
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction, fingerprint

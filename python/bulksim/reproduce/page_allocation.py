@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bulksim import api, provenance
-from bulksim.rank_study import CONFIG, SYNTH_DIR
 from bulksim.reproduce.figures import Panel, column, draw
+from bulksim.reproduce.rank_study import CONFIG, SYNTH_DIR
 from bulksim.reproduce.shape import Case, Options, Plan, Reproduction
 
 

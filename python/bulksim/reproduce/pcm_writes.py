@@ -16,7 +16,7 @@ Every time is the time to the N-th DRAM access over PCM_NoWr's of the same workl
 
 from __future__ import annotations
 
-from bulksim.rank_study import (
+from bulksim.reproduce.rank_study import (
     FULL_ACCESSES,
     QUICK_ACCESSES,
     Run,
@@ -27,7 +27,7 @@ from bulksim.rank_study import (
 )
 
 # The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
-from bulksim.rank_study import write_json as write_json
+from bulksim.reproduce.rank_study import write_json as write_json
 
 #: Every PCM system: the preset, no refresh (PCM has none), watermarks 40 / 20 (§III-D).
 PCM = (

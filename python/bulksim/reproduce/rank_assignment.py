@@ -27,8 +27,8 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass
 
-from bulksim import metrics
-from bulksim import rank_study as rs
+from bulksim.analysis import metrics
+from bulksim.reproduce import rank_study as rs
 
 #: DRAM accesses per run (the paper's 2 million) and --quick's.
 ACCESSES, QUICK_ACCESSES = 2_000_000, 200_000

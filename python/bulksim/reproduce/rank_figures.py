@@ -11,7 +11,7 @@ import importlib
 from dataclasses import asdict
 from pathlib import Path
 
-from bulksim import rank_study as rs
+from bulksim.reproduce import rank_study as rs
 from bulksim.reproduce.figures import rank_study_figures
 from bulksim.reproduce.shape import Options, Plan, Reproduction
 

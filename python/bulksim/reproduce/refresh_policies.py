@@ -18,8 +18,8 @@ the paper's values are its stated changes against staggered refresh applied to i
 
 from __future__ import annotations
 
-from bulksim import refresh_power
-from bulksim.rank_study import (
+from bulksim.analysis import refresh_power
+from bulksim.reproduce.rank_study import (
     FULL_ACCESSES,
     QUICK_ACCESSES,
     Run,
@@ -30,7 +30,7 @@ from bulksim.rank_study import (
 )
 
 # The rows are written as every Rank Assignment reproduction writes them (`--json FILE`).
-from bulksim.rank_study import write_json as write_json
+from bulksim.reproduce.rank_study import write_json as write_json
 
 #: The named systems of Figures 10 and 11 as overrides of configs/rank_assignment.toml.
 SYSTEMS = {

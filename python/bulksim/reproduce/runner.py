@@ -4,7 +4,7 @@ this process with one worker) or on a Dask scheduler, stores each run's stats as
 then derives the rows, the summary and the table. A progress bar (tqdm) counts the runs when
 stderr is a terminal, and otherwise a line every ``PROGRESS_SECONDS`` does.
 
-Runs are rows of the results store (``results.py``): experiment = the reproduction's name,
+Runs are rows of the results store (``experiment/results.py``): experiment = the reproduction's name,
 workload = ``NAME:CASE``, the key a hash of the case's call and arguments and the engine's
 identity (``provenance.engine_id``), so a rebuilt engine runs every case again and an
 interrupted reproduction loses no finished run. ``Outcome.to_json`` is the schema ``--json``
@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import provenance
+from bulksim.experiment.results import ResultsStore, run_key
 from bulksim.reproduce.shape import Case, Options, Reproduction
-from bulksim.results import ResultsStore, run_key
 
 #: Seconds between two progress lines when stderr is not a terminal.
 PROGRESS_SECONDS = 10.0
@@ -210,7 +210,7 @@ def _run_local(workers: int, todo: list[Case], inputs: str, record) -> None:
         for case in todo:
             record(case, *run_case(case.call, case.args, inputs))
         return
-    from bulksim.sweep import _stop_workers, die_with_parent
+    from bulksim.experiment.sweep import _stop_workers, die_with_parent
 
     pool = cf.ProcessPoolExecutor(
         max_workers=min(workers, len(todo)), initializer=die_with_parent, initargs=(os.getpid(),)
@@ -232,7 +232,7 @@ def _run_dask(scheduler: str, todo: list[Case], inputs: str, record, engine: str
         return
     from distributed import Client, as_completed
 
-    from bulksim.sweep import SchedulerError
+    from bulksim.experiment.sweep import SchedulerError
 
     try:
         client = Client(scheduler, timeout="20s")

@@ -43,9 +43,9 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import _core, api, provenance
-from bulksim.results import flatten_columns, run_key
+from bulksim.experiment.results import flatten_columns, run_key
 
-EXPERIMENTS_DIR = Path(__file__).parent / "experiments"
+EXPERIMENTS_DIR = Path(__file__).parent / "bundled"
 GENERATED_KEYS = {"name", "pattern", "requests", "interval", "write_fraction", "footprint", "seed"}
 TRACE_KEYS = {"name", "trace", "format"}
 #: A full-system workload: anything `bulksim run --workload` takes, with its copies.

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from bulksim.metrics import mean
+from bulksim.analysis.metrics import mean
 
 #: The mechanisms, the baseline first.
 MECHANISMS = ("cpm", "cm", "cm_obm", "cm_obm_pd")

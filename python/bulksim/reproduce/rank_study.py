@@ -219,7 +219,7 @@ def normalized_rows(
     "baseline", "paper", "time_ns"}`` (plus ``extra(stats)``'s fields), its time over that of
     the run of the same workload and experiment on the experiment's baseline system
     (``baselines[experiment]``). Runs carry ``experiment`` and ``system`` tags."""
-    from bulksim.metrics import exec_time_norm
+    from bulksim.analysis.metrics import exec_time_norm
 
     tagged = [(dict(r.tags), r, s) for r, s in zip(runs, stats, strict=True)]
     base_time = {
@@ -249,7 +249,7 @@ def normalized_rows(
 def mean_rows(rows: list[dict], kind: str = "arith") -> list[dict]:
     """Per experiment and system, the mean of its rows' ``exec_time_norm`` over workloads
     (``workload`` = "mean", ``source`` = "mean:<kind>"), in the rows' order."""
-    from bulksim.metrics import mean
+    from bulksim.analysis.metrics import mean
 
     groups: dict[tuple[str, str], list[dict]] = {}
     for row in rows:

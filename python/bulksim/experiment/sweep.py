@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from bulksim import api, provenance
-from bulksim.experiment import Experiment, Point, materialise
-from bulksim.results import HEARTBEAT_SECONDS, Owner, ResultsError, ResultsStore
+from bulksim.experiment.results import HEARTBEAT_SECONDS, Owner, ResultsError, ResultsStore
+from bulksim.experiment.spec import Experiment, Point, materialise
 
 
 @dataclass

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from bulksim import api, provenance
-from bulksim.experiment import Experiment
+from bulksim.experiment.spec import Experiment
 
 
 def _units() -> dict[str, str]:
@@ -101,7 +101,7 @@ def report(experiment: Experiment, df, failed, outdir: Path, figure_paths: list[
 def write_all(experiment: Experiment, results: Path, outdir: Path) -> Path:
     """Figures and report from a results file, from the rows this engine made (rows of other
     engines stay in the file; the report counts them); returns the report path."""
-    from bulksim.results import load
+    from bulksim.experiment.results import load
 
     everything = load(results, include_failed=True)
     others = {}

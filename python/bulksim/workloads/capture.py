@@ -17,6 +17,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bulksim.paths import REPO
+
 #: The tool's name as Valgrind knows it (``valgrind --tool=bulkcap``).
 TOOL = "bulkcap"
 TOOL_BINARY = f"{TOOL}-amd64-linux"
@@ -53,7 +55,7 @@ class CaptureError(ValueError):
 
 
 def repo_root() -> Path:
-    return Path(__file__).resolve().parents[2]
+    return REPO
 
 
 def tool_dir() -> Path:
