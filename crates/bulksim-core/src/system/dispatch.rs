@@ -49,7 +49,7 @@ impl System {
             self.cores[c].stalled_since = Some(self.now);
             if let Some(rec) = &mut self.interruptions {
                 let line = self.cores[c].window.front().expect("a waiting head").line;
-                rec.stall_started(&self.mem.router, c, line);
+                rec.stall_started(self.mem.router(), c, line);
             }
         }
         if let Some(t) = self.sched.running(c) {
@@ -60,7 +60,7 @@ impl System {
         if retired > 0 {
             if let Some(m) = &mut self.measure {
                 if m.retired(c, self.cores[c].retired, self.now) {
-                    m.take_snapshot(&self.mem.router);
+                    m.take_snapshot(self.mem.router());
                 }
             }
         }
