@@ -257,7 +257,7 @@ fn enqueue_when_room(
         now = target;
         if mem.can_accept(channel, kind, addr) {
             *stall_cycles += now - blocked_at;
-            mem.enqueue(channel, kind, addr, now);
+            mem.enqueue(kind, addr, now);
             return Ok(now);
         }
     }

@@ -30,13 +30,13 @@ impl Hierarchy {
                     .iter()
                     .map(|l| l.hit_fs + 2 * l.port_fs)
                     .sum::<u64>();
-            self.fixed_responses.push((id, self.now + latency));
+            self.hit_responses.push((id, self.now + latency));
             return;
         }
         if !self.held_writebacks.is_empty() && self.held_writebacks.contains(&(addr / bytes)) {
             // A line CPM holds for its migrating page: a last-level hit.
             let l = &self.levels[self.last()];
-            self.fixed_responses.push((id, self.now + l.hit_fs));
+            self.hit_responses.push((id, self.now + l.hit_fs));
             return;
         }
         let req = Request::fill(
@@ -47,18 +47,13 @@ impl Hierarchy {
             Origin::Program,
             core as u32,
         );
-        let last = self.last();
-        if let Some(latency) = self.fixed_latency_fs {
-            self.fixed_responses.push((id, self.now + latency));
-        } else {
-            self.levels[last].out_fills.push_back(Outgoing {
-                req,
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
-        }
-        self.traffic.book(Origin::Program, false, bytes);
+        let out = Outgoing {
+            req,
+            not_before: 0,
+            issued: self.now,
+            buffer: None,
+        };
+        self.send_to_memory(out, self.now, Origin::Program);
     }
 
     /// A write-back of the memory line holding `addr` for `core`, issued below the caches (a
@@ -81,17 +76,7 @@ impl Hierarchy {
             origin: Origin::Program,
             thread: core as u32,
         };
-        let last = self.last();
-        self.traffic.book(Origin::Program, true, bytes);
-        if self.fixed_latency_fs.is_some() {
-            return;
-        }
-        self.levels[last].out_writebacks.push_back(Outgoing {
-            req,
-            not_before: 0,
-            issued: self.now,
-            buffer: None,
-        });
+        self.send_writeback_to_memory(req, Origin::Program, None);
     }
 
     /// The first of `core`'s levels holding the first-level line at `addr` whole, put there
@@ -129,7 +114,7 @@ impl Hierarchy {
                 };
                 if a.is_dirty(way) {
                     write_masked(
-                        &mut self.router,
+                        &mut self.memory,
                         line * l.line_bytes,
                         a.data(way),
                         &a.sectors(way),

@@ -1,9 +1,10 @@
-//! The chain of cache levels from the core down to the memory router, joined by the request
-//! port. The first level serves the core (lookups, stores, misses); a miss takes an MSHR and
-//! leaves as a fill request for the level below, which answers from its array after its hit
-//! latency or misses in turn; the last level's requests go to the memory devices, fills ahead
-//! of write-backs. A victim goes to the level below as a write-back (the last level's to
-//! memory, where the router writes its bytes into the image as it leaves). Data is
+//! The chain of cache levels from the core down to the memory below them (`MemoryBelow`: the
+//! router's devices or the fixed-latency memory), joined by the request port. The first
+//! level serves the core (lookups, stores, misses); a miss takes an MSHR and leaves as a fill
+//! request for the level below, which answers from its array after its hit latency or misses
+//! in turn; the last level's requests go to memory through `send_to_memory` (where their
+//! traffic is counted), fills ahead of write-backs. A victim goes to the level below as a
+//! write-back (the last level's to memory, whose image takes its bytes as it leaves). Data is
 //! functional: a fill takes the line as the levels below and memory hold it when the fill
 //! completes. Bulk-operation coherence acts here on all levels at once: write back a line,
 //! invalidate a line, insert a line at the last level (where the memory controller's
@@ -22,7 +23,7 @@ use super::level::{writeback_request, CacheLevel, Mshr, Outgoing};
 use super::level_port::LevelPort;
 use super::write_combining::{WriteCombining, WriteCombiningStats};
 use crate::config::CacheLevelConfig;
-use crate::memory::MemoryRouter;
+use crate::memory::{MemoryBelow, MemoryRouter, MemorySide};
 use crate::port::{Movblk, Origin, Port, Request, RequestId, RequestKind, Response};
 use crate::stat_struct::stat_struct;
 
@@ -61,13 +62,13 @@ fn record_sent(sent: &mut Vec<(u32, u64, bool)>, req: &Request) {
 
 /// Writes the valid sectors of a line's `data` at `addr` into the memory image (a masked
 /// write: memory keeps its own bytes under the invalid ones).
-pub(super) fn write_masked(router: &mut MemoryRouter, addr: u64, data: &[u8], valid: &Sectors) {
+pub(super) fn write_masked(memory: &mut MemoryBelow, addr: u64, data: &[u8], valid: &Sectors) {
     if valid.is_whole() {
-        router.write(addr, data);
+        memory.write(addr, data);
         return;
     }
     for run in valid.runs() {
-        router.write(addr + run.start as u64, &data[run]);
+        memory.write(addr + run.start as u64, &data[run]);
     }
 }
 
@@ -106,10 +107,12 @@ pub enum Completed {
 
 pub struct Hierarchy {
     pub levels: Vec<CacheLevel>,
-    pub router: MemoryRouter,
+    /// The level below the last: the devices behind the router, or the fixed-latency memory.
+    pub memory: MemoryBelow,
     ids: Vec<Option<Pending>>,
     free_ids: Vec<RequestId>,
-    /// Channel traffic by cause (the memory boundary).
+    /// Channel traffic by cause (the memory boundary), booked as the last level sends each
+    /// request to memory (`send_to_memory`), the one place it is counted.
     pub traffic: Traffic,
     /// Advances whenever a line appears in or leaves an array, a miss completes or a
     /// write-back buffer entry frees: while it stands still, a request refused or a line
@@ -123,11 +126,9 @@ pub struct Hierarchy {
     /// Every request memory took since the owner last emptied it, while `Some` (the system's
     /// interruption metrics): (core that caused it, physical address, whether a write).
     pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
-    /// `memory.fixed_latency_cycles` as a time (fs): memory answers each read this long
-    /// after the last level sends it and takes write-backs at once. None: the devices.
-    pub fixed_latency_fs: Option<u64>,
-    /// Reads the fixed-latency memory has answered, with their due times.
-    pub(super) fixed_responses: Vec<Response>,
+    /// Reads below the caches that the levels answered themselves (a post-LLC trace's read
+    /// of a line bulk work brought in), with their due times.
+    pub(super) hit_responses: Vec<Response>,
     /// The byte range `pin_last_level` pinned (CPM's migrating page), while pinned.
     pub(super) pinned: Option<(u64, u64)>,
     /// Last-level lines of post-LLC write-backs to the pinned range, held as if in the
@@ -144,7 +145,7 @@ pub struct Hierarchy {
 impl Hierarchy {
     pub fn new(
         configs: &[CacheLevelConfig],
-        router: MemoryRouter,
+        memory: impl Into<MemoryBelow>,
         cores: usize,
         core_fs: u64,
     ) -> Result<Hierarchy, String> {
@@ -168,7 +169,7 @@ impl Hierarchy {
         }
         Ok(Hierarchy {
             levels,
-            router,
+            memory: memory.into(),
             ids: Vec::new(),
             free_ids: Vec::new(),
             traffic: Traffic::default(),
@@ -176,8 +177,7 @@ impl Hierarchy {
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
             sent_to_memory: None,
-            fixed_latency_fs: None,
-            fixed_responses: Vec::new(),
+            hit_responses: Vec::new(),
             pinned: None,
             held_writebacks: std::collections::BTreeSet::new(),
             now: 0,
@@ -318,19 +318,16 @@ impl Hierarchy {
         let req = Request::fill(Some(id), line, line_bytes, write, origin, core as u32);
         l.below.read_bytes.count(origin, line_bytes);
         l.below_transfers += 1;
-        match self.fixed_latency_fs {
-            Some(latency) if level == self.last() => {
-                self.fixed_responses.push((id, not_before + latency));
-            }
-            _ => self.levels[level].out_fills.push_back(Outgoing {
-                req,
-                not_before,
-                issued: not_before.max(self.now),
-                buffer: None,
-            }),
-        }
+        let out = Outgoing {
+            req,
+            not_before,
+            issued: not_before.max(self.now),
+            buffer: None,
+        };
         if level == self.last() {
-            self.traffic.book(origin, false, line_bytes);
+            self.send_to_memory(out, not_before, origin);
+        } else {
+            self.levels[level].out_fills.push_back(out);
         }
         true
     }
@@ -356,7 +353,7 @@ impl Hierarchy {
         }
         match self.levels.get(level + 1) {
             Some(below) => below.port_fs + below.hit_fs,
-            None => self.fixed_latency_fs.unwrap_or(0),
+            None => self.memory.write_back_fs(),
         }
     }
 
@@ -415,27 +412,9 @@ impl Hierarchy {
             .count(req.origin, ev.valid.valid_bytes());
         l.below_transfers += 1;
         if to_memory {
-            write_masked(&mut self.router, req.addr, ev.data.as_slice(), &ev.valid);
-            // Memory writes whole lines of the last level's size (one burst).
-            self.traffic.book(ev.origin, true, self.last_line_bytes());
-            if self.fixed_latency_fs.is_some() {
-                // The fixed-latency memory takes it at once; a waiting bulk operation's
-                // write-back is complete now.
-                if let Some(id) = req.id {
-                    self.fixed_responses.push((id, self.now));
-                }
-                return;
-            }
-            // Memory-bound write-backs leave from the last level's queue, holding a place in
-            // this level's buffer until memory takes them.
-            let last = self.last();
-            self.levels[level].wb_queued[array] += 1;
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req,
-                not_before: 0,
-                issued: self.now,
-                buffer: Some((level, array)),
-            });
+            write_masked(&mut self.memory, req.addr, ev.data.as_slice(), &ev.valid);
+            // Counted as the bytes were last written (a coherence write-back's too).
+            self.send_writeback_to_memory(req, ev.origin, Some((level, array)));
         } else {
             // Into the level below at once: a line in transit between levels would be
             // invisible to fills and to bulk coherence. (Bandwidth between levels is not
@@ -515,7 +494,7 @@ impl Hierarchy {
                 }
             }
         }
-        self.router.read(addr, buf);
+        self.memory.read(addr, buf);
     }
 
     /// Completes request `id` (a fill's data or a waited write-back has arrived at time
@@ -702,21 +681,48 @@ impl Hierarchy {
                 .write_bytes
                 .count(req.origin, valid.valid_bytes());
             self.levels[level].below_transfers += 1;
-            write_masked(&mut self.router, req.addr, data.as_slice(), &valid);
-            self.traffic.book(req.origin, true, self.last_line_bytes());
-            if self.fixed_latency_fs.is_some() {
-                return true;
-            }
-            self.levels[level].wb_queued[array] += 1;
-            let last = self.last();
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: *req,
-                not_before: 0,
-                issued: self.now,
-                buffer: Some((level, array)),
-            });
+            write_masked(&mut self.memory, req.addr, data.as_slice(), &valid);
+            self.send_writeback_to_memory(*req, req.origin, Some((level, array)));
         }
         true
+    }
+
+    /// The one way a request leaves the last level (or goes around the levels) for memory,
+    /// sent at `at`: its traffic is booked under `cause`, then the fixed-latency memory takes
+    /// it at once, or it waits in the last level's queue for a device (`drain_to_memory`), a
+    /// write-back holding its place in `out.buffer`'s write-back buffer until taken.
+    /// Memory moves whole lines of the last level's size (one burst each).
+    pub(super) fn send_to_memory(&mut self, out: Outgoing, at: u64, cause: Origin) {
+        let write = out.req.kind == RequestKind::Writeback;
+        self.traffic.book(cause, write, self.last_line_bytes());
+        if self.memory.take_at_once(&out.req, at) {
+            return;
+        }
+        if let Some((level, array)) = out.buffer {
+            self.levels[level].wb_queued[array] += 1;
+        }
+        let last = self.last();
+        if write {
+            self.levels[last].out_writebacks.push_back(out);
+        } else {
+            self.levels[last].out_fills.push_back(out);
+        }
+    }
+
+    /// `send_to_memory` for a write-back sent now.
+    pub(super) fn send_writeback_to_memory(
+        &mut self,
+        req: Request,
+        cause: Origin,
+        buffer: Option<(usize, usize)>,
+    ) {
+        let out = Outgoing {
+            req,
+            not_before: 0,
+            issued: self.now,
+            buffer,
+        };
+        self.send_to_memory(out, self.now, cause);
     }
 
     /// Offers the last level's requests for memory device `device` at its cycle `cycle`:
@@ -724,7 +730,8 @@ impl Hierarchy {
     /// back those for other channels.
     pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
         let last = self.last();
-        let (levels, router, epoch) = (&mut self.levels, &mut self.router, &mut self.epoch);
+        let router = self.memory.router_mut();
+        let (levels, epoch) = (&mut self.levels, &mut self.epoch);
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let sent = &mut self.sent_to_memory;
         let fs = cycle * router.devices[device].period_fs;
@@ -769,12 +776,28 @@ impl Hierarchy {
 
     /// Whether any level (or the fixed-latency memory) holds responses not yet taken.
     pub fn responses_pending(&self) -> bool {
-        !self.fixed_responses.is_empty() || self.levels.iter().any(|l| !l.responses.is_empty())
+        !self.hit_responses.is_empty()
+            || self.memory.has_responses()
+            || self.levels.iter().any(|l| !l.responses.is_empty())
     }
 
-    /// Moves the fixed-latency memory's answers, with their due times, into `out`.
+    /// Moves the answers to requests below the caches (the fixed-latency memory's, and the
+    /// levels' own to a post-LLC trace's reads), with their due times, into `out`.
     pub fn take_memory_responses(&mut self, out: &mut Vec<Response>) {
-        out.append(&mut self.fixed_responses);
+        out.append(&mut self.hit_responses);
+        self.memory.take_responses(out);
+    }
+
+    /// The router: the devices, the image and the hybrid tables (what the system steps,
+    /// measures and reports), whichever memory times the caches' requests.
+    #[inline]
+    pub fn router(&self) -> &MemoryRouter {
+        self.memory.router()
+    }
+
+    #[inline]
+    pub fn router_mut(&mut self) -> &mut MemoryRouter {
+        self.memory.router_mut()
     }
 
     /// Whether the last level holds requests for memory.
@@ -957,7 +980,7 @@ mod tests {
     fn a_frame_handed_over_drops_the_old_owners_lines_and_fills_in_flight() {
         let mut h = two_cores();
         let mut before = [0u8; 128];
-        h.router.read(0, &mut before);
+        h.memory.read(0, &mut before);
         // Core 0 holds line 0 dirty and is still fetching line 1 with a store waiting.
         h.insert(0, 0, &[5; 64], true, Origin::Program);
         assert!(h.request_fill(0, 1, Origin::Program, true));
@@ -979,7 +1002,7 @@ mod tests {
         );
         // Neither the dropped dirty line nor the late store reached memory.
         let mut after = [0u8; 128];
-        h.router.read(0, &mut after);
+        h.memory.read(0, &mut after);
         assert_eq!(after, before);
         assert_eq!(h.traffic.write_bytes, 0);
     }
@@ -1020,7 +1043,7 @@ mod tests {
         );
         let mut cycle = 1;
         while !h.levels[0].out_writebacks.is_empty() {
-            h.router.step(0, cycle);
+            h.router_mut().step(0, cycle);
             h.drain_to_memory(0, cycle);
             cycle += 1;
             assert!(cycle < 10_000, "the controller drains its writes");
@@ -1034,7 +1057,7 @@ mod tests {
         evict_dirty(&mut h, 1);
         // Line 0 (all zeros) was pushed out dirty: memory holds it now.
         let mut buf = [9u8; 64];
-        h.router.read(0, &mut buf);
+        h.memory.read(0, &mut buf);
         assert_eq!(buf, [0u8; 64]);
         // A fill of it brings those bytes back, with a waiting store applied.
         assert!(h.request_fill(0, 0, Origin::Program, true));

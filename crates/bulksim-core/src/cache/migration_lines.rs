@@ -5,7 +5,6 @@
 //! exited owner left.
 
 use super::hierarchy::{write_masked, Hierarchy};
-use super::level::Outgoing;
 use crate::port::{Origin, Request, RequestKind};
 
 impl Hierarchy {
@@ -74,7 +73,7 @@ impl Hierarchy {
                     let array = &mut self.levels[level].arrays[a];
                     if let Some(ev) = array.write_back(line) {
                         let at = new + (line * lb - old);
-                        write_masked(&mut self.router, at, ev.data.as_slice(), &ev.valid);
+                        write_masked(&mut self.memory, at, ev.data.as_slice(), &ev.valid);
                         dirty_lines.insert(at / last_bytes);
                     }
                     dropped += self.levels[level].arrays[a].invalidate(line) as u64;
@@ -82,22 +81,16 @@ impl Hierarchy {
             }
         }
         dropped += self.release_held_writebacks(old, new, bytes);
-        let last = self.last();
         for line in dirty_lines {
-            self.traffic.book(Origin::Migration, true, last_bytes);
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: Request {
-                    id: None,
-                    addr: line * last_bytes,
-                    bytes: last_bytes as u32,
-                    kind: RequestKind::Writeback,
-                    origin: Origin::Migration,
-                    thread: 0,
-                },
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
+            let req = Request {
+                id: None,
+                addr: line * last_bytes,
+                bytes: last_bytes as u32,
+                kind: RequestKind::Writeback,
+                origin: Origin::Migration,
+                thread: 0,
+            };
+            self.send_writeback_to_memory(req, Origin::Migration, None);
         }
         dropped
     }
@@ -137,25 +130,19 @@ impl Hierarchy {
             .range(old / last_bytes..(old + bytes).div_ceil(last_bytes))
             .copied()
             .collect();
-        let last = self.last();
         for &line in &held {
             // The program's own write-backs, late: they count as the program's.
             self.held_writebacks.remove(&line);
             let at = new + (line * last_bytes - old);
-            self.traffic.book(Origin::Program, true, last_bytes);
-            self.levels[last].out_writebacks.push_back(Outgoing {
-                req: Request {
-                    id: None,
-                    addr: at,
-                    bytes: last_bytes as u32,
-                    kind: RequestKind::Writeback,
-                    origin: Origin::Program,
-                    thread: 0,
-                },
-                not_before: 0,
-                issued: self.now,
-                buffer: None,
-            });
+            let req = Request {
+                id: None,
+                addr: at,
+                bytes: last_bytes as u32,
+                kind: RequestKind::Writeback,
+                origin: Origin::Program,
+                thread: 0,
+            };
+            self.send_writeback_to_memory(req, Origin::Program, None);
         }
         held.len() as u64
     }

@@ -5,8 +5,8 @@
 //! takes it.
 
 use super::hierarchy::Hierarchy;
-use super::level::Outgoing;
 use super::write_combining::{CombinedWrite, WriteCombining};
+use crate::memory::MemorySide;
 use crate::port::{Origin, Request, RequestKind};
 
 impl Hierarchy {
@@ -28,7 +28,7 @@ impl Hierarchy {
     pub fn non_temporal_store(&mut self, core: usize, addr: u64, data: &[u8]) -> bool {
         let last = self.last();
         let array = self.levels[last].array_of[core];
-        if self.fixed_latency_fs.is_none() && !self.last_can_allocate(array) {
+        if self.memory.queues_requests() && !self.last_can_allocate(array) {
             return false;
         }
         let line_bytes = self.last_line_bytes();
@@ -50,7 +50,7 @@ impl Hierarchy {
                 }
             }
         }
-        self.router.write(addr, data);
+        self.memory.write(addr, data);
         self.write_combining_stats.stores += 1;
         let writes = self.write_combining[core].store(addr, data.len() as u64);
         for w in writes.into_iter().flatten() {
@@ -87,26 +87,16 @@ impl Hierarchy {
             l.below_transfers += 1;
         }
         let line_bytes = self.last_line_bytes();
-        self.traffic.book(Origin::Copy, true, line_bytes);
-        if self.fixed_latency_fs.is_some() {
-            // The fixed-latency memory takes writes at once.
-            return;
-        }
         let last = self.last();
         let array = self.levels[last].array_of[core];
-        self.levels[last].wb_queued[array] += 1;
-        self.levels[last].out_writebacks.push_back(Outgoing {
-            req: Request {
-                id: None,
-                addr: w.addr,
-                bytes: line_bytes as u32,
-                kind: RequestKind::Writeback,
-                origin: Origin::Copy,
-                thread: core as u32,
-            },
-            not_before: 0,
-            issued: self.now,
-            buffer: Some((last, array)),
-        });
+        let req = Request {
+            id: None,
+            addr: w.addr,
+            bytes: line_bytes as u32,
+            kind: RequestKind::Writeback,
+            origin: Origin::Copy,
+            thread: core as u32,
+        };
+        self.send_writeback_to_memory(req, Origin::Copy, Some((last, array)));
     }
 }

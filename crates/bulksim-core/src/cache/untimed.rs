@@ -4,6 +4,7 @@
 //! reading bytes as a core, or all cores, see them now.
 
 use super::hierarchy::{write_masked, Hierarchy};
+use crate::memory::MemorySide;
 
 impl Hierarchy {
     /// Writes every dirty line back to the memory image and empties every level, untimed
@@ -18,7 +19,7 @@ impl Hierarchy {
             for a in &mut l.arrays {
                 for ev in a.clear() {
                     write_masked(
-                        &mut self.router,
+                        &mut self.memory,
                         ev.line * lb,
                         ev.data.as_slice(),
                         &ev.valid,
@@ -40,7 +41,7 @@ impl Hierarchy {
                 }
             }
         }
-        self.router.zero_untimed(addr, bytes);
+        self.memory.zero_untimed(addr, bytes);
     }
 
     /// A freed frame at [addr, addr + bytes) now belongs to `core`: the lines its earlier

@@ -24,6 +24,53 @@ use crate::spec::{Command, Spec};
 use crate::stats::{BulkStats, EnergyStats, LatencyStats, Stats};
 use std::path::Path;
 
+/// One request for a controller (device-local address): what `Controller::enqueue` takes
+/// besides its decoded address.
+#[derive(Clone, Copy)]
+struct Enqueue {
+    kind: RequestKind,
+    addr: u64,
+    /// The device's cycle.
+    now: u64,
+    /// Reported with its completion (`NO_TAG`: nobody waits).
+    tag: u32,
+    /// A program's request (its service time summed).
+    program: bool,
+    /// When it left its sender (fs; 0: unknown).
+    issued: u64,
+}
+
+/// The one way into the controllers (a trace's requests, the caches' and the hybrid
+/// copier's through `try_enqueue_client`, the channel copier's): decodes the address,
+/// counts it once if it lies past the device's capacity (its upper bits are ignored), and
+/// enqueues it at its channel, which has room (`has_room`).
+#[inline(always)]
+fn enqueue(
+    mapper: &AddressMapper,
+    controllers: &mut [Controller],
+    out_of_range: &mut u64,
+    at: Enqueue,
+) {
+    let dram = mapper.decode(at.addr);
+    if at.addr >= mapper.capacity() {
+        *out_of_range += 1;
+    }
+    let line = at.addr / mapper.line_bytes();
+    controllers[dram.channel as usize]
+        .enqueue(at.kind, line, dram, at.now, at.tag, at.program, at.issued);
+}
+
+/// Whether `ctrl`, the channel holding `addr`, has room for a `kind` request to it now.
+/// Only per-rank write room needs the address decoded.
+#[inline(always)]
+fn has_room(mapper: &AddressMapper, ctrl: &Controller, kind: RequestKind, addr: u64) -> bool {
+    if kind == RequestKind::Write && ctrl.writes_per_rank() {
+        ctrl.can_accept_write(mapper.decode(addr).rank)
+    } else {
+        ctrl.can_accept(kind)
+    }
+}
+
 pub struct MemorySystem {
     spec: Spec,
     mapper: AddressMapper,
@@ -206,22 +253,25 @@ impl MemorySystem {
         if !self.can_accept_client(kind, addr) {
             return false;
         }
-        let ctrl = &mut self.controllers[self.mapper.channel_of(addr) as usize];
-        let dram = self.mapper.decode(addr);
         let tag = if tag == NO_TAG {
             NO_TAG
         } else {
             self.client_outstanding += 1;
             tag | CLIENT_TAG
         };
-        ctrl.enqueue(
+        let at = Enqueue {
             kind,
-            addr / self.mapper.line_bytes(),
-            dram,
+            addr,
             now,
             tag,
             program,
             issued,
+        };
+        enqueue(
+            &self.mapper,
+            &mut self.controllers,
+            &mut self.out_of_range,
+            at,
         );
         true
     }
@@ -321,19 +371,27 @@ impl MemorySystem {
         if !self.can_accept(channel, kind, addr) {
             return false;
         }
-        self.enqueue(channel, kind, addr, now);
+        self.enqueue(kind, addr, now);
         true
     }
 
-    /// Takes a request that `channel`, the one holding `addr`, has room for (`can_accept`).
+    /// Takes a trace's request whose channel has room for it (`can_accept`).
     #[inline(always)]
-    pub fn enqueue(&mut self, channel: usize, kind: RequestKind, addr: u64, now: u64) {
-        let dram = self.mapper.decode(addr);
-        if addr >= self.mapper.capacity() {
-            self.out_of_range += 1;
-        }
-        let line = addr / self.mapper.line_bytes();
-        self.controllers[channel].enqueue(kind, line, dram, now, NO_TAG, false, 0);
+    pub fn enqueue(&mut self, kind: RequestKind, addr: u64, now: u64) {
+        let at = Enqueue {
+            kind,
+            addr,
+            now,
+            tag: NO_TAG,
+            program: false,
+            issued: 0,
+        };
+        enqueue(
+            &self.mapper,
+            &mut self.controllers,
+            &mut self.out_of_range,
+            at,
+        );
     }
 
     /// The channel holding `addr`.
@@ -346,12 +404,7 @@ impl MemorySystem {
     /// can change the answer. Only per-rank write room needs the address decoded.
     #[inline]
     pub fn can_accept(&self, channel: usize, kind: RequestKind, addr: u64) -> bool {
-        let c = &self.controllers[channel];
-        if kind == RequestKind::Write && c.writes_per_rank() {
-            c.can_accept_write(self.mapper.decode(addr).rank)
-        } else {
-            c.can_accept(kind)
-        }
+        has_room(&self.mapper, &self.controllers[channel], kind, addr)
     }
 
     /// Steps every channel at `now`; returns the earliest cycle anything can change next.
@@ -408,17 +461,21 @@ impl MemorySystem {
     #[inline(never)]
     fn step_copier(&mut self, now: u64) -> u64 {
         let (mapper, controllers) = (&self.mapper, &mut self.controllers);
+        let out_of_range = &mut self.out_of_range;
         self.copier.step(now, |kind, addr, tag| {
-            let dram = mapper.decode(addr);
-            let ctrl = &mut controllers[dram.channel as usize];
-            let room = match kind {
-                RequestKind::Write if ctrl.writes_per_rank() => ctrl.can_accept_write(dram.rank),
-                _ => ctrl.can_accept(kind),
-            };
-            if !room {
+            let channel = mapper.channel_of(addr) as usize;
+            if !has_room(mapper, &controllers[channel], kind, addr) {
                 return false;
             }
-            ctrl.enqueue(kind, addr / mapper.line_bytes(), dram, now, tag, false, 0);
+            let at = Enqueue {
+                kind,
+                addr,
+                now,
+                tag,
+                program: false,
+                issued: 0,
+            };
+            enqueue(mapper, controllers, out_of_range, at);
             true
         })
     }

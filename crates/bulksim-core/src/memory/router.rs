@@ -23,7 +23,8 @@ pub struct MemoryRouter {
     pub devices: Vec<MemoryDevice>,
     image: MemoryImage,
     moves: Vec<Move>,
-    /// Requests out of range of every device (trace mode counts them per device).
+    /// Total bytes of all devices; an address past it goes to the last device, whose
+    /// channels count it out of range.
     capacity: u64,
     /// `[hybrid]`: the two devices are one hybrid memory (docs/hybrid.md): accesses are
     /// redirected while pages migrate, and the image follows the blocks.

@@ -3,6 +3,7 @@
 //! each checked against the config before the run starts.
 
 use super::*;
+use crate::memory::{FixedLatencyMemory, MemoryBelow};
 
 /// The mechanism below the caches: `system.bulk_mechanism`'s, which a `bulk.mechanism` other
 /// than `auto` must agree with (the user's setting is never overwritten silently).
@@ -69,18 +70,19 @@ impl System {
         }
         let core_count = cores.len();
         let hybrid_os = router.hybrid.as_ref().map(HybridOsWork::new);
-        let mut mem = Hierarchy::new(&config.cache.level, router, core_count, core_fs)
+        let memory = memory_below(&config, router, core_fs);
+        let mut mem = Hierarchy::new(&config.cache.level, memory, core_count, core_fs)
             .map_err(Error::Config)?;
         for l in &mut mem.levels {
             l.address_bytes = config.cache.address_bytes as u64;
         }
         // The copy engines are built here, beside the levels as configured so far.
         let bulk = BulkCoordinator::new(&config, &mem, core_fs);
-        configure_memory_side(&config, &mut mem, core_count, core_fs);
+        configure_memory_side(&config, &mut mem, core_count);
         let interruptions = config.sim.interruption_metrics.then(|| {
             mem.sent_to_memory = Some(Vec::new());
             InterruptionRecorder::new(
-                &mem.router,
+                mem.router(),
                 core_count,
                 sched.thread_count(),
                 mem.line_bytes(),
@@ -267,13 +269,21 @@ fn frame_sites(
     (site, usable, ranks_per_channel)
 }
 
-/// The memory side's settings from `config`: a fixed-latency memory
-/// (`memory.fixed_latency_cycles`), the run's end after `sim.stop_after_dram_accesses`, and
-/// write-combining buffers for `system.memcpy = "software_nt"`.
-fn configure_memory_side(config: &Config, mem: &mut Hierarchy, core_count: usize, core_fs: u64) {
-    if config.memory.fixed_latency_cycles > 0 {
-        mem.fixed_latency_fs = Some(config.memory.fixed_latency_cycles as u64 * core_fs);
+/// The level below the caches: the router's devices, or a fixed-latency memory in front of
+/// them (`memory.fixed_latency_cycles`, in core cycles of `core_fs`).
+fn memory_below(config: &Config, router: MemoryRouter, core_fs: u64) -> MemoryBelow {
+    match config.memory.fixed_latency_cycles {
+        0 => MemoryBelow::Devices(router),
+        cycles => {
+            MemoryBelow::FixedLatency(FixedLatencyMemory::new(router, cycles as u64 * core_fs))
+        }
     }
+}
+
+/// The memory side's settings from `config`: the run's end after
+/// `sim.stop_after_dram_accesses`, and write-combining buffers for
+/// `system.memcpy = "software_nt"`.
+fn configure_memory_side(config: &Config, mem: &mut Hierarchy, core_count: usize) {
     if config.sim.stop_after_dram_accesses > 0 {
         mem.memory_accept_limit = config.sim.stop_after_dram_accesses;
     }

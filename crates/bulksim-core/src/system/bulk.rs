@@ -19,6 +19,7 @@ use crate::cache::{Hierarchy, Origin};
 use crate::config::{Config, InitMechanism, LineStores, MemcpyMode, SystemMechanism};
 use crate::copy_engine::CopyEngines;
 use crate::error::{Error, Result};
+use crate::memory::MemorySide;
 use crate::workload::memcpy::{MemcpyCost, MemcpyExpansion, MemcpyKind};
 
 /// One bulk operation below the caches, from its coherence work until it completes.
@@ -243,7 +244,7 @@ impl BulkCoordinator {
         };
         // Bytes that cross memory devices can only move through the cores; pieces below the
         // offload granularity are the core's too.
-        let mechanism = if mem.router.within_one_device(&op) && op.bytes >= self.offload_min {
+        let mechanism = if mem.memory.within_one_device(&op) && op.bytes >= self.offload_min {
             mechanism
         } else {
             SystemMechanism::Cpu
@@ -442,7 +443,7 @@ impl BulkCoordinator {
                 }
                 Ok(false)
             }
-            MemPhase::Submit => match mem.router.try_enqueue_bulk(op, now) {
+            MemPhase::Submit => match mem.memory.try_enqueue_bulk(op, now) {
                 Ok(Some((device, id))) => {
                     self.hazards.submitted(&op, device, id);
                     set_phase(core, MemPhase::Wait(id), 0);

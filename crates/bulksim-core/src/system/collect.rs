@@ -17,7 +17,7 @@ impl System {
         let (traffic, energy_nj) = self.traffic_and_energy(&devices);
         if let Some(m) = &self.measure {
             for (i, d) in devices.iter_mut().enumerate() {
-                let reads = self.mem.router.devices[i].channels.read_latencies();
+                let reads = self.mem.router().devices[i].channels.read_latencies();
                 m.device_interval(i, &mut d.stats, reads);
             }
         }
@@ -83,7 +83,7 @@ impl System {
     ) {
         let mut unavailable: Vec<_> = self
             .mem
-            .router
+            .router()
             .devices
             .iter()
             .flat_map(|d| d.channels.unavailability())
@@ -105,7 +105,7 @@ impl System {
     fn device_stats(&self, wall_seconds: f64) -> Vec<DeviceStats> {
         let mut devices: Vec<DeviceStats> = self
             .mem
-            .router
+            .router()
             .devices
             .iter()
             .map(|d| DeviceStats {
@@ -147,13 +147,13 @@ impl System {
         Option<crate::memory::hybrid::HybridStats>,
         Option<crate::hybrid::energy::HybridEnergy>,
     ) {
-        let mut hybrid = self.mem.router.hybrid_stats();
+        let mut hybrid = self.mem.router().hybrid_stats();
         if let (Some(m), Some(h)) = (&self.measure, &mut hybrid) {
             m.hybrid_interval(h);
         }
         let hybrid_energy = self
             .mem
-            .router
+            .router()
             .hybrid
             .as_ref()
             .zip(hybrid.as_ref())

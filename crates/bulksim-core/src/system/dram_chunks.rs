@@ -23,6 +23,7 @@ use crate::cache::Hierarchy;
 use crate::config::{Config, DramRule};
 use crate::copy_engine::CopyEngines;
 use crate::error::{Error, Result};
+use crate::memory::MemorySide;
 
 /// What offering a chunk did.
 pub(super) enum ChunkOutcome {
@@ -83,7 +84,7 @@ impl DramChunks {
         let last_line = mem.last_line_bytes();
         let layout_ok = src_pa % last_line == dst_pa % last_line
             && src_last == src_pa + bytes - 1
-            && mem.router.within_one_device(&op);
+            && mem.memory.within_one_device(&op);
         let stats = &mut engines.stats.dram;
         if !layout_ok {
             stats.chunks += 1;
@@ -116,7 +117,7 @@ impl DramChunks {
         {
             return Ok(Offer::Outcome(ChunkOutcome::Retry(false)));
         }
-        match mem.router.try_enqueue_bulk(op, now) {
+        match mem.memory.try_enqueue_bulk(op, now) {
             Ok(Some((device, id))) => Ok(Offer::Accepted(device, id)),
             Ok(None) => Ok(Offer::Outcome(ChunkOutcome::Retry(false))),
             Err(e) => Err(Error::Io(format!(

@@ -71,7 +71,7 @@ impl HybridOsWork {
     /// Whether an access to `pa` waits because its page's migration is completing.
     #[inline]
     pub(super) fn completing(mem: &Hierarchy, pa: u64) -> bool {
-        mem.router
+        mem.router()
             .hybrid
             .as_ref()
             .is_some_and(|h| h.completing(pa / PAGE_BYTES))
@@ -89,7 +89,7 @@ impl HybridOsWork {
     ) -> crate::error::Result<(bool, &[FrontEndHold])> {
         self.holds.clear();
         let mut acted = false;
-        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
         h.note_placed(os);
         for frame in std::mem::take(&mut os.released) {
             if let Some(home) = h.release_dram(frame as u64, os) {
@@ -98,13 +98,13 @@ impl HybridOsWork {
         }
         if now >= h.next_period_fs {
             for d in h.period(os, now)? {
-                mem.router.devices[d].wake(now);
+                mem.router_mut().devices[d].wake(now);
             }
             self.take_os_time(mem, 0, self.os_period_ns);
             self.take_started(os, mem);
             acted = true;
         }
-        let h = mem.router.hybrid.as_ref().expect("hybrid");
+        let h = mem.router().hybrid.as_ref().expect("hybrid");
         let ready: Vec<u64> = h.ready.iter().copied().collect();
         for key in ready {
             let (a, b) = (key * PAGE_BYTES, (key + 1) * PAGE_BYTES);
@@ -114,16 +114,16 @@ impl HybridOsWork {
             self.complete_migration(now, os, mem, sched, key);
             acted = true;
         }
-        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
         if h.cpm_due(now) {
             if let Some(d) = h.start_next_cpm(os, now)? {
-                mem.router.devices[d].wake(now);
+                mem.router_mut().devices[d].wake(now);
             }
             self.take_started(os, mem);
             acted = true;
         }
         if acted && !mem.memory_outbox_empty() {
-            for d in &mut mem.router.devices {
+            for d in &mut mem.router_mut().devices {
                 d.wake(now);
             }
         }
@@ -135,7 +135,7 @@ impl HybridOsWork {
     /// exit may still have some, dirty ones of an exited owner among them), and under
     /// `cpm` the page's lines are pinned in the last level.
     fn take_started(&self, os: &mut Os, mem: &mut Hierarchy) {
-        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
         for (src, dest, direction) in std::mem::take(&mut h.started) {
             if direction == Direction::Promoting {
                 os.hold(src as u32);
@@ -156,13 +156,13 @@ impl HybridOsWork {
         sched: &ThreadScheduler,
         key: u64,
     ) {
-        let h = mem.router.hybrid.as_ref().expect("hybrid");
+        let h = mem.router().hybrid.as_ref().expect("hybrid");
         let m = *h.migration(key).expect("a ready migration");
         if m.flipped {
             // A partial demotion: the page never left its PCM home, whose lines the caches
             // hold under the right address already; the DRAM frame is free again.
             os.unhold(m.dest as u32);
-            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
             h.finish(key, true, os);
             return;
         }
@@ -179,7 +179,7 @@ impl HybridOsWork {
             // The lines just queued for the new frame are the flush, written one after
             // another; then the remap stalls every core; then the next set-up.
             let flushed = last_level_writes_out(mem) - writes_before;
-            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
             h.cpm_hand_off(now, flushed as u64, dest_device);
         }
         let (old, new) = (m.src as u32, m.dest as u32);
@@ -193,7 +193,7 @@ impl HybridOsWork {
             // Every mechanism's remap updates the page table and shoots down the page's TLB
             // entries on every core (HMMSim drains the CPUs at every completion, CPM's or
             // not); only CPM's next migration also waits for it (`cpm_hand_off`).
-            let h = mem.router.hybrid.as_mut().expect("hybrid");
+            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
             let stall_ns = self.remap_shootdown_ns;
             h.stats.remap_stall_ns += stall_ns;
             if stall_ns > 0 {
@@ -211,7 +211,7 @@ impl HybridOsWork {
                 os.free_frame(new);
             }
         }
-        let h = mem.router.hybrid.as_mut().expect("hybrid");
+        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
         if self.retag {
             h.stats.pages_retagged_lines += lines;
         } else {
@@ -227,7 +227,12 @@ impl HybridOsWork {
             return;
         }
         self.holds.push(FrontEndHold::Core(c, ns));
-        mem.router.hybrid.as_mut().expect("hybrid").stats.os_time_ns += ns;
+        mem.router_mut()
+            .hybrid
+            .as_mut()
+            .expect("hybrid")
+            .stats
+            .os_time_ns += ns;
     }
 }
 

@@ -161,12 +161,12 @@ impl System {
     }
 
     pub fn image(&self) -> &crate::image::MemoryImage {
-        self.mem.router.image()
+        self.mem.router().image()
     }
 
     /// The hybrid memory (`[hybrid]`), for checks of its tables after a run.
     pub fn hybrid(&self) -> Option<&crate::memory::hybrid::HybridMemory> {
-        self.mem.router.hybrid.as_ref()
+        self.mem.router().hybrid.as_ref()
     }
 
     /// The process id thread `t` ran as.

@@ -127,7 +127,7 @@ impl System {
             && !self.bulk.engines_busy()
             && self.events.is_empty()
             && self.mem.outbox_empty()
-            && self.mem.router.is_idle()
+            && self.mem.router().is_idle()
     }
 
     /// With nothing active, the earliest moment anything can change (fs): a response due,
@@ -135,7 +135,7 @@ impl System {
     /// from the caches, the hybrid memory's next event.
     fn next_change_fs(&self) -> Result<u64> {
         let mut t = self.events.peek().map_or(u64::MAX, |e| e.0 .0);
-        for d in &self.mem.router.devices {
+        for d in &self.mem.router().devices {
             t = t.min(d.next_fs());
         }
         for c in &self.cores {
@@ -147,7 +147,7 @@ impl System {
             }
         }
         t = t.min(self.mem.next_departure());
-        if let Some(h) = &self.mem.router.hybrid {
+        if let Some(h) = &self.mem.router().hybrid {
             t = t.min(h.next_event_fs());
         }
         if t == u64::MAX {
@@ -193,17 +193,17 @@ impl System {
             || !self.bulk.idle()
             || self.mem.responses_pending()
             || !self.mem.outbox_empty()
-            || !self.mem.router.is_idle()
+            || !self.mem.router().is_idle()
         {
             return;
         }
         // Cycles at now, now + core_fs, ...: each before every device's next step and the
         // limit, and each leaving every core more than a cycle's work.
         let mut last = self.run.max_fs;
-        for d in &self.mem.router.devices {
+        for d in &self.mem.router().devices {
             last = last.min(d.next_fs().saturating_sub(1));
         }
-        if let Some(h) = &self.mem.router.hybrid {
+        if let Some(h) = &self.mem.router().hybrid {
             last = last.min(h.next_event_fs().saturating_sub(1));
         }
         if last < self.now {
@@ -271,7 +271,7 @@ impl System {
     /// now.
     pub(super) fn wake_memory(&mut self) {
         let now = self.now;
-        for d in &mut self.mem.router.devices {
+        for d in &mut self.mem.router_mut().devices {
             d.wake(now);
         }
     }
@@ -279,9 +279,9 @@ impl System {
     /// Steps every device through its cycles up to now: offers the last cache level's
     /// requests, steps the controllers, and turns completions into events.
     pub(super) fn step_memory(&mut self) {
-        for dev in 0..self.mem.router.devices.len() {
+        for dev in 0..self.mem.router().devices.len() {
             loop {
-                let d = &self.mem.router.devices[dev];
+                let d = &self.mem.router().devices[dev];
                 if d.next_cycle == u64::MAX || d.next_cycle * d.period_fs > self.now {
                     break;
                 }
@@ -290,9 +290,9 @@ impl System {
                 if self.interruptions.is_some() {
                     self.count_sent_requests();
                 }
-                let next = self.mem.router.step(dev, m);
-                self.mem.router.take_responses(dev, &mut self.buf);
-                let device = &mut self.mem.router.devices[dev];
+                let next = self.mem.router_mut().step(dev, m);
+                self.mem.router_mut().take_responses(dev, &mut self.buf);
+                let device = &mut self.mem.router_mut().devices[dev];
                 for (id, due_fs) in self.buf.drain(..) {
                     self.events.push(Reverse((due_fs, EV_TAG, id, dev as u32)));
                 }
@@ -302,7 +302,7 @@ impl System {
                         .push(Reverse((done * period, EV_OP, id, dev as u32)));
                 }
                 let waiting = !self.mem.memory_outbox_empty();
-                let d = &mut self.mem.router.devices[dev];
+                let d = &mut self.mem.router_mut().devices[dev];
                 d.next_cycle = if next == u64::MAX {
                     u64::MAX
                 } else {
@@ -321,7 +321,7 @@ impl System {
         if let Some(rec) = &mut self.interruptions {
             let sent = self.mem.sent_to_memory.as_mut().expect("recorded");
             let sched = &self.sched;
-            rec.count_sent(&self.mem.router, |c| sched.running(c), sent);
+            rec.count_sent(self.mem.memory.router(), |c| sched.running(c), sent);
         }
     }
 
@@ -429,8 +429,8 @@ pub fn run_opened_workload(
 ) -> Result<(SystemStats, System)> {
     let mut system = System::with_workload(config, workload, path)?;
     if let Some(log) = command_log {
-        let several = system.mem.router.devices.len() > 1;
-        for d in &mut system.mem.router.devices {
+        let several = system.mem.router().devices.len() > 1;
+        for d in &mut system.mem.router_mut().devices {
             // Several devices: one log each, named after the device.
             let path = if several {
                 log.with_extension(format!("{}.csv", d.name))
@@ -441,6 +441,6 @@ pub fn run_opened_workload(
         }
     }
     let stats = system.run_with_progress(progress, PROGRESS_PERIOD)?;
-    system.mem.router.finish_logs()?;
+    system.mem.router_mut().finish_logs()?;
     Ok((stats, system))
 }

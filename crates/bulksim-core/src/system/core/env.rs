@@ -126,7 +126,7 @@ impl CoreEnv<'_> {
     pub fn feed_rank_delays(&mut self) {
         let delays: Vec<f64> = self
             .mem
-            .router
+            .router()
             .devices
             .iter()
             .filter_map(|d| d.rank_latency.as_ref())

@@ -54,7 +54,7 @@ impl Core {
             self.stalled_since = Some(env.now);
             if let Some(rec) = &mut env.interruptions {
                 let line = self.window.front().expect("a waiting head").line;
-                rec.stall_started(&env.mem.router, c, line);
+                rec.stall_started(env.mem.router(), c, line);
             }
         }
         if let Some(t) = env.sched.running(c) {
@@ -65,7 +65,7 @@ impl Core {
         if retired > 0 {
             if let Some(m) = &mut env.measure {
                 if m.retired(c, self.retired, env.now) {
-                    m.take_snapshot(&env.mem.router);
+                    m.take_snapshot(env.mem.router());
                 }
             }
         }
