@@ -128,3 +128,45 @@ impl Movblk {
             || hits(self.dst, self.bytes)
     }
 }
+
+/// Responses a component has received and holds until they are due, in the order (due time,
+/// request id, source): a component's own inbox, so that what comes back through a port is
+/// delivered by the component it came to, at its time, in one deterministic order.
+#[derive(Debug, Default)]
+pub struct DueQueue {
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u64, RequestId, u32)>>,
+}
+
+impl DueQueue {
+    /// Holds request `id`'s response from `source` (a device index, or 0) until `due_fs`.
+    #[inline]
+    pub fn push(&mut self, due_fs: u64, id: RequestId, source: u32) {
+        self.heap.push(std::cmp::Reverse((due_fs, id, source)));
+    }
+
+    /// The first response in order, when it is due by `now`: (due time, id, source).
+    #[inline]
+    pub fn peek_due(&self, now: u64) -> Option<(u64, RequestId, u32)> {
+        self.heap
+            .peek()
+            .map(|r| r.0)
+            .filter(|&(due, _, _)| due <= now)
+    }
+
+    /// Removes the first response (the one `peek_due` showed).
+    #[inline]
+    pub fn pop(&mut self) {
+        self.heap.pop();
+    }
+
+    /// When the first response is due (u64::MAX: none is held).
+    #[inline]
+    pub fn next_fs(&self) -> u64 {
+        self.heap.peek().map_or(u64::MAX, |r| r.0 .0)
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+}

@@ -24,7 +24,7 @@ use super::level_port::LevelPort;
 use super::write_combining::{WriteCombining, WriteCombiningStats};
 use crate::config::CacheLevelConfig;
 use crate::memory::{MemoryBelow, MemoryRouter, MemorySide};
-use crate::port::{Movblk, Origin, Port, Request, RequestId, RequestKind, Response};
+use crate::port::{DueQueue, Movblk, Origin, Port, Request, RequestId, RequestKind, Response};
 use crate::stat_struct::stat_struct;
 
 stat_struct! {
@@ -129,6 +129,12 @@ pub struct Hierarchy {
     /// Reads below the caches that the levels answered themselves (a post-LLC trace's read
     /// of a line bulk work brought in), with their due times.
     pub(super) hit_responses: Vec<Response>,
+    /// Responses come back to the hierarchy through its ports (the memory side's, each
+    /// device's, each inner level's) and wait here until due; `Hierarchy::complete` then
+    /// delivers each to the level and core it is for.
+    pub inbox: DueQueue,
+    /// Scratch space for responses taken from a port.
+    taken: Vec<Response>,
     /// The byte range `pin_last_level` pinned (CPM's migrating page), while pinned.
     pub(super) pinned: Option<(u64, u64)>,
     /// Last-level lines of post-LLC write-backs to the pinned range, held as if in the
@@ -178,6 +184,8 @@ impl Hierarchy {
             memory_accept_limit: u64::MAX,
             sent_to_memory: None,
             hit_responses: Vec::new(),
+            inbox: DueQueue::default(),
+            taken: Vec::new(),
             pinned: None,
             held_writebacks: std::collections::BTreeSet::new(),
             now: 0,
@@ -786,6 +794,33 @@ impl Hierarchy {
     pub fn take_memory_responses(&mut self, out: &mut Vec<Response>) {
         out.append(&mut self.hit_responses);
         self.memory.take_responses(out);
+    }
+
+    /// Takes the responses the memory side and the inner levels' ports hold into the inbox.
+    pub fn collect_responses(&mut self) {
+        let mut taken = std::mem::take(&mut self.taken);
+        self.take_memory_responses(&mut taken);
+        for (id, due) in taken.drain(..) {
+            self.inbox.push(due, id, 0);
+        }
+        for level in 1..self.levels.len() {
+            self.port(level).take_responses(&mut taken);
+            for (id, due) in taken.drain(..) {
+                self.inbox.push(due, id, 0);
+            }
+        }
+        self.taken = taken;
+    }
+
+    /// Takes memory device `device`'s responses to the last level into the inbox.
+    #[inline]
+    pub fn collect_device_responses(&mut self, device: usize) {
+        let mut taken = std::mem::take(&mut self.taken);
+        self.router_mut().take_responses(device, &mut taken);
+        for (id, due) in taken.drain(..) {
+            self.inbox.push(due, id, device as u32);
+        }
+        self.taken = taken;
     }
 
     /// The router: the devices, the image and the hybrid tables (what the system steps,

@@ -1,16 +1,13 @@
 //! The fixed-latency memory (`memory.fixed_latency_cycles`): the level below the caches as a
 //! constant delay with no contention (the copy-engines paper's 100-cycle memory). It takes
 //! every request the moment the last cache level sends it, answers each read that long
-//! after and a waited write-back at once. The memory router it wraps still holds the
-//! address space, the functional image and the devices (which time no request here, and
-//! take only bulk operations the system offers them).
+//! after and a waited write-back at once. It times requests only: the memory router beside
+//! it in `MemoryBelow` still holds the address space, the functional image and the devices
+//! (which time no request here, and take only bulk operations the system offers them).
 
-use super::router::MemoryRouter;
 use crate::port::{Request, RequestKind, Response};
 
 pub struct FixedLatencyMemory {
-    /// The address space and its image; its devices take none of the caches' requests.
-    pub router: MemoryRouter,
     /// How long after it is sent a read is answered (fs).
     latency_fs: u64,
     /// Answers not taken yet, with their due times.
@@ -18,9 +15,8 @@ pub struct FixedLatencyMemory {
 }
 
 impl FixedLatencyMemory {
-    pub fn new(router: MemoryRouter, latency_fs: u64) -> FixedLatencyMemory {
+    pub fn new(latency_fs: u64) -> FixedLatencyMemory {
         FixedLatencyMemory {
-            router,
             latency_fs,
             responses: Vec::new(),
         }
@@ -60,7 +56,7 @@ impl FixedLatencyMemory {
 mod tests {
     use super::*;
     use crate::config::Config;
-    use crate::memory::MemorySide;
+    use crate::memory::{MemoryBelow, MemoryRouter, MemorySide};
     use crate::port::Origin;
 
     fn request(id: Option<u32>, kind: RequestKind) -> Request {
@@ -77,7 +73,7 @@ mod tests {
     #[test]
     fn reads_are_answered_after_the_latency_waited_write_backs_at_once() {
         let router = MemoryRouter::new(&Config::default()).unwrap();
-        let mut m = FixedLatencyMemory::new(router, 500);
+        let mut m = MemoryBelow::new(router, Some(FixedLatencyMemory::new(500)));
         assert!(!m.queues_requests());
         assert_eq!(m.write_back_fs(), 500);
         assert!(m.take_at_once(&request(Some(1), RequestKind::Read), 100));
@@ -89,6 +85,6 @@ mod tests {
         assert_eq!(out, vec![(1, 600), (2, 700), (3, 300)]);
         assert!(!m.has_responses());
         // The devices took nothing.
-        assert!(m.router.is_idle());
+        assert!(m.router().is_idle());
     }
 }

@@ -101,12 +101,10 @@ impl System {
             sched,
             os,
             mem,
-            events: BinaryHeap::new(),
             timing,
             settings: CoreSettings::new(&config.core),
             interruptions,
             now: 0,
-            buf: Vec::new(),
             measure: measure::Measure::new(
                 config.sim.warmup_instructions,
                 config.sim.measure_instructions,
@@ -273,10 +271,11 @@ fn frame_sites(
 /// them (`memory.fixed_latency_cycles`, in core cycles of `core_fs`).
 fn memory_below(config: &Config, router: MemoryRouter, core_fs: u64) -> MemoryBelow {
     match config.memory.fixed_latency_cycles {
-        0 => MemoryBelow::Devices(router),
-        cycles => {
-            MemoryBelow::FixedLatency(FixedLatencyMemory::new(router, cycles as u64 * core_fs))
-        }
+        0 => MemoryBelow::new(router, None),
+        cycles => MemoryBelow::new(
+            router,
+            Some(FixedLatencyMemory::new(cycles as u64 * core_fs)),
+        ),
     }
 }
 

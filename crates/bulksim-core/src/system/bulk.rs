@@ -20,6 +20,7 @@ use crate::config::{Config, InitMechanism, LineStores, MemcpyMode, SystemMechani
 use crate::copy_engine::CopyEngines;
 use crate::error::{Error, Result};
 use crate::memory::MemorySide;
+use crate::port::DueQueue;
 use crate::workload::memcpy::{MemcpyCost, MemcpyExpansion, MemcpyKind};
 
 /// One bulk operation below the caches, from its coherence work until it completes.
@@ -159,6 +160,11 @@ pub(super) struct BulkCoordinator {
     engines: Option<CopyEngines>,
     /// dce_rowclone's decision for a chunk the routine offers (`dram_chunks.rs`).
     chunks: DramChunks,
+    /// Operations the memory devices finished, held until the end of their last cycle
+    /// (id, device), in the order the cores learn of them.
+    finished_ops: DueQueue,
+    /// Scratch space for the ids a device reports.
+    taken: Vec<(u32, u64)>,
 }
 
 impl BulkCoordinator {
@@ -195,6 +201,8 @@ impl BulkCoordinator {
             hazards: Hazards::default(),
             engines: CopyEngines::new(&config.copy_engine, mem, core_fs),
             chunks: DramChunks::new(config, core_fs),
+            finished_ops: DueQueue::default(),
+            taken: Vec::new(),
         }
     }
 
@@ -567,9 +575,35 @@ impl BulkCoordinator {
         self.hazards.chunks_pending(c)
     }
 
-    /// Device `device` finished operation `id`.
-    pub fn completed(&mut self, device: usize, id: u32) -> Finished {
-        self.hazards.completed(device, id)
+    /// Takes the operations memory device `device` finished (each done at the end of a
+    /// device cycle of `period_fs`) into the queue of finished operations.
+    #[inline]
+    pub fn collect_finished_ops(&mut self, mem: &mut Hierarchy, device: usize, period_fs: u64) {
+        mem.router_mut().devices[device]
+            .channels
+            .take_completed_ops(&mut self.taken);
+        for (id, done) in self.taken.drain(..) {
+            self.finished_ops.push(done * period_fs, id, device as u32);
+        }
+    }
+
+    /// The first finished operation in order when it is due by `now`: (time, id, device).
+    #[inline]
+    pub fn peek_finished(&self, now: u64) -> Option<(u64, u32, u32)> {
+        self.finished_ops.peek_due(now)
+    }
+
+    /// Removes the first finished operation (the one `peek_finished` showed): what it
+    /// finished (`Finished::Job(core)` when a core's job waited for it).
+    pub fn take_finished(&mut self) -> Finished {
+        let (_, id, device) = self.finished_ops.peek_due(u64::MAX).expect("peeked");
+        self.finished_ops.pop();
+        self.hazards.completed(device as usize, id)
+    }
+
+    /// When the next finished operation is due (u64::MAX: none is held).
+    pub fn next_finished_fs(&self) -> u64 {
+        self.finished_ops.next_fs()
     }
 
     /// Core `c` waited `fs` for a job of `origin` (counted when it ends).

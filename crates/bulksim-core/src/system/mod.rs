@@ -32,12 +32,13 @@ mod hybrid;
 pub mod interruptions;
 mod measure;
 mod run;
+mod schedule;
 pub mod stats;
 mod threads;
 
 pub use run::{run_opened_workload, run_workload, run_workload_logged, run_workload_with_progress};
 
-use self::core::{Core, CoreSettings, Job, MemPhase};
+use self::core::{Core, CoreSettings};
 use crate::cache::hierarchy::Completed;
 use crate::cache::Hierarchy;
 use crate::config::{Config, Mechanism, SimMode, SystemMechanism, TraceBulkDestinations};
@@ -49,20 +50,14 @@ use crate::os::allocator::{
     LAZY_ABOVE_FRAMES, PAGE,
 };
 use crate::os::{Os, Pid, RankOf};
-use crate::port::Port;
 use crate::workload::program::Event;
 use crate::workload::source::Workload;
 use bulk::{BulkCoordinator, Finished};
 use hybrid::HybridOsWork;
 use interruptions::InterruptionRecorder;
 use stats::{CoreStats, DeviceStats, SystemStats};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::path::Path;
 use threads::{SchedulerSetup, ThreadScheduler};
-
-const EV_TAG: u8 = 0;
-const EV_OP: u8 = 1;
 
 /// Called during a run with the instructions retired and the simulated time (ns) so far:
 /// at most once per `PROGRESS_PERIOD` of host time, and once at the end.
@@ -104,8 +99,6 @@ pub struct System {
     sched: ThreadScheduler,
     os: Os,
     mem: Hierarchy,
-    /// Due events: (time fs, kind, id, memory device).
-    events: BinaryHeap<Reverse<(u64, u8, u32, u32)>>,
     /// Core cycle, first-level hit latency and line size.
     timing: Timing,
     /// `[core]`: every core's width, window and memory limits.
@@ -113,7 +106,6 @@ pub struct System {
     /// The interruption metrics' records (`sim.interruption_metrics`; None: off).
     interruptions: Option<InterruptionRecorder>,
     now: u64,
-    buf: Vec<(u32, u64)>,
     /// Warm-up and measured windows per core (`sim.measure_instructions`; None: off).
     measure: Option<measure::Measure>,
     /// The hybrid memory's OS work (`hybrid.rs`; None: no `[hybrid]`).

@@ -49,7 +49,7 @@ impl System {
             }
             // Cheap first look (core 0 alone) before the full one.
             if self.run.skip_idle
-                && self.events.is_empty()
+                && self.nothing_due()
                 && (self.sched.running(0).is_none()
                     || matches!(self.cores[0].pending, Some(Event::Compute(n)) if n > FAST_FORWARD_MIN_CYCLES))
             {
@@ -120,36 +120,22 @@ impl System {
         Ok(active)
     }
 
+    /// No response and no finished bulk operation is held for delivery.
+    #[inline]
+    fn nothing_due(&self) -> bool {
+        self.mem.inbox.is_empty() && self.bulk.next_finished_fs() == u64::MAX
+    }
+
     /// Every thread has ended and nothing is left in flight: the run is over.
     #[inline]
     fn all_done(&self) -> bool {
-        self.sched.all_done()
-            && !self.bulk.engines_busy()
-            && self.events.is_empty()
-            && self.mem.outbox_empty()
-            && self.mem.router().is_idle()
+        self.sched.all_done() && self.components_quiet()
     }
 
-    /// With nothing active, the earliest moment anything can change (fs): a response due,
-    /// a device's next step, a core's window head or the end of its OS time, a departure
-    /// from the caches, the hybrid memory's next event.
+    /// With nothing active, the earliest moment anything can change (fs): the earliest next
+    /// work of any component (`schedule.rs`).
     fn next_change_fs(&self) -> Result<u64> {
-        let mut t = self.events.peek().map_or(u64::MAX, |e| e.0 .0);
-        for d in &self.mem.router().devices {
-            t = t.min(d.next_fs());
-        }
-        for c in &self.cores {
-            if let Some(h) = c.head_ready() {
-                t = t.min(h);
-            }
-            if c.os_until_fs > self.now {
-                t = t.min(c.os_until_fs);
-            }
-        }
-        t = t.min(self.mem.next_departure());
-        if let Some(h) = &self.mem.router().hybrid {
-            t = t.min(h.next_event_fs());
-        }
+        let t = self.next_work_fs();
         if t == u64::MAX {
             return Err(Error::Io(format!(
                 "internal error: the system stalled at {} ns with work pending",
@@ -188,23 +174,15 @@ impl System {
             }
             any = true;
         }
-        if !any
-            || self.bulk.engines_busy()
-            || !self.bulk.idle()
-            || self.mem.responses_pending()
-            || !self.mem.outbox_empty()
-            || !self.mem.router().is_idle()
-        {
+        if !any || !self.components_quiet() {
             return;
         }
-        // Cycles at now, now + core_fs, ...: each before every device's next step and the
-        // limit, and each leaving every core more than a cycle's work.
+        // Cycles at now, now + core_fs, ...: each before every component's next work (a
+        // device's next step, the hybrid memory's next event) and the limit, and each leaving
+        // every core more than a cycle's work.
         let mut last = self.run.max_fs;
-        for d in &self.mem.router().devices {
-            last = last.min(d.next_fs().saturating_sub(1));
-        }
-        if let Some(h) = &self.mem.router().hybrid {
-            last = last.min(h.next_event_fs().saturating_sub(1));
+        for c in self.components() {
+            last = last.min(c.next_work_fs(self.now).saturating_sub(1));
         }
         if last < self.now {
             return;
@@ -277,7 +255,7 @@ impl System {
     }
 
     /// Steps every device through its cycles up to now: offers the last cache level's
-    /// requests, steps the controllers, and turns completions into events.
+    /// requests, steps the controllers, and hands what each finished back to whom it is for.
     pub(super) fn step_memory(&mut self) {
         for dev in 0..self.mem.router().devices.len() {
             loop {
@@ -291,16 +269,10 @@ impl System {
                     self.count_sent_requests();
                 }
                 let next = self.mem.router_mut().step(dev, m);
-                self.mem.router_mut().take_responses(dev, &mut self.buf);
-                let device = &mut self.mem.router_mut().devices[dev];
-                for (id, due_fs) in self.buf.drain(..) {
-                    self.events.push(Reverse((due_fs, EV_TAG, id, dev as u32)));
-                }
-                device.channels.take_completed_ops(&mut self.buf);
-                for (id, done) in self.buf.drain(..) {
-                    self.events
-                        .push(Reverse((done * period, EV_OP, id, dev as u32)));
-                }
+                // What the device finished goes back to whom it is for: responses to the
+                // hierarchy's inbox, bulk operations to the bulk coordinator.
+                self.mem.collect_device_responses(dev);
+                self.bulk.collect_finished_ops(&mut self.mem, dev, period);
                 let waiting = !self.mem.memory_outbox_empty();
                 let d = &mut self.mem.router_mut().devices[dev];
                 d.next_cycle = if next == u64::MAX {
@@ -325,69 +297,54 @@ impl System {
         }
     }
 
-    /// Inner cache levels' responses into the event queue.
+    /// Inner cache levels' responses into the hierarchy's inbox.
+    #[inline]
     pub(super) fn take_due(&mut self) {
-        self.mem.take_memory_responses(&mut self.buf);
-        for (id, t) in self.buf.drain(..) {
-            self.events.push(Reverse((t, EV_TAG, id, 0)));
-        }
-        for level in 1..self.mem.levels.len() {
-            self.mem.port(level).take_responses(&mut self.buf);
-            for (id, t) in self.buf.drain(..) {
-                self.events.push(Reverse((t, EV_TAG, id, 0)));
+        self.mem.collect_responses();
+    }
+
+    /// Delivers everything due by now, in one order: by time, a response before a bulk
+    /// operation finished at the same time, then by id and source. A response goes through
+    /// the hierarchy (`Hierarchy::complete`) to the core it is for; a finished operation
+    /// through the bulk coordinator to the core whose job waits for it. A response delivered
+    /// may release inner levels' responses due now, which are delivered in turn.
+    pub(super) fn deliver_events(&mut self) {
+        loop {
+            let response = self.mem.inbox.peek_due(self.now);
+            let op = self.bulk.peek_finished(self.now);
+            match (response, op) {
+                (Some((t, _, _)), Some((op_t, _, _))) if op_t < t => self.deliver_finished_op(),
+                (Some((t, id, _)), _) => {
+                    self.mem.inbox.pop();
+                    self.deliver_response(id, t);
+                    self.take_due();
+                }
+                (None, Some(_)) => self.deliver_finished_op(),
+                (None, None) => break,
             }
         }
     }
 
-    pub(super) fn deliver_events(&mut self) {
-        while let Some(&Reverse((t, kind, id, dev))) = self.events.peek() {
-            if t > self.now {
-                break;
-            }
-            self.events.pop();
-            if kind == EV_OP {
-                let Finished::Job(core) = self.bulk.completed(dev as usize, id) else {
-                    continue;
-                };
-                if let Some(Job::Memory { phase, .. }) = self.cores[core].jobs.front_mut() {
-                    *phase = MemPhase::Done;
-                }
-                continue;
-            }
-            match self.mem.complete(id, t) {
-                Completed::Line { core, line } => {
-                    if let (Some(since), Some(th)) =
-                        (self.cores[core].stalled_since, self.sched.running(core))
-                    {
-                        if self.cores[core]
-                            .window
-                            .front()
-                            .is_some_and(|s| s.line == line)
-                        {
-                            // The stall on memory ends when the head's line arrives.
-                            self.sched.stalled(th, since, t);
-                            if let Some(rec) = &mut self.interruptions {
-                                rec.stall_ended(core, th, line, since, t);
-                            }
-                            self.cores[core].stalled_since = None;
-                        }
-                    }
-                    if let Some(rec) = &mut self.interruptions {
-                        rec.line_arrived(core, line);
-                    }
-                    self.cores[core].line_arrived(line, t)
-                }
-                Completed::Writeback { core } => {
-                    if let Some(Job::Memory {
-                        writebacks_pending, ..
-                    }) = self.cores[core].jobs.front_mut()
-                    {
-                        *writebacks_pending -= 1;
-                    }
-                }
-                Completed::Inner => {}
-            }
-            self.take_due();
+    /// The first finished bulk operation reaches the core whose job waits for it.
+    fn deliver_finished_op(&mut self) {
+        if let Finished::Job(core) = self.bulk.take_finished() {
+            self.cores[core].bulk_op_done();
+        }
+    }
+
+    /// Request `id`'s response, due at `t`, through the hierarchy to its core.
+    #[inline]
+    fn deliver_response(&mut self, id: u32, t: u64) {
+        match self.mem.complete(id, t) {
+            Completed::Line { core, line } => self.cores[core].fill_arrived(
+                core,
+                line,
+                t,
+                &mut self.sched,
+                self.interruptions.as_mut(),
+            ),
+            Completed::Writeback { core } => self.cores[core].writeback_done(),
+            Completed::Inner => {}
         }
     }
 }

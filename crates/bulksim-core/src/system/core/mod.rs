@@ -13,6 +13,7 @@ mod dispatch;
 pub(super) mod env;
 mod faults;
 mod pipeline;
+mod responses;
 mod window;
 
 pub use window::Window;
