@@ -153,10 +153,10 @@ impl DueQueue {
             .filter(|&(due, _, _)| due <= now)
     }
 
-    /// Removes the first response (the one `peek_due` showed).
+    /// Removes the first response (the one `peek_due` showed) and returns it.
     #[inline]
-    pub fn pop(&mut self) {
-        self.heap.pop();
+    pub fn pop(&mut self) -> Option<(u64, RequestId, u32)> {
+        self.heap.pop().map(|r| r.0)
     }
 
     /// When the first response is due (u64::MAX: none is held).
@@ -168,5 +168,30 @@ impl DueQueue {
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.heap.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DueQueue;
+
+    /// Responses leave in (due time, id, source) order, and only once due.
+    #[test]
+    fn due_queue_gives_responses_in_time_then_id_then_source_order() {
+        let mut q = DueQueue::default();
+        assert_eq!((q.next_fs(), q.peek_due(u64::MAX)), (u64::MAX, None));
+        for (due, id, source) in [(30, 1, 0), (10, 7, 1), (10, 2, 3), (10, 2, 0), (20, 0, 0)] {
+            q.push(due, id, source);
+        }
+        assert_eq!(q.next_fs(), 10);
+        assert_eq!(q.peek_due(9), None);
+        let mut order = Vec::new();
+        while let Some(r) = q.peek_due(25) {
+            assert_eq!(q.pop(), Some(r));
+            order.push(r);
+        }
+        assert_eq!(order, vec![(10, 2, 0), (10, 2, 3), (10, 7, 1), (20, 0, 0)]);
+        assert_eq!(q.next_fs(), 30);
+        assert!(!q.is_empty());
     }
 }

@@ -596,8 +596,7 @@ impl BulkCoordinator {
     /// Removes the first finished operation (the one `peek_finished` showed): what it
     /// finished (`Finished::Job(core)` when a core's job waited for it).
     pub fn take_finished(&mut self) -> Finished {
-        let (_, id, device) = self.finished_ops.peek_due(u64::MAX).expect("peeked");
-        self.finished_ops.pop();
+        let (_, id, device) = self.finished_ops.pop().expect("peeked");
         self.hazards.completed(device as usize, id)
     }
 
