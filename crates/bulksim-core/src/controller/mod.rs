@@ -695,7 +695,7 @@ impl Controller {
     /// FR-FCFS prefers a column command (a row hit), then the older request; FCFS the older.
     #[inline(never)]
     fn tick_both_queues(&mut self, now: u64, mut next: u64) -> u64 {
-        let per_rank = self.drain.per_rank();
+        let per_rank = self.drain.drains_per_rank();
         let pending = self.refresh.pending_mask();
         // Blocked ranks for reads (draining or refreshing) and writes (not draining, or
         // refreshing); equal priority blocks only refreshing ranks.
@@ -966,7 +966,7 @@ fn ready_owner(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{ControllerConfig, DrainPolicy};
+    use crate::config::{ControllerConfig, DrainPolicy, DrainScope};
     use crate::spec::presets::preset;
 
     const LOW: u32 = 1 << 30;
@@ -1009,11 +1009,24 @@ mod tests {
     }
 
     /// Under `equal_priority`, a write and a read to two rows of one closed bank that arrive
-    /// in the same cycle: the order they left their senders in (`issued`) decides.
+    /// in the same cycle: the order they left their senders in (`issued`) decides, whatever
+    /// the write queue's scope (a rank scope only sizes the queue: no drains hold writes).
     fn equal_priority_first(write_issued: u64, read_issued: u64) -> RequestKind {
+        let orders = [DrainScope::Channel, DrainScope::Rank]
+            .map(|scope| equal_priority_first_in(scope, write_issued, read_issued));
+        assert_eq!(orders[0], orders[1], "channel and rank scope");
+        orders[0]
+    }
+
+    fn equal_priority_first_in(
+        scope: DrainScope,
+        write_issued: u64,
+        read_issued: u64,
+    ) -> RequestKind {
         let spec = preset("DDR4_8Gb_x8_1600").unwrap();
         let mut cfg = ControllerConfig::default();
         cfg.write_drain.policy = DrainPolicy::EqualPriority;
+        cfg.write_drain.scope = scope;
         let mut c = Controller::new(&spec, &cfg, 0);
         let bank0 = DramAddr::default();
         c.enqueue(
@@ -1031,6 +1044,39 @@ mod tests {
             now = c.tick(now).max(now + 1);
         }
         c.served[0].1
+    }
+
+    /// A lone write under `equal_priority` with per-rank write queues is served at once: the
+    /// rank scope once held it for a drain that this policy never starts, so a run's writes
+    /// were never issued and the caches' writebacks piled up (issue 35 item 4).
+    #[test]
+    fn equal_priority_serves_writes_under_a_rank_scope() {
+        let spec = preset("DDR4_8Gb_x8_1600").unwrap();
+        let mut cfg = ControllerConfig::default();
+        cfg.write_drain.policy = DrainPolicy::EqualPriority;
+        cfg.write_drain.scope = DrainScope::Rank;
+        let mut c = Controller::new(&spec, &cfg, 0);
+        c.enqueue(
+            RequestKind::Write,
+            0,
+            DramAddr::default(),
+            5,
+            CLIENT_TAG | 1,
+            true,
+            5,
+        );
+        let mut now = 5;
+        while c.served.is_empty() && now < 10_000 {
+            now = c.tick(now).max(now + 1);
+        }
+        assert_eq!(c.served.len(), 1, "the write was not served by cycle {now}");
+        let t = &spec.timing;
+        // ACT, then WR tRCD later: nothing else waits.
+        assert_eq!(
+            now,
+            5 + t.n_rcd as u64 + 1,
+            "served at the first cycle it could be"
+        );
     }
 
     #[test]

@@ -118,10 +118,18 @@ impl WriteDrain {
         }
     }
 
-    /// Whether drains are per rank.
+    /// Whether the write queue is split by rank (each rank's share has its own room).
     #[inline]
     pub fn per_rank(&self) -> bool {
         self.scope == DrainScope::Rank
+    }
+
+    /// Whether writes are drained per rank: the rank scope under the watermark policy. The
+    /// other policies have no drains, so under them a rank scope only sizes the write queue
+    /// (each rank's share); it must not hold writes back waiting for a drain that never comes.
+    #[inline]
+    pub fn drains_per_rank(&self) -> bool {
+        self.scope == DrainScope::Rank && self.policy == DrainPolicy::Watermark
     }
 
     /// The state unit of `rank`: None for the channel's, else the rank's index.
