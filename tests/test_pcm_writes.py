@@ -121,3 +121,25 @@ def test_per_drain_means_skip_runs_without_such_drains():
     assert means[0]["banks_written_per_watermark_drain"] == 12.0
     assert means[0]["banks_written_per_drain"] == 1.5
     assert means[0]["watermark_drains"] == 2.0
+
+
+def test_equal_priority_issues_every_write_in_work_linear_in_the_accesses():
+    # Issue 35 item 4: under equal_priority the rank-scope write queues of this study once held
+    # every write for a per-rank drain that policy never starts: no WR was issued, the caches'
+    # writebacks piled up above memory (39,677 of 40,000 synth-lbm accesses) and were offered
+    # again every memory cycle (37 s of host time for this run, superlinear in its length).
+    from bulksim.reproduce import rank_study
+
+    accesses = 40_000
+    s = rank_study.run_one(rank_study.Run("synth-lbm", pcm_writes.SYSTEMS["pcm_eq_priority"], accesses))
+    m = s["memory"]
+    written_back = s["traffic"]["write_bytes"] // 64
+    # synth-lbm writes back as much as it reads.
+    assert written_back > accesses // 3
+    # Every write-back reached memory (those sent in the last cycles may still wait) ...
+    assert written_back - m["writes"] <= 8
+    # ... and was issued, but for what the write queues (2 x high = 80 per rank, 4 ranks) hold.
+    assert m["writes"] - m["commands"]["WR"] - m["commands"]["WRA"] <= 320
+    # Host work: each request offered to memory about once, not once per cycle it waits.
+    assert m["reads"] + m["writes"] == accesses
+    assert m["host"]["memory_offers"] <= 2 * accesses

@@ -98,6 +98,7 @@ stat_struct! {
     pub struct HostStats {
         pub wall_seconds: f64 = max("s", "wall-clock time of the simulation (not deterministic)"),
         pub requests_per_wall_second: f64 = derived("requests/s", "requests simulated per wall-clock second (not deterministic)"),
+        pub memory_offers: u64 = sum("offers", "full system: requests the last cache level offered this memory, a refused one counted again each time it is offered again; host work (deterministic, but a property of the simulator, not of the modelled system: it changes when the simulator gets faster)"),
     }
 }
 

@@ -2,17 +2,20 @@
 //! instruction under valgrind without an interpreter in the way (see
 //! docs/perf-fullsystem-notes.md).
 //! Usage:
-//!   bulksim-workload run DIR [key=value ...]        runs a workload, prints the stats JSON
+//!   bulksim-workload run DIR [--config FILE] [--copies N] [key=value ...]
+//!                                                    runs a workload, prints the stats JSON
 //!   bulksim-workload forkbench DIR SIZE_BYTES PAGES  writes a binary forkbench workload (seed 1)
 
 use bulksim_core::error::{Error, Result};
 use bulksim_core::workload::forkbench::Forkbench;
+use bulksim_core::workload::source::Workload;
 use bulksim_core::Config;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: bulksim-workload run DIR [key=value ...] | \
+const USAGE: &str =
+    "usage: bulksim-workload run DIR [--config FILE] [--copies N] [key=value ...] | \
                      bulksim-workload forkbench DIR SIZE_BYTES PAGES";
 
 fn number(what: &str, text: &str) -> Result<u64> {
@@ -24,9 +27,27 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     let result: Result<Option<String>> = match (args.get(1).map(String::as_str), args.len()) {
         (Some("run"), n) if n >= 3 => (|| {
-            let config = Config::default().apply_sets(&args[3..])?;
+            let (mut base, mut copies, mut sets) = (Config::default(), 1, Vec::new());
+            let mut rest = args[3..].iter();
+            while let Some(arg) = rest.next() {
+                match arg.as_str() {
+                    "--config" => {
+                        let file = rest.next().ok_or(Error::Config(USAGE.into()))?;
+                        base = Config::from_file(Path::new(file))?;
+                    }
+                    "--copies" => {
+                        let n = rest.next().ok_or(Error::Config(USAGE.into()))?;
+                        copies = number("--copies", n)? as u32;
+                    }
+                    _ => sets.push(arg.clone()),
+                }
+            }
+            let config = base.apply_sets(&sets)?;
             config.validate()?;
-            let (stats, _) = bulksim_core::system::run_workload(&config, Path::new(&args[2]))?;
+            let path = Path::new(&args[2]);
+            let workload = Workload::open(path, None, copies)?;
+            let (stats, _) =
+                bulksim_core::system::run_opened_workload(&config, workload, path, None, None)?;
             Ok(Some(
                 serde_json::to_string_pretty(&stats).expect("stats serialize"),
             ))

@@ -123,6 +123,9 @@ pub struct Hierarchy {
     /// limit the last level offers nothing more, so a run can stop at exactly that count.
     pub memory_accepted: u64,
     pub memory_accept_limit: u64,
+    /// Per memory device, the requests the last level offered it, refused ones counted each
+    /// time they were offered again: the host work of moving requests into memory.
+    pub memory_offers: Vec<u64>,
     /// Every request memory took since the owner last emptied it, while `Some` (the system's
     /// interruption metrics): (core that caused it, physical address, whether a write).
     pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
@@ -182,6 +185,7 @@ impl Hierarchy {
             epoch: 1,
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
+            memory_offers: Vec::new(),
             sent_to_memory: None,
             hit_responses: Vec::new(),
             inbox: DueQueue::default(),
@@ -743,8 +747,16 @@ impl Hierarchy {
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let sent = &mut self.sent_to_memory;
         let fs = cycle * router.devices[device].period_fs;
+        if self.memory_offers.len() <= device {
+            self.memory_offers.resize(router.devices.len(), 0);
+        }
+        let offers = &mut self.memory_offers[device];
         let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64, issued: u64| {
-            if *accepted >= limit || not_before > fs || !router.offer(device, req, fs, issued) {
+            if *accepted >= limit || not_before > fs {
+                return false;
+            }
+            *offers += 1;
+            if !router.offer(device, req, fs, issued) {
                 return false;
             }
             *accepted += 1;

@@ -115,8 +115,9 @@ impl System {
                 stats: d.channels.stats(0),
             })
             .collect();
-        for d in &mut devices {
+        for (i, d) in devices.iter_mut().enumerate() {
             let s = &mut d.stats;
+            s.host.memory_offers = self.mem.memory_offers.get(i).copied().unwrap_or(0);
             s.host.wall_seconds = wall_seconds;
             if wall_seconds > 0.0 {
                 s.host.requests_per_wall_second = (s.reads + s.writes) as f64 / wall_seconds;
