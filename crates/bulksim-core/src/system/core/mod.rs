@@ -151,6 +151,9 @@ pub struct Core {
     pub stalled_since: Option<u64>,
     /// Memory ports (`core.mem_ports`) left in the core cycle being dispatched.
     pub mem_ports_left: usize,
+    /// The core can do nothing until a line arrives (`Core::step`'s `waits_for_a_line`):
+    /// its cycles are skipped until then.
+    asleep: bool,
 }
 
 impl Core {
@@ -180,6 +183,7 @@ impl Core {
             os_until_fs: 0,
             stalled_since: None,
             mem_ports_left: 0,
+            asleep: false,
         }
     }
 
@@ -266,6 +270,7 @@ impl Core {
 
     /// Loads waiting for `line` get their data at `ready_fs`.
     pub fn line_arrived(&mut self, line: u64, ready_fs: u64) {
+        self.asleep = false;
         self.window.line_arrived(line, ready_fs);
     }
 

@@ -22,6 +22,58 @@ enum Flow {
 impl Core {
     /// One core cycle of core `c` at `env.now`; whether it made progress.
     pub(in crate::system) fn step(&mut self, c: usize, env: &mut CoreEnv) -> Result<bool> {
+        if self.asleep {
+            // Debug builds (every test run) check that the skipped cycle would do nothing.
+            #[cfg(debug_assertions)]
+            self.check_sleep(c, env)?;
+            return Ok(false);
+        }
+        let progress = self.step_awake(c, env)?;
+        self.asleep = self.waits_for_a_line(env);
+        Ok(progress)
+    }
+
+    /// Whether the core can do nothing until a line arrives (a memory-bound core spends most
+    /// cycles so; skipping them is what makes its cost follow memory's work, issue 35): the
+    /// window head waits for memory, so nothing retires, and the thread's next event is a
+    /// load or store that cannot dispatch: the window is full, or the load is dependent (an
+    /// older load, the head, has no data yet). No other work comes first. Only `line_arrived`
+    /// changes any of this.
+    fn waits_for_a_line(&self, env: &CoreEnv) -> bool {
+        let full = self.window.len() >= env.settings.window;
+        let blocked = match self.pending {
+            Some(Event::Load(_) | Event::Store(_)) => full,
+            Some(Event::LoadDependent(_)) => true,
+            _ => false,
+        };
+        blocked
+            && self.head_ready() == Some(u64::MAX)
+            && self.jobs.is_empty()
+            && self.kernel_instructions == 0
+            && self.kernel_step.is_none()
+            && self.pending_step.is_none()
+    }
+
+    /// Steps an asleep core anyway and fails if the step changed anything (a check of
+    /// `waits_for_a_line`, in debug builds only).
+    #[cfg(debug_assertions)]
+    fn check_sleep(&mut self, c: usize, env: &mut CoreEnv) -> Result<()> {
+        let (window, pending, retired) = (self.window.len(), self.pending, self.retired);
+        let progress = self.step_awake(c, env)?;
+        assert!(
+            !progress
+                && self.window.len() == window
+                && self.pending == pending
+                && self.retired == retired,
+            "core {c} asleep at {} fs moved",
+            env.now
+        );
+        Ok(())
+    }
+
+    /// One cycle of a core that is not asleep.
+    #[inline]
+    fn step_awake(&mut self, c: usize, env: &mut CoreEnv) -> Result<bool> {
         let retired = self.retire(env.settings.width, env.now);
         let mut progress = retired > 0;
         self.note_retired(c, env, retired);
