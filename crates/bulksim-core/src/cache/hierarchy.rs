@@ -126,6 +126,11 @@ pub struct Hierarchy {
     /// Per memory device, the requests the last level offered it, refused ones counted each
     /// time they were offered again: the host work of moving requests into memory.
     pub memory_offers: Vec<u64>,
+    /// Requests that have entered the last level's queue for memory so far (a change tells
+    /// the system to wake the devices).
+    pub memory_arrivals: u64,
+    /// `memory_arrivals` when the devices were last woken for them.
+    arrivals_woken: u64,
     /// Every request memory took since the owner last emptied it, while `Some` (the system's
     /// interruption metrics): (core that caused it, physical address, whether a write).
     pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
@@ -186,6 +191,8 @@ impl Hierarchy {
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
             memory_offers: Vec::new(),
+            memory_arrivals: 0,
+            arrivals_woken: 0,
             sent_to_memory: None,
             hit_responses: Vec::new(),
             inbox: DueQueue::default(),
@@ -719,6 +726,7 @@ impl Hierarchy {
         } else {
             self.levels[last].out_fills.push_back(out);
         }
+        self.memory_arrivals += 1;
     }
 
     /// `send_to_memory` for a write-back sent now.
@@ -739,8 +747,14 @@ impl Hierarchy {
 
     /// Offers the last level's requests for memory device `device` at its cycle `cycle`:
     /// fills, then write-backs, each in order; one a full controller refuses does not hold
-    /// back those for other channels.
-    pub fn drain_to_memory(&mut self, device: usize, cycle: u64) {
+    /// back those for other channels. Returns the earliest time (fs) an offer refused now
+    /// could be taken while the device's queues stay as they are (u64::MAX: none), so that
+    /// the device need not be stepped, and every waiting request offered again, each cycle
+    /// one waits: a request not yet due, at its time; one refused by a full queue, never
+    /// (a slot frees only when its controller issues, which steps the device at the next
+    /// cycle anyway); one for another device, never (that device offers it); under the
+    /// hybrid memory, whose routes change as pages migrate, any refusal at the next cycle.
+    pub fn drain_to_memory(&mut self, device: usize, cycle: u64) -> u64 {
         let last = self.last();
         let router = self.memory.router_mut();
         let (levels, epoch) = (&mut self.levels, &mut self.epoch);
@@ -751,12 +765,23 @@ impl Hierarchy {
             self.memory_offers.resize(router.devices.len(), 0);
         }
         let offers = &mut self.memory_offers[device];
+        let mut retry = u64::MAX;
+        let retry_refused = if router.hybrid.is_some() {
+            fs + 1
+        } else {
+            u64::MAX
+        };
         let mut offer = |router: &mut MemoryRouter, req: &Request, not_before: u64, issued: u64| {
-            if *accepted >= limit || not_before > fs {
+            if *accepted >= limit {
+                return false;
+            }
+            if not_before > fs {
+                retry = retry.min(not_before);
                 return false;
             }
             *offers += 1;
             if !router.offer(device, req, fs, issued) {
+                retry = retry.min(retry_refused);
                 return false;
             }
             *accepted += 1;
@@ -778,6 +803,16 @@ impl Hierarchy {
             !taken
         });
         levels[last].out_writebacks = writebacks;
+        retry
+    }
+
+    /// Whether requests have entered the last level's queue for memory since the last call
+    /// (the devices must then be woken to offer them).
+    #[inline]
+    pub fn take_memory_arrivals(&mut self) -> bool {
+        let new = self.memory_arrivals != self.arrivals_woken;
+        self.arrivals_woken = self.memory_arrivals;
+        new
     }
 
     /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).

@@ -77,7 +77,7 @@ impl System {
             } else if self.mem.responses_pending() {
                 self.take_due();
             }
-            if !self.mem.memory_outbox_empty() {
+            if self.mem.take_memory_arrivals() {
                 self.wake_memory();
             }
             if self.all_done() {
@@ -264,7 +264,7 @@ impl System {
                     break;
                 }
                 let (m, period) = (d.next_cycle, d.period_fs);
-                self.mem.drain_to_memory(dev, m);
+                let retry_fs = self.mem.drain_to_memory(dev, m);
                 if self.interruptions.is_some() {
                     self.count_sent_requests();
                 }
@@ -273,14 +273,17 @@ impl System {
                 // hierarchy's inbox, bulk operations to the bulk coordinator.
                 self.mem.collect_device_responses(dev);
                 self.bulk.collect_finished_ops(&mut self.mem, dev, period);
-                let waiting = !self.mem.memory_outbox_empty();
                 let d = &mut self.mem.router_mut().devices[dev];
                 d.next_cycle = if next == u64::MAX {
                     u64::MAX
                 } else {
                     next.max(m + 1)
                 };
-                if waiting || !self.run.skip_idle {
+                if retry_fs != u64::MAX {
+                    // A refused request may be taken then: offer it again.
+                    d.next_cycle = d.next_cycle.min(retry_fs.div_ceil(period).max(m + 1));
+                }
+                if !self.run.skip_idle {
                     d.next_cycle = d.next_cycle.min(m + 1);
                 }
             }
