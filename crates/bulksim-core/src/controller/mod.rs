@@ -277,6 +277,24 @@ impl Controller {
         }
     }
 
+    /// This channel gets no in-DRAM bulk work (its bulk engine stays idle): the device keeps
+    /// the deadlines of only the commands requests and refresh issue (`Device::only_commands`).
+    pub fn without_bulk_commands(&mut self) {
+        let (read, write) = match self.page_policy {
+            PagePolicy::Open => (Command::Rd, Command::Wr),
+            PagePolicy::Closed => (Command::RdA, Command::WrA),
+        };
+        let used = [
+            Command::Act,
+            Command::Pre,
+            read,
+            write,
+            Command::PreA,
+            Command::Ref,
+        ];
+        self.device.only_commands(&used);
+    }
+
     /// Whether REFs wait for the other ranks of the stagger's group (`stagger_busy_until`).
     #[inline]
     pub fn keeps_stagger(&self) -> bool {

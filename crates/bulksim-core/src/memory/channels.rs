@@ -108,6 +108,9 @@ impl MemorySystem {
                 if config.sim.record_intervals {
                     ctrl.record_intervals();
                 }
+                if config.bulk.mechanism.resolved() != Mechanism::Rowclone {
+                    ctrl.without_bulk_commands(); // only RowClone's segments reach the engines
+                }
                 ctrl
             })
             .collect();
