@@ -1,5 +1,6 @@
 """Shared fixtures: generated traces and a helper that runs a config with a command log and
-returns (stats, spec, log path)."""
+returns (stats, spec, log path). Also the grouping that keeps pytest-xdist (`make test` runs
+pytest on every core) from building a module-scoped fixture once per worker."""
 
 from __future__ import annotations
 
@@ -47,3 +48,21 @@ def synth_mcf(tmp_path_factory) -> Path:
     )
     assert r.returncode == 0, r.stderr
     return out
+
+
+def pytest_collection_modifyitems(config, items):
+    """Under pytest-xdist with `--dist loadgroup` (`make test`): tests that share an instance of
+    a module-scoped fixture (often a whole reduced reproduction) go to one worker, so that the
+    fixture is built once; every other test goes to whichever worker is free. Without xdist the
+    marks do nothing."""
+    for item in items:
+        fixture_defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
+        shared = sorted(name for name, defs in fixture_defs.items() if defs and defs[-1].scope == "module")
+        if not shared:
+            continue
+        # A parametrized module fixture has one instance per parameter: those may run apart.
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        group = item.nodeid.split("::")[0] + "".join(
+            f"[{name}={params[name]}]" for name in shared if name in params
+        )
+        item.add_marker(pytest.mark.xdist_group(group))

@@ -19,6 +19,10 @@ from bulksim import reproduce
 from bulksim.reproduce import rank_assignment, runner
 from bulksim.reproduce.shape import Options
 
+# The rows are kept in a module global, not a fixture: under pytest-xdist (`make test`) the
+# module's tests go to one worker, so that the reduced reproduction runs once.
+pytestmark = pytest.mark.xdist_group("tests/test_rank_assignment.py")
+
 ROWS = None
 #: The rows' runs, kept for the command line's test, which then runs nothing.
 RESULTS = Path(tempfile.mkdtemp(prefix="bulksim-test-ra-")) / "ra.db"
