@@ -37,7 +37,9 @@ fn main() -> ExitCode {
                     }
                     "--copies" => {
                         let n = rest.next().ok_or(Error::Config(USAGE.into()))?;
-                        copies = number("--copies", n)? as u32;
+                        copies = u32::try_from(number("--copies", n)?).map_err(|_| {
+                            Error::Config(format!("--copies: {n} is more than {}", u32::MAX))
+                        })?;
                     }
                     _ => sets.push(arg.clone()),
                 }

@@ -126,11 +126,9 @@ pub struct Hierarchy {
     /// Per memory device, the requests the last level offered it, refused ones counted each
     /// time they were offered again: the host work of moving requests into memory.
     pub memory_offers: Vec<u64>,
-    /// Requests that have entered the last level's queue for memory so far (a change tells
-    /// the system to wake the devices).
-    pub memory_arrivals: u64,
-    /// `memory_arrivals` when the devices were last woken for them.
-    arrivals_woken: u64,
+    /// A request has entered the last level's queue for memory since the devices were last
+    /// woken for one (`take_memory_arrivals`).
+    memory_arrived: bool,
     /// Every request memory took since the owner last emptied it, while `Some` (the system's
     /// interruption metrics): (core that caused it, physical address, whether a write).
     pub sent_to_memory: Option<Vec<(u32, u64, bool)>>,
@@ -181,18 +179,19 @@ impl Hierarchy {
                 a.set_sector_bytes(sector);
             }
         }
+        let memory: MemoryBelow = memory.into();
+        let devices = memory.router().devices.len();
         Ok(Hierarchy {
             levels,
-            memory: memory.into(),
+            memory,
             ids: Vec::new(),
             free_ids: Vec::new(),
             traffic: Traffic::default(),
             epoch: 1,
             memory_accepted: 0,
             memory_accept_limit: u64::MAX,
-            memory_offers: Vec::new(),
-            memory_arrivals: 0,
-            arrivals_woken: 0,
+            memory_offers: vec![0; devices],
+            memory_arrived: false,
             sent_to_memory: None,
             hit_responses: Vec::new(),
             inbox: DueQueue::default(),
@@ -726,7 +725,7 @@ impl Hierarchy {
         } else {
             self.levels[last].out_fills.push_back(out);
         }
-        self.memory_arrivals += 1;
+        self.memory_arrived = true;
     }
 
     /// `send_to_memory` for a write-back sent now.
@@ -761,9 +760,6 @@ impl Hierarchy {
         let (accepted, limit) = (&mut self.memory_accepted, self.memory_accept_limit);
         let sent = &mut self.sent_to_memory;
         let fs = cycle * router.devices[device].period_fs;
-        if self.memory_offers.len() <= device {
-            self.memory_offers.resize(router.devices.len(), 0);
-        }
         let offers = &mut self.memory_offers[device];
         let mut retry = u64::MAX;
         let retry_refused = if router.hybrid.is_some() {
@@ -810,9 +806,7 @@ impl Hierarchy {
     /// (the devices must then be woken to offer them).
     #[inline]
     pub fn take_memory_arrivals(&mut self) -> bool {
-        let new = self.memory_arrivals != self.arrivals_woken;
-        self.arrivals_woken = self.memory_arrivals;
-        new
+        std::mem::take(&mut self.memory_arrived)
     }
 
     /// The earliest time a fill waiting between levels may leave (u64::MAX: none waits).

@@ -40,9 +40,8 @@ impl Core {
     /// older load, the head, has no data yet). No other work comes first. Only `line_arrived`
     /// changes any of this.
     fn waits_for_a_line(&self, env: &CoreEnv) -> bool {
-        let full = self.window.len() >= env.settings.window;
         let blocked = match self.pending {
-            Some(Event::Load(_) | Event::Store(_)) => full,
+            Some(Event::Load(_) | Event::Store(_)) => self.window.len() >= env.settings.window,
             Some(Event::LoadDependent(_)) => true,
             _ => false,
         };
