@@ -88,6 +88,11 @@ impl ExternalFrames {
         Some(f)
     }
 
+    /// Whether a page was placed here since the last `take_placed`.
+    pub fn has_placed(&self) -> bool {
+        !self.placed.is_empty()
+    }
+
     /// The pages placed here since the last call, in placement order.
     pub fn take_placed(&mut self) -> Vec<(u64, Pid, u64)> {
         std::mem::take(&mut self.placed)

@@ -1,9 +1,9 @@
 //! The system's side of a hybrid memory (`[hybrid]`, docs/hybrid.md) as one component,
 //! `HybridOsWork`: the OS work the hybrid router (`memory::hybrid`) cannot do alone because it
-//! needs the caches and the page tables. The system calls `step` once per scheduler step and
-//! applies the `FrontEndHold`s it returns (the only thing the component cannot do itself:
-//! the cores are the system's), so a new migration policy changes `hybrid/` and this file,
-//! never `system/mod.rs`. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
+//! needs the caches, the page tables and the cores' front ends. It is `Stepped`
+//! (`schedule.rs`): the scheduler steps it in the core cycles in which it is due, lending it a
+//! `World`, so a new migration policy changes `hybrid/` and this file, never `system/mod.rs`
+//! or the run loop. Once a period (an event on the scheduler's time line, `next_period_fs`) the OS
 //! reads the PACT and starts the policy's migrations; a migration whose blocks are all at
 //! their destination completes when its page is quiet (no miss in flight for it, no
 //! write-back of it waiting for memory; its accesses wait meanwhile, `CoreEnv::blocked`):
@@ -20,7 +20,7 @@
 //! mechanism's remap, `hybrid.remap_shootdown_ns`), and the next migration's set-up; the next CPM migration starts
 //! only when all of it is over (`HybridMemory::cpm_hand_off`).
 
-use super::threads::ThreadScheduler;
+use super::schedule::{Stepped, World};
 use crate::cache::Hierarchy;
 use crate::hybrid::art::Direction;
 use crate::hybrid::config::RemapLines;
@@ -28,18 +28,7 @@ use crate::hybrid::PAGE_BYTES;
 use crate::memory::hybrid::HybridMemory;
 use crate::os::Os;
 
-/// OS time the system must give a core's front end (or every core's) before it dispatches
-/// again, in the order the OS work took it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum FrontEndHold {
-    /// Core `.0` runs OS work for `.1` ns (a period's scan, a remap).
-    Core(usize, u64),
-    /// Every core stops for `.0` ns (a remap's TLB shootdown).
-    EveryCore(u64),
-}
-
-/// The hybrid memory's OS work: its settings, read once from `[hybrid]`, and the front-end
-/// holds of the current step.
+/// The hybrid memory's OS work: its settings, read once from `[hybrid]`.
 pub(super) struct HybridOsWork {
     /// `hybrid.os_period_ns`: core 0's OS time each period (ns).
     os_period_ns: u64,
@@ -51,8 +40,6 @@ pub(super) struct HybridOsWork {
     retag: bool,
     /// The mechanism is CPM (pinned lines, serial hand-off).
     cpm: bool,
-    /// The holds the current step took, handed to the system by `step`.
-    holds: Vec<FrontEndHold>,
 }
 
 impl HybridOsWork {
@@ -64,7 +51,6 @@ impl HybridOsWork {
             remap_shootdown_ns: hybrid.cfg.remap_shootdown_ns,
             retag: hybrid.cfg.remap_lines == RemapLines::Retag,
             cpm: hybrid.cpm,
-            holds: Vec::new(),
         }
     }
 
@@ -76,20 +62,26 @@ impl HybridOsWork {
             .as_ref()
             .is_some_and(|h| h.completing(pa / PAGE_BYTES))
     }
+}
 
-    /// The hybrid memory's OS work due at `now`: whether it did any (cores waiting on a
-    /// page that completed may go on), and the front-end holds the system must apply, in
-    /// order.
-    pub(super) fn step(
-        &mut self,
-        now: u64,
-        os: &mut Os,
-        mem: &mut Hierarchy,
-        sched: &ThreadScheduler,
-    ) -> crate::error::Result<(bool, &[FrontEndHold])> {
-        self.holds.clear();
+impl Stepped for HybridOsWork {
+    /// A period or a CPM start due, a migration ready to complete once its page is quiet, or
+    /// a DRAM frame the OS placed a page in or released since the last step.
+    fn due(&self, w: &World) -> bool {
+        let h = w.mem.router().hybrid.as_ref().expect("hybrid");
+        w.now >= h.next_period_fs
+            || !h.ready.is_empty()
+            || h.cpm_due(w.now)
+            || !w.os.released.is_empty()
+            || w.os.external.as_ref().is_some_and(|x| x.has_placed())
+    }
+
+    /// The hybrid memory's OS work due now; whether it did any (cores waiting on a page
+    /// that completed may go on). The OS time it takes holds the cores' front ends.
+    fn step(&mut self, w: &mut World) -> crate::error::Result<bool> {
+        let (now, os) = (w.now, &mut *w.os);
         let mut acted = false;
-        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
+        let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
         h.note_placed(os);
         for frame in std::mem::take(&mut os.released) {
             if let Some(home) = h.release_dram(frame as u64, os) {
@@ -98,38 +90,40 @@ impl HybridOsWork {
         }
         if now >= h.next_period_fs {
             for d in h.period(os, now)? {
-                mem.router_mut().devices[d].wake(now);
+                w.mem.router_mut().devices[d].wake(now);
             }
-            self.take_os_time(mem, 0, self.os_period_ns);
-            self.take_started(os, mem);
+            self.take_os_time(w, 0, self.os_period_ns);
+            self.take_started(w.os, w.mem);
             acted = true;
         }
-        let h = mem.router().hybrid.as_ref().expect("hybrid");
+        let h = w.mem.router().hybrid.as_ref().expect("hybrid");
         let ready: Vec<u64> = h.ready.iter().copied().collect();
         for key in ready {
             let (a, b) = (key * PAGE_BYTES, (key + 1) * PAGE_BYTES);
-            if mem.fetching_in(a, b) || mem.memory_writes_in(a, b) {
+            if w.mem.fetching_in(a, b) || w.mem.memory_writes_in(a, b) {
                 continue;
             }
-            self.complete_migration(now, os, mem, sched, key);
+            self.complete_migration(w, key);
             acted = true;
         }
-        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
+        let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
         if h.cpm_due(now) {
-            if let Some(d) = h.start_next_cpm(os, now)? {
-                mem.router_mut().devices[d].wake(now);
+            if let Some(d) = h.start_next_cpm(w.os, now)? {
+                w.mem.router_mut().devices[d].wake(now);
             }
-            self.take_started(os, mem);
+            self.take_started(w.os, w.mem);
             acted = true;
         }
-        if acted && !mem.memory_outbox_empty() {
-            for d in &mut mem.router_mut().devices {
+        if acted && !w.mem.memory_outbox_empty() {
+            for d in &mut w.mem.router_mut().devices {
                 d.wake(now);
             }
         }
-        Ok((acted, &self.holds))
+        Ok(acted)
     }
+}
 
+impl HybridOsWork {
     /// The migrations the hybrid memory just started: a promotion's PCM source is held,
     /// the destination's stale cached lines are dropped (a frame freed by a demotion or an
     /// exit may still have some, dirty ones of an exited owner among them), and under
@@ -148,86 +142,83 @@ impl HybridOsWork {
     }
 
     /// Completes the ready, quiet migration keyed `key` (its home page).
-    fn complete_migration(
-        &mut self,
-        now: u64,
-        os: &mut Os,
-        mem: &mut Hierarchy,
-        sched: &ThreadScheduler,
-        key: u64,
-    ) {
-        let h = mem.router().hybrid.as_ref().expect("hybrid");
+    fn complete_migration(&mut self, w: &mut World, key: u64) {
+        let now = w.now;
+        let h = w.mem.router().hybrid.as_ref().expect("hybrid");
         let m = *h.migration(key).expect("a ready migration");
         if m.flipped {
             // A partial demotion: the page never left its PCM home, whose lines the caches
             // hold under the right address already; the DRAM frame is free again.
-            os.unhold(m.dest as u32);
-            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
-            h.finish(key, true, os);
+            w.os.unhold(m.dest as u32);
+            let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
+            h.finish(key, true, w.os);
             return;
         }
         let (old_at, new_at) = (m.src * PAGE_BYTES, m.dest * PAGE_BYTES);
         let dest_device = h.dram_or_pcm(m.dest);
-        let writes_before = last_level_writes_out(mem);
+        let writes_before = last_level_writes_out(w.mem);
         let lines = if self.retag {
-            mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
+            w.mem.retag_lines_to(old_at, new_at, PAGE_BYTES)
         } else {
-            mem.move_lines_to(old_at, new_at, PAGE_BYTES)
+            w.mem.move_lines_to(old_at, new_at, PAGE_BYTES)
         };
         if self.cpm {
-            mem.unpin_last_level();
+            w.mem.unpin_last_level();
             // The lines just queued for the new frame are the flush, written one after
             // another; then the remap stalls every core; then the next set-up.
-            let flushed = last_level_writes_out(mem) - writes_before;
-            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
+            let flushed = last_level_writes_out(w.mem) - writes_before;
+            let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
             h.cpm_hand_off(now, flushed as u64, dest_device);
         }
         let (old, new) = (m.src as u32, m.dest as u32);
         // The page may have gone with its process meanwhile.
-        let mapped = os.frame_table().owner(old) == Some(m.pid)
-            && os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
+        let mapped = w.os.frame_table().owner(old) == Some(m.pid)
+            && w.os.lookup(m.pid, m.vpn * PAGE_BYTES) == Some(m.src * PAGE_BYTES);
         if mapped {
-            os.remap(m.pid, m.vpn, new);
-            let core = sched.core_running_pid(m.pid).unwrap_or(0);
-            self.take_os_time(mem, core, self.os_remap_ns);
+            w.os.remap(m.pid, m.vpn, new);
+            let core = w.sched.core_running_pid(m.pid).unwrap_or(0);
+            self.take_os_time(w, core, self.os_remap_ns);
             // Every mechanism's remap updates the page table and shoots down the page's TLB
             // entries on every core (HMMSim drains the CPUs at every completion, CPM's or
             // not); only CPM's next migration also waits for it (`cpm_hand_off`).
-            let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
+            let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
             let stall_ns = self.remap_shootdown_ns;
             h.stats.remap_stall_ns += stall_ns;
             if stall_ns > 0 {
-                self.holds.push(FrontEndHold::EveryCore(stall_ns));
+                for core in w.cores.iter_mut() {
+                    core.hold_front_end(now, stall_ns);
+                }
             }
         }
         if m.direction == Direction::Promoting {
-            os.unhold(old);
+            w.os.unhold(old);
         }
         if m.direction == Direction::Demoting {
-            if os.frame_table().refcount(old) > 0 {
-                os.release_external(old);
+            if w.os.frame_table().refcount(old) > 0 {
+                w.os.release_external(old);
             }
             if !mapped {
-                os.free_frame(new);
+                w.os.free_frame(new);
             }
         }
-        let h = mem.router_mut().hybrid.as_mut().expect("hybrid");
+        let h = w.mem.router_mut().hybrid.as_mut().expect("hybrid");
         if self.retag {
             h.stats.pages_retagged_lines += lines;
         } else {
             h.stats.pages_flushed_lines += lines;
         }
-        h.finish(key, mapped, os);
+        h.finish(key, mapped, w.os);
     }
 
     /// Core `c`'s front end runs OS work for `ns` after any it has already (hybrid OS
     /// time: `os_period_ns`, `os_remap_ns`), counted in `os_time_ns`.
-    fn take_os_time(&mut self, mem: &mut Hierarchy, c: usize, ns: u64) {
+    fn take_os_time(&self, w: &mut World, c: usize, ns: u64) {
         if ns == 0 {
             return;
         }
-        self.holds.push(FrontEndHold::Core(c, ns));
-        mem.router_mut()
+        w.cores[c].hold_front_end(w.now, ns);
+        w.mem
+            .router_mut()
             .hybrid
             .as_mut()
             .expect("hybrid")
@@ -239,26 +230,4 @@ impl HybridOsWork {
 /// Write-backs the last cache level has queued for memory.
 fn last_level_writes_out(mem: &Hierarchy) -> usize {
     mem.levels.last().map_or(0, |l| l.out_writebacks.len())
-}
-
-impl super::System {
-    /// The hybrid memory's OS work due now (`HybridOsWork::step`), with the OS time it
-    /// takes from the cores' front ends; whether it did any.
-    pub(super) fn step_hybrid_os(&mut self) -> crate::error::Result<bool> {
-        let Some(work) = self.hybrid_os.as_mut() else {
-            return Ok(false);
-        };
-        let (acted, holds) = work.step(self.now, &mut self.os, &mut self.mem, &self.sched)?;
-        for &hold in holds {
-            match hold {
-                FrontEndHold::Core(c, ns) => self.cores[c].hold_front_end(self.now, ns),
-                FrontEndHold::EveryCore(ns) => {
-                    for core in &mut self.cores {
-                        core.hold_front_end(self.now, ns);
-                    }
-                }
-            }
-        }
-        Ok(acted)
-    }
 }

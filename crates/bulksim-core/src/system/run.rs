@@ -1,7 +1,7 @@
 //! The run loop of the timing mode: one scheduler over one femtosecond time line that
-//! steps the memory devices, delivers due memory responses, steps the hybrid OS work, the
-//! copy engines and the cores, and otherwise jumps to the next moment anything can change;
-//! and the `run_workload*` entry points that build a system and run it.
+//! steps the memory devices, delivers due memory responses, steps the components due before
+//! the cores (`schedule.rs`) and the cores, and otherwise jumps to the next moment anything
+//! can change; and the `run_workload*` entry points that build a system and run it.
 
 use super::*;
 
@@ -101,16 +101,17 @@ impl System {
         Ok(self.stats(wall))
     }
 
-    /// One core cycle of the components: the hybrid OS work, the copy engines, then every
+    /// One core cycle of the components: each component stepped before the cores that is
+    /// due now (`System::split_stepped`: the hybrid OS work, the copy engines), then every
     /// core in order; whether any made progress. Always inlined: it is the loop's body, called
     /// once per core cycle (a call here cost about 1% of host instructions under callgrind).
     #[inline(always)]
     fn step_components(&mut self) -> Result<bool> {
-        let mut active = self.step_hybrid_os()?;
-        if let Some(e) = self.bulk.engines_mut() {
-            if e.busy() {
-                e.advance(&mut self.mem, self.now);
-                active = true;
+        let mut active = false;
+        let (stepped, mut world) = self.split_stepped();
+        for component in stepped.into_iter().flatten() {
+            if component.due(&world) {
+                active |= component.step(&mut world)?;
             }
         }
         let (cores, mut env) = self.split_cores();

@@ -1,14 +1,22 @@
-//! What the one scheduler asks of every component it steps (`run.rs`): when it next has work
-//! and whether it is quiet. The memory side (the cache hierarchy with the devices and the
-//! hybrid memory below it), the bulk coordinator (copy engines, operations below the caches)
-//! and each core answer for themselves, so the run loop's jump to the next change, its end and
-//! the fast-forward of steady compute ask one list (`System::components`) instead of reaching
-//! into each component's parts; a new component joins that list and the loop stays as it is.
+//! What the one scheduler asks of every component (`run.rs`) and how it steps them. Every
+//! component answers when it next has work and whether it is quiet (`Scheduled`): the memory
+//! side (the cache hierarchy with the devices and the hybrid memory below it), the bulk
+//! coordinator (copy engines, operations below the caches) and each core, so the run loop's
+//! jump to the next change, its end and the fast-forward of steady compute ask one list
+//! (`System::components`). The components that step between the memory side and the cores
+//! (the hybrid memory's OS work, the copy engines) are `Stepped`: each says whether it is due
+//! in this core cycle and is stepped only then, in the order of one list
+//! (`System::split_stepped`), with a `World` lending what it may change. A new component joins
+//! these two lists; the run loop stays as it is. The memory side steps first, at the devices'
+//! own cycles; the cores step last, in order, each through its `CoreEnv`.
 
 use super::bulk::BulkCoordinator;
 use super::core::Core;
+use super::threads::ThreadScheduler;
 use super::System;
 use crate::cache::Hierarchy;
+use crate::error::Result;
+use crate::os::Os;
 
 /// A component the scheduler steps.
 pub(super) trait Scheduled {
@@ -38,6 +46,40 @@ impl Scheduled for Hierarchy {
             && !self.responses_pending()
             && self.outbox_empty()
             && self.router().is_idle()
+    }
+}
+
+/// What a component stepped before the cores may read and change besides itself, lent for
+/// one core cycle.
+pub(super) struct World<'a> {
+    /// The current time (fs): a core-cycle boundary.
+    pub now: u64,
+    pub os: &'a mut Os,
+    pub mem: &'a mut Hierarchy,
+    pub sched: &'a ThreadScheduler,
+    /// The cores, for OS time taken from their front ends (`Core::hold_front_end`).
+    pub cores: &'a mut [Core],
+}
+
+/// A component the scheduler steps in the core cycles in which it is due, before the cores.
+pub(super) trait Stepped {
+    /// Whether it has work at `world.now`: its own timed work is due, or it must answer what
+    /// another component did since its last step (a frame the OS placed or released).
+    fn due(&self, world: &World) -> bool;
+    /// Does the work due; whether it made progress (then the next core cycle is visited too).
+    fn step(&mut self, world: &mut World) -> Result<bool>;
+}
+
+impl Stepped for BulkCoordinator {
+    /// Its copy engines step every core cycle while any holds a movblk.
+    fn due(&self, _world: &World) -> bool {
+        self.engines_busy()
+    }
+
+    fn step(&mut self, world: &mut World) -> Result<bool> {
+        let engines = self.engines_mut().expect("due only with busy engines");
+        engines.advance(world.mem, world.now);
+        Ok(true)
     }
 }
 
@@ -82,6 +124,24 @@ impl System {
             .map(|c| c.next_work_fs(self.now));
         let cores = self.cores.iter().map(|c| c.next_work_fs(self.now));
         components.chain(cores).min().unwrap_or(u64::MAX)
+    }
+
+    /// The components stepped before the cores, in the order they step (the hybrid memory's
+    /// OS work, then the copy engines), and what they may change.
+    #[inline]
+    pub(super) fn split_stepped(&mut self) -> ([Option<&mut dyn Stepped>; 2], World<'_>) {
+        let stepped: [Option<&mut dyn Stepped>; 2] = [
+            self.hybrid_os.as_mut().map(|h| h as &mut dyn Stepped),
+            Some(&mut self.bulk),
+        ];
+        let world = World {
+            now: self.now,
+            os: &mut self.os,
+            mem: &mut self.mem,
+            sched: &self.sched,
+            cores: &mut self.cores,
+        };
+        (stepped, world)
     }
 
     /// Whether no component besides the cores holds anything in flight.
