@@ -936,3 +936,17 @@ def test_ddr5_rules_do_not_apply_to_ddr4(tmp_path, ddr4):
     assert _violations(tmp_path, ddr4, [act_a, (1, "ACT", 1, 0, 0, 1, -1)]) == []
     wr, wr2 = (100, "WR", 0, 0, 0, 1, 0), (100 + t["nCCD_L"], "WR", 0, 0, 1, 1, 0)
     assert _violations(tmp_path, ddr4, [act_a, act_same_group, wr, wr2]) == []
+
+
+@pytest.mark.parametrize("mechanism", ["channel", "rowclone"])
+def test_ddr5_zero_violations_with_bulk_operations(tmp_path, run_logged, mechanism):
+    """RowClone on DDR5: FPM, PSM (TRR then TRW in the next cycle, after two-cycle commands)
+    and channel copies leave a legal log."""
+    trace = _bulk_trace(tmp_path / "bulk.trace")
+    stats, spec, log = run_logged(trace, DDR5, [f"bulk.mechanism={mechanism}"])
+    assert stats["bulk"]["copies"] + stats["bulk"]["inits"] == 30
+    if mechanism == "rowclone":
+        assert stats["bulk"]["fpm_bytes"] > 0 and stats["commands"]["ACT2"] > 0
+        assert stats["commands"]["TRR"] == stats["commands"]["TRW"] > 0
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
