@@ -4,9 +4,8 @@
 //! BL16: 64 bytes on 32 data bits, 8 clock cycles on the bus. The table is DDR4's (rank and
 //! bank rules from DDR3, the `_L` forms within a bank group) with two DDR5 additions:
 //! writes within a bank group are spaced by tCCD_L_WR (which the standard sets far above
-//! tCCD_L, for the internal read-modify-write of on-die ECC), and the two-cycle commands
-//! (ACT, RD, RDA, WR, WRA) hold the CA bus for a second cycle, so the channel's next command
-//! waits two cycles instead of one. Timings are referenced to a command's first cycle and
+//! tCCD_L), and the two-cycle commands (ACT, RD, RDA, WR, WRA) hold the CA bus for a second
+//! cycle, so the channel's next command waits two cycles instead of one. Timings are referenced to a command's first cycle and
 //! assume AL = 0 (DDR5 has none), write CRC off, and 1-tCK preambles as in DDR4 (bulksim's
 //! choice). Every value, with its source, is listed in docs/standards.md.
 
