@@ -14,7 +14,13 @@ import pytest
 
 from timing_checker import Violation, check_log
 
-PRESETS = ["DDR3_2Gb_x8_1066", "DDR3_4Gb_x8_1600", "DDR4_8Gb_x8_2400"]
+PRESETS = [
+    "DDR3_2Gb_x8_1066",
+    "DDR3_4Gb_x8_1600",
+    "DDR4_8Gb_x8_2400",
+    "DDR5_16Gb_x8_4800",
+    "DDR5_16Gb_x4_6400",
+]
 
 # (name, generator options, config overrides)
 PATTERNS = [
@@ -841,3 +847,106 @@ def test_closed_page_logs_may_not_leave_rows_open(tmp_path, pcm):
     }
     assert len(check_log(pcm, str(path), per_device, device="pcm")) == 1
     assert check_log(pcm, str(path), per_device, device="dram") == []
+
+
+# DDR5 (issue 36): a preset's logs under every refresh setting that applies to it, and one
+# planted violation per rule DDR5 adds.
+DDR5 = "DDR5_16Gb_x8_4800"
+DDR5_REFRESH = {
+    "staggered-2-ranks": ["dram.ranks=2"],
+    "simultaneous-2-ranks": ["dram.ranks=2", "controller.refresh.policy=simultaneous"],
+    "fgr-2x": ["controller.refresh.granularity=2"],
+    "extended-temperature": ["dram.temperature=extended"],
+    "elastic": ["dram.ranks=2", "controller.refresh.scheme=elastic"],
+    "pausing-8": ["controller.refresh.scheme=pausing"],
+    "pausing-2": ["controller.refresh.scheme=pausing", "controller.refresh.pause_granularity=2"],
+    "pcd": ["dram.ranks=2", "controller.refresh.scheme=pcd"],
+    "closed-page": ["dram.ranks=2", "controller.page_policy=closed"],
+}
+
+
+@pytest.mark.parametrize("name", list(DDR5_REFRESH))
+def test_ddr5_zero_violations_under_each_refresh_setting(tmp_path, make_trace, name):
+    # 4000 requests 20 cycles apart at 4800: about 8 x tREFI (9360 cycles).
+    trace = make_trace(requests=4000, seed=7, pattern="random", write_fraction=0.3, interval=20)
+    overrides = DDR5_REFRESH[name]
+    stats, log = _cli_run(tmp_path, trace, DDR5, overrides)
+    spec, config = _resolved(DDR5, overrides)
+    assert spec["standard"] == "DDR5"
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    assert stats["reads"] + stats["writes"] == 4000
+    assert stats["refreshes"] > 0
+    # The log holds two-cycle commands one cycle apart nowhere, and some exactly two apart
+    # (the bus is really held, and really reused at the first free cycle).
+    rows = _rows(log)[1]
+    gaps = {
+        int(b[0]) - int(a[0])
+        for a, b in zip(rows, rows[1:], strict=False)
+        if a[1] in ("ACT", "RD", "WR", "RDA", "WRA")
+    }
+    assert 1 not in gaps and 2 in gaps
+
+
+@pytest.fixture
+def ddr5():
+    import bulksim
+
+    return bulksim.spec(DDR5, overrides=["dram.ranks=2"])
+
+
+def _ddr5_gates(t):
+    """Planted cases for DDR5's own rules: (rule, rows, gate), as in `_gates`."""
+    act_a, act_same_group = (0, "ACT", 0, 0, 0, 1, -1), (20, "ACT", 0, 0, 1, 1, -1)
+    return [
+        # Two-cycle commands: another rank's command (no other rule) waits a cycle more.
+        ("command bus", [act_a, (None, "ACT", 1, 0, 0, 1, -1)], 2),
+        ("command bus", [act_a, (None, "PREA", 1, -1, -1, -1, -1)], 2),
+        ("command bus", [act_a, (100, "RD", 0, 0, 0, 1, 0), (None, "REF", 1, -1, -1, -1, -1)], 102),
+        ("command bus", [act_a, (100, "WR", 0, 0, 0, 1, 0), (None, "ACT", 1, 0, 0, 1, -1)], 102),
+        ("command bus", [act_a, (100, "RDA", 0, 0, 0, 1, 0), (None, "ACT", 1, 0, 0, 1, -1)], 102),
+        # Writes within a bank group: tCCD_L_WR (48 at 4800), not tCCD_L (12).
+        (
+            "tCCD_L_WR",
+            [act_a, act_same_group, (100, "WR", 0, 0, 0, 1, 0), (None, "WR", 0, 0, 1, 1, 0)],
+            100 + t["nCCD_L_WR"],
+        ),
+        (
+            "tCCD_L_WR",
+            [act_a, act_same_group, (100, "WRA", 0, 0, 0, 1, 0), (None, "WR", 0, 0, 1, 1, 0)],
+            100 + t["nCCD_L_WR"],
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_ddr5_planted_violation_is_caught_one_cycle_early_and_not_at_the_gate(tmp_path, ddr5, case):
+    rule, rows, gate = _ddr5_gates(ddr5["timing"])[case]
+    assert len(_ddr5_gates(ddr5["timing"])) == 7
+    probe = rows[-1]
+    early = _violations(tmp_path, ddr5, [*rows[:-1], (gate - 1, *probe[1:])])
+    assert any(v.startswith(rule) for v in early), f"{rule} not caught: {early}"
+    assert _violations(tmp_path, ddr5, [*rows[:-1], (gate, *probe[1:])]) == []
+
+
+def test_ddr5_rules_do_not_apply_to_ddr4(tmp_path, ddr4):
+    """The same sequences are legal on DDR4 (one-cycle commands, tCCD_L between writes)."""
+    t = ddr4["timing"]
+    act_a, act_same_group = (0, "ACT", 0, 0, 0, 1, -1), (20, "ACT", 0, 0, 1, 1, -1)
+    assert _violations(tmp_path, ddr4, [act_a, (1, "ACT", 1, 0, 0, 1, -1)]) == []
+    wr, wr2 = (100, "WR", 0, 0, 0, 1, 0), (100 + t["nCCD_L"], "WR", 0, 0, 1, 1, 0)
+    assert _violations(tmp_path, ddr4, [act_a, act_same_group, wr, wr2]) == []
+
+
+@pytest.mark.parametrize("mechanism", ["channel", "rowclone"])
+def test_ddr5_zero_violations_with_bulk_operations(tmp_path, run_logged, mechanism):
+    """RowClone on DDR5: FPM, PSM (TRR then TRW in the next cycle, after two-cycle commands)
+    and channel copies leave a legal log."""
+    trace = _bulk_trace(tmp_path / "bulk.trace")
+    stats, spec, log = run_logged(trace, DDR5, [f"bulk.mechanism={mechanism}"])
+    assert stats["bulk"]["copies"] + stats["bulk"]["inits"] == 30
+    if mechanism == "rowclone":
+        assert stats["bulk"]["fpm_bytes"] > 0 and stats["commands"]["ACT2"] > 0
+        assert stats["commands"]["TRR"] == stats["commands"]["TRW"] > 0
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))

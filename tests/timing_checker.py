@@ -26,6 +26,14 @@ The refresh settings come from the run's resolved config (``bulksim config show`
 given: under ``controller.refresh = "none"`` no REF is owed and none may issue; a part
 without a refresh command (PCM, ``has_refresh: false`` in the spec) owes none and takes none.
 
+DDR5 (JESD79-5B; ``standard: "DDR5"`` in the spec) is checked with the same definitions plus
+two of its own. ACT, RD, RDA, WR and WRA (and RowClone's ACT2, an ACT on the bus) are two-cycle
+commands on the CA bus (the standard's command truth table): the channel's next command may not
+start until two cycles after such a command's first cycle, the cycle every timing is counted
+from. Two writes to one bank group are tCCD_L_WR apart (``nCCD_L_WR``), not tCCD_L. Bank groups,
+burst length and the refresh timings in use are the spec's like any part's. The refresh-rate
+limits are DDR4's (8 postponed REFs at 1x); see docs/validation.md.
+
 PCM as CMMP's Table I models it (Bock et al., ICCD 2016, after HMMSim's ``pcm_long_latency``;
 ``precharge_per_dirty_block: true`` in the spec): reads do not disturb the cells, so closing a
 row writes back only the 64-B blocks (bursts) written into its row buffer since its ACT, each
@@ -50,6 +58,8 @@ from dataclasses import dataclass
 from typing import Any
 
 ACTIVATES = {"ACT", "ACT2"}  # ACT2: RowClone's second activate (Fast Parallel Mode)
+# DDR5's commands that hold the CA bus for two cycles.
+DDR5_TWO_CYCLE = {"ACT", "ACT2", "RD", "RDA", "WR", "WRA"}
 READS = {"RD", "RDA"}
 WRITES = {"WR", "WRA"}
 CHANNEL = READS | WRITES  # commands that move data over the channel
@@ -139,6 +149,10 @@ class Checker:
         self.written_back: dict[tuple, int] = {}
         self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
         self.rows_per_subarray = spec["organisation"]["rows_per_subarray"]
+        self.ddr5 = spec.get("standard") == "DDR5"
+        self.two_cycle = DDR5_TWO_CYCLE if self.ddr5 else set()
+        # Write to write within a bank group: DDR5's own tCCD_L_WR (other parts: tCCD_L).
+        self.ccd_l_wr = t["nCCD_L_WR"] if self.ddr5 else t["nCCD_L"]
         # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
         self.horizon = (
             max(
@@ -147,6 +161,7 @@ class Checker:
                 self.CWL + self.BL + t["nWR"] + t["nRP"],
                 self.CL + self.BL + 8,
                 t["nFAW"],
+                self.ccd_l_wr,
             )
             + 8
         )
@@ -157,7 +172,7 @@ class Checker:
         self.last_act: dict[tuple, int] = {}
         self.acts_by_rank: dict[tuple, deque[int]] = {}
         self.last_ref: dict[tuple, int] = {}
-        self.last_cycle: dict[int, int] = {}
+        self.last_cycle: dict[int, tuple[int, str]] = {}
         self.pending_trr: dict[int, Cmd] = {}
         self.violations: list[Violation] = []
 
@@ -188,11 +203,16 @@ class Checker:
         t, CWL, BL = self.t, self.CWL, self.BL
         rank_key = (c.channel, c.rank)
 
-        # Command bus: one command per cycle per channel, in time order.
+        # Command bus: one command per cycle per channel, in time order; on DDR5 a two-cycle
+        # command holds the bus for its second cycle too.
         prev = self.last_cycle.get(c.channel)
-        if prev is not None and c.cycle <= prev:
-            self._fail(line, c, f"command bus: previous command at cycle {prev}")
-        self.last_cycle[c.channel] = c.cycle
+        if prev is not None:
+            prev_cycle, prev_name = prev
+            cycles = 2 if prev_name in self.two_cycle else 1
+            if c.cycle < prev_cycle + cycles:
+                held = f" (a two-cycle {prev_name})" if cycles == 2 else ""
+                self._fail(line, c, f"command bus: previous command at cycle {prev_cycle}{held}")
+        self.last_cycle[c.channel] = (c.cycle, c.name)
 
         # TRANSFER: a TRR's next command on the channel is its TRW, one cycle later, to another
         # bank of the same rank.
@@ -326,6 +346,9 @@ class Checker:
             if same_rank:
                 # The chip's internal bus: reads and TRRs, writes and TRWs, one burst apart.
                 if (p.name in INTERNAL_READS) == (c.name in INTERNAL_READS):
+                    both_writes = p.name in WRITES and c.name in WRITES
+                    if self.ddr5 and same_bg and both_writes and gap < self.ccd_l_wr:
+                        return f"tCCD_L_WR: {p.name} at {p.cycle}"
                     ccd = t["nCCD_L"] if same_bg else t["nCCD_S"]
                     if gap < ccd:
                         return f"tCCD: {p.name} at {p.cycle}"

@@ -87,6 +87,17 @@ fn each_preset(f: impl Fn(&str)) {
     }
 }
 
+/// Every preset but DDR5's, for the gates DDR5 changes (its two-cycle commands hold the
+/// channel for a second cycle, its writes in a bank group wait tCCD_L_WR, its tFAW at 4800 is
+/// four tRRD_S): their DDR5 forms are in tests/ddr5.rs.
+fn each_preset_but_ddr5(f: impl Fn(&str)) {
+    each_preset(|name| {
+        if !name.starts_with("DDR5") {
+            f(name);
+        }
+    });
+}
+
 #[test]
 fn t_rcd() {
     each_preset(|n| {
@@ -130,7 +141,7 @@ fn t_rc() {
 
 #[test]
 fn t_rrd_s_and_t_rrd_l() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         let t = p.spec.timing.clone();
         let groups = p.spec.organisation.bankgroups;
@@ -148,7 +159,7 @@ fn t_rrd_s_and_t_rrd_l() {
 
 #[test]
 fn t_faw() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         let t = p.spec.timing.clone();
         let o = p.spec.organisation.clone();
@@ -185,7 +196,7 @@ fn t_faw() {
 
 #[test]
 fn t_ccd_s_and_t_ccd_l() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         let t = p.spec.timing.clone();
         let (a, b, c) = (p.addr(0, 0, 0, 1), p.other_group(0, 1), p.addr(0, 0, 1, 1));
@@ -314,7 +325,7 @@ fn precharge_all_waits_for_auto_precharge() {
 
 #[test]
 fn t_rfc_and_refresh_entry() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         if !p.spec.has_refresh {
             return; // no REF to time (PCM); the config refuses to refresh it
@@ -341,7 +352,7 @@ fn t_rfc_and_refresh_entry() {
 
 #[test]
 fn t_rtrs_rank_to_rank() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         let t = p.spec.timing.clone();
         let (a, b) = (p.addr(0, 0, 0, 1), p.addr(1, 0, 0, 1));
@@ -532,7 +543,7 @@ fn psm_transfer_pipelines_a_4kb_copy() {
 /// its own row, and a channel write waits for the internal bus turnaround.
 #[test]
 fn transfer_leaves_the_channel_data_bus_free() {
-    each_preset(|n| {
+    each_preset_but_ddr5(|n| {
         let mut p = Probe::new(n, |_| {});
         let t = p.spec.timing.clone();
         let (a, b, other_rank) = (p.addr(0, 0, 0, 1), p.other_group(0, 1), p.addr(1, 0, 0, 1));

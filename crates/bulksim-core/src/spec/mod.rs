@@ -9,6 +9,7 @@ mod rule_macro;
 pub mod cmmp;
 pub mod ddr3;
 pub mod ddr4;
+pub mod ddr5;
 pub mod presets;
 pub mod rank_assignment;
 pub mod rowclone;
@@ -189,6 +190,7 @@ timing_params! {
     n_wr => "nWR", "write recovery: end of write data to PRE";
     n_ccd_s => "nCCD_S", "column to column, different bank group (DDR3: tCCD)";
     n_ccd_l => "nCCD_L", "column to column, same bank group";
+    n_ccd_l_wr => "nCCD_L_WR", "write to write, same bank group (DDR5; DDR3 and DDR4 presets give 0 and their rule tables do not read it)";
     n_rrd_s => "nRRD_S", "ACT to ACT, different bank group (DDR3: tRRD)";
     n_rrd_l => "nRRD_L", "ACT to ACT, same bank group";
     n_wtr_s => "nWTR_S", "end of write data to RD, different bank group (DDR3: tWTR)";
@@ -224,6 +226,8 @@ pub enum Standard {
     Ddr3,
     #[serde(rename = "DDR4")]
     Ddr4,
+    #[serde(rename = "DDR5")]
+    Ddr5,
 }
 
 impl Standard {
@@ -232,6 +236,7 @@ impl Standard {
         let mut rules = match self {
             Standard::Ddr3 => ddr3::rules(t),
             Standard::Ddr4 => ddr4::rules(t),
+            Standard::Ddr5 => ddr5::rules(t),
         };
         rules.extend(rowclone::rules(t));
         rules
@@ -245,9 +250,10 @@ pub struct Organisation {
     pub density_mbit: u32,
     /// Data pins per chip (x4, x8, x16).
     pub dq: u32,
-    /// Width of the channel data bus in bits.
+    /// Width of the channel data bus in bits (64 for DDR3/DDR4; 32 for DDR5, whose channel
+    /// here is one of a DIMM's two independent sub-channels).
     pub bus_width_bits: u32,
-    /// Burst length in beats (8 for DDR3/DDR4).
+    /// Burst length in beats (8 for DDR3/DDR4, 16 for DDR5).
     pub burst_length: u32,
     pub channels: u32,
     pub ranks: u32,

@@ -12,6 +12,18 @@ pub const PRESET_NAMES: &[&str] = &[
     "DDR4_8Gb_x8_1600",
     "DDR4_16Gb_x8_1600",
     "DDR4_32Gb_x8_1600",
+    "DDR5_16Gb_x8_4800",
+    "DDR5_16Gb_x8_5600",
+    "DDR5_16Gb_x8_6400",
+    "DDR5_32Gb_x8_4800",
+    "DDR5_32Gb_x8_5600",
+    "DDR5_32Gb_x8_6400",
+    "DDR5_16Gb_x4_4800",
+    "DDR5_16Gb_x4_5600",
+    "DDR5_16Gb_x4_6400",
+    "DDR5_32Gb_x4_4800",
+    "DDR5_32Gb_x4_5600",
+    "DDR5_32Gb_x4_6400",
     "PCM_x8_1600",
     "DRAM_CMMP_1000",
     "PCM_CMMP_400",
@@ -26,7 +38,7 @@ pub fn preset(name: &str) -> Option<Spec> {
             Some(super::rank_assignment::preset(name))
         }
         "DRAM_CMMP_1000" | "PCM_CMMP_400" => Some(super::cmmp::preset(name)),
-        _ => None,
+        _ => super::ddr5::preset(name),
     }
 }
 
@@ -45,6 +57,7 @@ pub(crate) fn no_fine_granularity() -> Timing {
         n_wr: 0,
         n_ccd_s: 0,
         n_ccd_l: 0,
+        n_ccd_l_wr: 0,
         n_rrd_s: 0,
         n_rrd_l: 0,
         n_wtr_s: 0,
@@ -277,6 +290,13 @@ mod tests {
             let spec = preset(name).unwrap();
             validate_rules(&spec.rules()).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(spec.name, *name);
+        }
+    }
+
+    #[test]
+    fn every_ddr5_preset_is_listed() {
+        for (name, ..) in crate::spec::ddr5::PRESETS {
+            assert!(PRESET_NAMES.contains(&name), "{name}");
         }
     }
 
