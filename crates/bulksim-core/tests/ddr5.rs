@@ -258,12 +258,6 @@ fn refresh_settings_run_or_are_refused_by_name() {
         vec!["controller.refresh.policy=\"staggered\""],
         vec!["controller.refresh.policy=\"simultaneous\"", "dram.ranks=2"],
         vec!["controller.refresh.policy=\"staggered\"", "dram.ranks=2"],
-        vec!["controller.refresh.scheme=\"elastic\""],
-        vec!["controller.refresh.scheme=\"pausing\""],
-        vec![
-            "controller.refresh.scheme=\"pausing\"",
-            "controller.refresh.pause_granularity=2",
-        ],
         vec!["controller.refresh.scheme=\"pcd\""],
         vec!["controller.refresh.granularity=2"],
         vec!["dram.temperature=\"extended\""],
@@ -306,6 +300,29 @@ fn refresh_settings_run_or_are_refused_by_name() {
             "{e}"
         );
     }
+    // The schemes that postpone REFs are refused: bulksim knows only DDR3/DDR4's limit of 8.
+    for scheme in ["elastic", "pausing"] {
+        let set = format!("controller.refresh.scheme=\"{scheme}\"");
+        let e = config_error(&[preset.as_str(), set.as_str()]);
+        assert!(
+            e.contains("controller.refresh.scheme") && e.contains("postponement limit"),
+            "{e}"
+        );
+    }
+}
+
+/// nCCD_L_WR is DDR5's: setting it on a DDR4 preset is an error naming the key, not a
+/// silent no-op.
+#[test]
+fn nccd_l_wr_on_ddr4_is_refused() {
+    let e = config_error(&[
+        "dram.preset=\"DDR4_8Gb_x8_2400\"",
+        "dram.timing.nCCD_L_WR=40",
+    ]);
+    assert!(
+        e.contains("dram.timing.nCCD_L_WR") && e.contains("DDR4_8Gb_x8_2400") && e.contains("DDR4"),
+        "{e}"
+    );
 }
 
 /// The DDR5 forms of the gates tests/device_timing.rs checks on DDR3/DDR4 in ways DDR5

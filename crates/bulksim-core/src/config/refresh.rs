@@ -5,7 +5,7 @@
 use super::choice::config_enum;
 use super::field_docs::config_struct;
 use super::Config;
-use crate::spec::Spec;
+use crate::spec::{Spec, Standard};
 use serde::{Deserialize, Serialize};
 
 config_enum! {
@@ -204,6 +204,19 @@ impl Config {
                     r.pause_granularity, r.pause_granularity, spec.name
                 ));
             }
+        }
+        if spec.standard == Standard::Ddr5
+            && r.policy != RefreshPolicy::None
+            && matches!(r.scheme, RefreshScheme::Elastic | RefreshScheme::Pausing)
+        {
+            // Both schemes postpone REFs up to DDR3/DDR4's limit of 8 (JESD79-3, JESD79-4);
+            // DDR5's own limit is not sourced here yet, and a limit set too high would let
+            // the controller postpone further than the part allows without any error.
+            return Some(format!(
+                "controller.refresh.scheme: {} postpones REFs up to DDR3/DDR4's limit of 8; {} is DDR5, whose postponement limit bulksim does not model yet (use demand, pcd, or a DDR4 preset)",
+                r.scheme.name(),
+                spec.name
+            ));
         }
         if r.scheme == RefreshScheme::Adaptive && r.policy != RefreshPolicy::None {
             if r.granularity != 1 {

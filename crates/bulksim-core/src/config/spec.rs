@@ -10,7 +10,7 @@ use crate::error::{config_err, Result};
 use crate::limits;
 use crate::mapping::AddressMapper;
 use crate::spec::presets::{preset, PRESET_NAMES};
-use crate::spec::{validate_rules, Spec};
+use crate::spec::{validate_rules, Spec, Standard};
 
 impl Config {
     /// The preset with this config's channels, ranks, subarray size and timing overrides.
@@ -112,6 +112,13 @@ impl Config {
                 problems.push(format!(
                     "dram.timing.{name}: {value} is out of range; expected 0..={} cycles (rule latencies add up to four parameters in 32 bits)",
                     limits::MAX_TIMING_CYCLES
+                ));
+            } else if name == "nCCD_L_WR" && spec.standard != Standard::Ddr5 {
+                // Only DDR5's rule table reads it: set elsewhere it would change nothing.
+                problems.push(format!(
+                    "dram.timing.nCCD_L_WR: only DDR5 presets have this timing; {} is {} (its writes in one bank group are spaced by nCCD_L)",
+                    spec.name,
+                    spec.standard.name()
                 ));
             } else {
                 spec.timing.set(name, value);

@@ -190,7 +190,7 @@ timing_params! {
     n_wr => "nWR", "write recovery: end of write data to PRE";
     n_ccd_s => "nCCD_S", "column to column, different bank group (DDR3: tCCD)";
     n_ccd_l => "nCCD_L", "column to column, same bank group";
-    n_ccd_l_wr => "nCCD_L_WR", "write to write, same bank group (DDR5; DDR3 and DDR4 presets give 0 and their rule tables do not read it)";
+    n_ccd_l_wr => "nCCD_L_WR", "write to write, same bank group (DDR5 only: DDR3 and DDR4 presets give 0, and setting it on them is an error)";
     n_rrd_s => "nRRD_S", "ACT to ACT, different bank group (DDR3: tRRD)";
     n_rrd_l => "nRRD_L", "ACT to ACT, same bank group";
     n_wtr_s => "nWTR_S", "end of write data to RD, different bank group (DDR3: tWTR)";
@@ -231,6 +231,15 @@ pub enum Standard {
 }
 
 impl Standard {
+    /// Its JEDEC name, as the presets and the stats spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Standard::Ddr3 => "DDR3",
+            Standard::Ddr4 => "DDR4",
+            Standard::Ddr5 => "DDR5",
+        }
+    }
+
     /// The standard's rules plus RowClone's in-DRAM commands.
     pub fn rules(self, t: &Timing) -> Vec<Rule> {
         let mut rules = match self {
