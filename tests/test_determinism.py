@@ -1,7 +1,7 @@
 """Determinism across OS processes: the same workload, run in two separate Python interpreters
 (so every per-process hash seed differs), gives byte-identical stats. The workload has one
 process exit while another still allocates, so the order in which the exit frees frames
-decides every later allocation (tests/determinism.rs checks that order within one process)."""
+decides every later allocation (tests/it/determinism.rs checks that order within one process)."""
 
 from __future__ import annotations
 

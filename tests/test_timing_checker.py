@@ -851,7 +851,7 @@ def test_closed_page_logs_may_not_leave_rows_open(tmp_path, pcm):
 
 # DDR5 (issue 36): a preset's logs under every refresh setting that applies to it, and one
 # planted violation per rule DDR5 adds. Elastic and pausing postpone REFs up to DDR3/DDR4's
-# limit and are refused on DDR5 until its own limit is modelled (tests/ddr5.rs).
+# limit and are refused on DDR5 until its own limit is modelled (tests/it/ddr5.rs).
 DDR5 = "DDR5_16Gb_x8_4800"
 DDR5_REFRESH = {
     "staggered-2-ranks": ["dram.ranks=2"],

@@ -1,6 +1,6 @@
 //! bulksim-core: a cycle-accurate memory-system simulator engine. Its top-level modules in
 //! layers, bottom first: a module names only the modules listed before it, so there is no
-//! import cycle among them (`tests/layering.rs` checks this list against the sources).
+//! import cycle among them (`tests/it/layering.rs` checks this list against the sources).
 //!
 //! 1. `error`: the error type (config, trace, I/O), each naming the key or file and line.
 //! 2. `rng`: SplitMix64, the seeded generator behind every random choice.
@@ -31,7 +31,7 @@
 //!
 //! `request`, `segment` and `port` are the vocabulary shared across layers, so that the input
 //! formats never name the controller and `bulk` and `controller` never name each other (also
-//! checked by `tests/layering.rs`).
+//! checked by `tests/it/layering.rs`).
 
 pub mod bulk;
 pub mod cache;
