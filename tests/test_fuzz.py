@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import gzip
 import lzma
+import signal
 import struct
+import subprocess
 import sys
 from pathlib import Path
 
@@ -17,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.fuzz import FAILURES, KINDS, Limits, kinds, oracle, run_campaign  # noqa: E402
 from tests.fuzz.campaign import reproduce_line  # noqa: E402
-from tests.fuzz.runner import CLEAN_ERROR, OK, Result, classify  # noqa: E402
+from tests.fuzz.runner import CLEAN_ERROR, OK, Result, _limit_resources, classify  # noqa: E402
 
 #: Cases per kind in the test suite (about two minutes on two cores); `make fuzz` runs 300.
 CASES_PER_KIND = 25
@@ -186,3 +188,19 @@ def test_classification_of_outcomes():
     assert category(0, "  failed: point: OSError: [Errno 27] File too large\n") == "hang"
     assert category(1, "") == "messy-error"
     assert FAILURES == {"traceback", "panic", "abort", "hang", "wrong"}
+    # Killed at the CPU-time limit: a hang, not an abort (a signal below the limit is one).
+    cpu_killed = Result([], -signal.SIGXCPU, "", "", limits.timeout_s + 0.5)
+    assert classify(cpu_killed, limits)[0] == "hang"
+    assert classify(Result([], -signal.SIGXCPU, "", "", 0.1), limits)[0] == "abort"
+
+
+def test_a_command_is_stopped_by_its_cpu_time_not_its_wall_time():
+    # A busy loop under a 1 CPU-second limit dies of SIGXCPU within a few seconds; the
+    # machine's load can stretch that wall time, never the CPU time the limit counts.
+    proc = subprocess.run(
+        [sys.executable, "-c", "while True: pass"],
+        preexec_fn=_limit_resources(Limits(timeout_s=1.0)),
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == -signal.SIGXCPU

@@ -1,7 +1,10 @@
 """Runs one fuzz case: writes its input files into a fresh directory, runs the real `bulksim`
-CLI there in its own process group with a wall-clock timeout and an address-space limit, and
-classifies what happened. A case may run further commands (its oracle's) through the same
-limits; the worst outcome of any of them is the case's."""
+CLI there in its own process group with a CPU-time limit (a wall-clock limit of several times
+it as a backstop for a process that waits forever) and an address-space limit, and classifies
+what happened. A hang is judged by CPU time so that a loaded machine, where a case's wall time
+can be several times its CPU time, does not turn a slow clean error into a hang. A case may
+run further commands (its oracle's) through the same limits; the worst outcome of any of them
+is the case's."""
 
 from __future__ import annotations
 
@@ -45,8 +48,13 @@ FILE_SIZE_LIMIT_MB = 512
 RUNAWAY = "File too large"
 
 
+#: The wall-clock backstop, as a multiple of the CPU-time limit.
+WALL_FACTOR = 4
+
+
 @dataclass
 class Limits:
+    #: CPU seconds a command's process may use before it is a hang (RLIMIT_CPU).
     timeout_s: float = 20.0
     memory_mb: int = 2048
 
@@ -119,9 +127,11 @@ class FollowUpFailed(Exception):
         self.result = result
 
 
-def _limit_memory(memory_mb: int) -> Callable[[], None]:
+def _limit_resources(limits: Limits) -> Callable[[], None]:
     def apply() -> None:
-        limit = memory_mb << 20
+        cpu = max(1, round(limits.timeout_s))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))  # SIGXCPU, then SIGKILL
+        limit = limits.memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         # A case writes kilobytes; a runaway writer stops at this size (SIGXFSZ: an abort).
@@ -143,10 +153,10 @@ def run_cli(argv: list[str], cwd: Path, limits: Limits) -> Result:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         start_new_session=True,  # its own process group: a timeout kills workers too
-        preexec_fn=_limit_memory(limits.memory_mb),
+        preexec_fn=_limit_resources(limits),
     )
     try:
-        out, err = proc.communicate(timeout=limits.timeout_s)
+        out, err = proc.communicate(timeout=limits.timeout_s * WALL_FACTOR)
         code: int | None = proc.returncode
     except subprocess.TimeoutExpired:
         _kill_group(proc)
@@ -188,7 +198,13 @@ def classify(r: Result, limits: Limits) -> tuple[str, str]:
     """(category, signature) of one command's result."""
     err = r.stderr
     if r.returncode is None:
-        return HANG, f"no exit within {limits.timeout_s:g} s: bulksim {_command_word(r.argv)}"
+        return (
+            HANG,
+            f"no exit within {limits.timeout_s * WALL_FACTOR:g} s of wall time: "
+            f"bulksim {_command_word(r.argv)}",
+        )
+    if r.returncode in (-signal.SIGXCPU, -signal.SIGKILL) and r.seconds >= limits.timeout_s:
+        return HANG, f"more than {limits.timeout_s:g} CPU s: bulksim {_command_word(r.argv)}"
     if RUNAWAY in err:
         return (
             HANG,
