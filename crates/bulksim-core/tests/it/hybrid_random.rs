@@ -272,21 +272,41 @@ fn baseline(seed: u64) -> Arc<Baseline> {
     b
 }
 
+/// A combination's settings over the ones every mechanism runs with. The paths each
+/// mechanism's checks below expect were found with the remap's stall off and 8 low-priority
+/// copies in flight (the settings before issue 33); the bytes are what this test is about, so
+/// every mechanism runs with them, unless the combination sets one itself (later sets win).
+fn settings_of<'a>(more: &[&'a str]) -> Vec<&'a str> {
+    let mut sets = vec![
+        "hybrid.remap_shootdown_ns=0",
+        "hybrid.copies_in_flight=8",
+        "hybrid.copy_priority=low",
+    ];
+    sets.extend_from_slice(more);
+    sets
+}
+
+/// A combination's own settings are the ones it runs with: `cm_equal_priority` really runs
+/// equal priority (the common settings once came last and overrode it, so it ran `cm`).
+#[test]
+fn each_combination_runs_its_own_settings() {
+    let (_, more) = MECHANISMS
+        .iter()
+        .find(|m| m.0 == "cm_equal_priority")
+        .expect("the equal-priority combination");
+    let c = system(true, &settings_of(more));
+    assert_eq!(
+        c.hybrid.as_ref().expect("[hybrid]").copy_priority,
+        bulksim_core::config::hybrid::CopyPriority::Equal
+    );
+}
+
 fn run_seed(seed: u64, mechanisms: &[&str]) {
     let base = baseline(seed);
     let (d, plain_images) = (&base.dir, &base.images);
     for &(name, more) in MECHANISMS.iter().filter(|m| mechanisms.contains(&m.0)) {
         let what = format!("seed {seed} {name}");
-        // The paths each mechanism's checks below expect were found with the remap's stall
-        // off and 8 low-priority copies in flight (the settings before issue 33); the bytes are what this
-        // test is about, so every mechanism runs with them.
-        let mut sets = more.to_vec();
-        sets.extend([
-            "hybrid.remap_shootdown_ns=0",
-            "hybrid.copies_in_flight=8",
-            "hybrid.copy_priority=low",
-        ]);
-        let (s, sys) = run_workload(&system(true, &sets), d).unwrap();
+        let (s, sys) = run_workload(&system(true, &settings_of(more)), d).unwrap();
         let h = s.hybrid.as_ref().expect("hybrid stats");
         // Migrations both ways really happened.
         assert!(h.promotions_completed > 0, "{what}: {h:?}");
