@@ -10,7 +10,8 @@
 //! write of a block smaller than the line into a line the array lacks
 //! (`copy_engine.partial_line = "sector"`) puts in a partially valid line, whose invalid
 //! sectors hold no data: a lookup needing them misses, a write-back writes only the valid
-//! ones.
+//! ones. Each array also notes which regions of 64 lines any line has entered, so that
+//! dropping a page none of whose lines it can hold (`invalidate_lines`) costs one test.
 
 pub use crate::port::Origin;
 
