@@ -14,6 +14,8 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 pub const PAGE_BYTES: u64 = 4096;
 const PAGE: usize = PAGE_BYTES as usize;
+/// Largest piece `MemoryImage::copy` moves through a small buffer (bytes).
+const BLOCK_BUFFER: usize = 256;
 type PageBytes = Box<[u8; PAGE]>;
 
 /// A page that has been written. (An untouched page has no entry.)
@@ -219,6 +221,13 @@ impl MemoryImage {
                     None => PageState::Data(initial(image.seed, s / PAGE_BYTES)),
                 };
                 image.pages.insert(d / PAGE_BYTES, state);
+            } else if n as usize <= BLOCK_BUFFER {
+                // A block (the hybrid memory copies 64 bytes at a time): a page-sized buffer
+                // would cost zeroing 4 KB per copy.
+                let mut buf = [0u8; BLOCK_BUFFER];
+                let buf = &mut buf[..n as usize];
+                image.read(s, buf);
+                image.write(d, buf);
             } else {
                 let mut buf = [0u8; PAGE];
                 let buf = &mut buf[..n as usize];

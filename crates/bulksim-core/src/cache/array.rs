@@ -10,7 +10,8 @@
 //! write of a block smaller than the line into a line the array lacks
 //! (`copy_engine.partial_line = "sector"`) puts in a partially valid line, whose invalid
 //! sectors hold no data: a lookup needing them misses, a write-back writes only the valid
-//! ones.
+//! ones. Each array also notes which regions of 64 lines any line has entered, so that
+//! dropping a page none of whose lines it can hold (`invalidate_lines`) costs one test.
 
 pub use crate::port::Origin;
 
@@ -139,10 +140,18 @@ pub struct Cache {
     /// Lines [start, end) that replacement passes over while others remain in their set
     /// (a page CPM migrates, pinned in the last level; empty: none).
     pinned: (u64, u64),
+    /// One bit per region of `1 << REGION_SHIFT` lines: set when a line of the region enters
+    /// a way, cleared when `invalidate_lines` empties the whole region. A clear bit means no
+    /// way holds a line of the region, so dropping a page never seen here (a resident page's
+    /// first touch, a fresh frame's hand-over) costs one test instead of a tag search per
+    /// line; a set bit only means one may (lines leave by eviction without clearing it).
+    regions: Vec<u64>,
     pub stats: ArrayCounts,
 }
 
 const EMPTY: u64 = u64::MAX;
+/// Lines per region of `Cache::regions` (64: a 4 KiB page of 64-byte lines).
+const REGION_SHIFT: u32 = 6;
 
 impl Cache {
     /// `bytes` total, `ways` per set, `line_bytes` per line; sets must come out a power of
@@ -179,6 +188,7 @@ impl Cache {
             full: 1,
             clock: 0,
             pinned: (0, 0),
+            regions: Vec::new(),
             stats: ArrayCounts::default(),
         })
     }
@@ -403,6 +413,7 @@ impl Cache {
         let present = self.tags[way] == line;
         let keep_dirty = present && self.dirty[way];
         self.tags[way] = line;
+        self.mark_region(line);
         let lb = self.line_bytes;
         if valid == self.full {
             self.data[way * lb..(way + 1) * lb].copy_from_slice(data);
@@ -431,14 +442,28 @@ impl Cache {
 
     /// The way `line` goes into: its own if present, else an empty way of its set, else the
     /// set's replacement victim.
+    /// One pass over the set: the line's way, else the first empty one, else the first way
+    /// of least `victim_key` (the fill path's hottest search in a 16-way last level).
     fn way_for(&self, line: u64) -> usize {
-        self.probe(line).unwrap_or_else(|| {
-            let range = self.set_range(line);
-            range
-                .clone()
-                .find(|&i| self.tags[i] == EMPTY)
-                .unwrap_or_else(|| range.min_by_key(|&i| self.victim_key(i)).expect("ways > 0"))
-        })
+        let range = self.set_range(line);
+        let mut empty = None;
+        let mut victim = range.start;
+        let mut least = self.victim_key(range.start);
+        for i in range {
+            let t = self.tags[i];
+            if t == line {
+                return i;
+            }
+            if t == EMPTY {
+                empty.get_or_insert(i);
+            } else if empty.is_none() {
+                let key = self.victim_key(i);
+                if key < least {
+                    (victim, least) = (i, key);
+                }
+            }
+        }
+        empty.unwrap_or(victim)
     }
 
     /// The dirty line `way` holds, if it is not `line` (which is about to take the way):
@@ -488,6 +513,7 @@ impl Cache {
             self.tags[i] = EMPTY;
             self.dirty[i] = false;
         }
+        self.regions.clear();
         dirty
     }
 
@@ -522,6 +548,7 @@ impl Cache {
             let way = self.way_for(new);
             evicted.extend(self.push_out(way, new));
             self.tags[way] = new;
+            self.mark_region(new);
             self.data[way * lb..(way + 1) * lb].copy_from_slice(data.as_slice());
             self.valid[way] = valid;
             self.dirty[way] = dirty;
@@ -530,6 +557,49 @@ impl Cache {
             self.last_use[way] = self.clock;
         }
         (taken.len() as u64, evicted)
+    }
+
+    /// Notes that a line of `line`'s region entered a way (`regions`).
+    #[inline]
+    fn mark_region(&mut self, line: u64) {
+        let region = (line >> REGION_SHIFT) as usize;
+        let word = region / 64;
+        if word >= self.regions.len() {
+            self.regions.resize(word + 1, 0);
+        }
+        self.regions[word] |= 1 << (region % 64);
+    }
+
+    /// Whether a way may hold a line of `region` (false: surely none does).
+    #[inline]
+    fn region_may_hold(&self, region: u64) -> bool {
+        self.regions
+            .get((region / 64) as usize)
+            .is_some_and(|w| (w >> (region % 64)) & 1 == 1)
+    }
+
+    /// Drops every line of [start, end), as `invalidate` on each would; returns how many
+    /// were present. A region no line of which entered since it was last emptied is passed
+    /// over without a search (`regions`).
+    pub fn invalidate_lines(&mut self, start: u64, end: u64) -> u64 {
+        let mut dropped = 0;
+        let mut line = start;
+        while line < end {
+            let region = line >> REGION_SHIFT;
+            let region_start = region << REGION_SHIFT;
+            let region_end = (region_start + (1 << REGION_SHIFT)).min(end);
+            if self.region_may_hold(region) {
+                for l in line..region_end {
+                    dropped += self.invalidate(l) as u64;
+                }
+                if line == region_start && region_end == region_start + (1 << REGION_SHIFT) {
+                    // The whole region is empty now.
+                    self.regions[(region / 64) as usize] &= !(1 << (region % 64));
+                }
+            }
+            line = region_end;
+        }
+        dropped
     }
 
     /// Drops `line`; returns whether it was present.
@@ -575,6 +645,39 @@ mod tests {
         assert!(c.victim_is_dirty(6));
         let (_, ev) = c.insert(6, &d, false, Origin::Program);
         assert_eq!(ev.map(|e| e.line), Some(2));
+    }
+
+    #[test]
+    fn invalidating_a_range_drops_exactly_the_lines_a_search_per_line_would() {
+        // 8 sets x 2 ways; regions of 64 lines.
+        let mut c = Cache::new(16 * 64, 2, 64).unwrap();
+        let d = [7u8; 64];
+        for line in [3, 10, 70, 200] {
+            c.insert(line, &d, false, Origin::Program);
+        }
+        // A region never entered is passed over; one entered is searched.
+        assert_eq!(c.invalidate_lines(128, 192), 0);
+        assert_eq!(c.invalidate_lines(64, 128), 1);
+        assert!(c.probe(70).is_none() && c.probe(200).is_some());
+        // Part of a region: the rest of it stays searchable.
+        assert_eq!(c.invalidate_lines(0, 5), 1);
+        assert!(c.probe(10).is_some());
+        assert_eq!(c.invalidate_lines(0, 64), 1);
+        assert!(c.probe(10).is_none());
+        // An emptied region entered again is searched again.
+        c.insert(12, &d, false, Origin::Program);
+        assert_eq!(c.invalidate_lines(0, 64), 1);
+        // A line renamed into a region marks it too.
+        let (moved, _) = c.retag(200, 201, 300);
+        assert_eq!(moved, 1);
+        assert_eq!(c.invalidate_lines(256, 320), 1);
+        assert_eq!(c.stats.invalidations, 5);
+        // A range across regions, as one call.
+        for line in [60, 63, 64, 66] {
+            c.insert(line, &d, false, Origin::Program);
+        }
+        assert_eq!(c.invalidate_lines(62, 66), 2);
+        assert!(c.probe(60).is_some() && c.probe(66).is_some());
     }
 
     #[test]

@@ -35,10 +35,8 @@ impl Hierarchy {
         self.epoch += 1;
         for l in &mut self.levels {
             let lb = l.line_bytes;
-            for line in addr / lb..(addr + bytes).div_ceil(lb) {
-                for a in &mut l.arrays {
-                    a.invalidate(line);
-                }
+            for a in &mut l.arrays {
+                a.invalidate_lines(addr / lb, (addr + bytes).div_ceil(lb));
             }
         }
         self.memory.zero_untimed(addr, bytes);
@@ -66,11 +64,8 @@ impl Hierarchy {
                 }
             }
             for (k, a) in l.arrays.iter_mut().enumerate() {
-                if k == mine {
-                    continue;
-                }
-                for line in addr / lb..(addr + bytes).div_ceil(lb) {
-                    a.invalidate(line);
+                if k != mine {
+                    a.invalidate_lines(addr / lb, (addr + bytes).div_ceil(lb));
                 }
             }
         }

@@ -552,9 +552,12 @@ impl HybridMemory {
         self.in_flight.is_empty() && self.queued.iter().all(VecDeque::is_empty)
     }
 
-    /// Whether device `device` has copier requests waiting for its queues.
-    pub fn has_queued(&self, device: usize) -> bool {
-        !self.queued[device].is_empty()
+    /// Whether device `device`'s waiting copier requests may enter its queues at its next
+    /// cycle: some wait, and fewer than `copies_in_flight` are in its queues. At the limit
+    /// none can until the device serves one of its copies, which happens in its own step
+    /// (`served`), so stepping it every cycle until then would only look again.
+    pub fn may_offer_copies(&self, device: usize) -> bool {
+        !self.queued[device].is_empty() && self.in_flight_per_device[device] < self.copies_in_flight
     }
 
     /// Offers device `device`'s waiting copier requests at its cycle `cycle`, in order,

@@ -262,7 +262,8 @@ impl MemoryRouter {
     /// `step` under `[hybrid]`: the copier's waiting requests are offered (after the
     /// caches', which the caller offered first), the device is stepped, and its served copier
     /// requests go back to the copier (a read's copy write queued, possibly for the other
-    /// device, which is woken).
+    /// device, which is woken). Copier requests still waiting bring the next step forward to
+    /// the next cycle only while they could enter then (`may_offer_copies`).
     #[inline(never)]
     fn step_hybrid(&mut self, device: usize, cycle: u64) -> u64 {
         let h = self.hybrid.as_mut().expect("hybrid");
@@ -283,7 +284,7 @@ impl MemoryRouter {
                 self.devices[other].wake(fs);
             }
         }
-        if h.has_queued(device) {
+        if h.may_offer_copies(device) {
             next = next.min(cycle + 1);
         }
         next

@@ -567,8 +567,24 @@ fn os_time_takes_the_core_for_each_period_and_remap() {
     let mut every = system(true, &os);
     every.sim.skip_idle = false;
     let (e, _) = run_workload(&every, &d).unwrap();
+    assert_same_stats(&s, &e);
+    // os_period_ns must leave the core some of each period.
+    let mut c = system(true, &[]);
+    c.hybrid.as_mut().unwrap().os_period_ns = 10_000;
+    let p = c.problems();
+    assert_eq!(
+        p,
+        ["hybrid.os_period_ns: 10000; expected less than hybrid.period_ns (10000)"]
+    );
+}
+
+/// Panics, naming the differing top-level keys, unless `a` and `b` are the same stats (host
+/// time aside): idle skipping must leave every stat as stepping each cycle does.
+fn assert_same_stats(
+    a: &bulksim_core::system::stats::SystemStats,
+    b: &bulksim_core::system::stats::SystemStats,
+) {
     let json = |s: &bulksim_core::system::stats::SystemStats| {
-        // Host time aside.
         let mut v = serde_json::to_value(s).unwrap();
         v["memory"].as_object_mut().unwrap().remove("host");
         for d in v["memory_devices"].as_array_mut().unwrap() {
@@ -576,7 +592,7 @@ fn os_time_takes_the_core_for_each_period_and_remap() {
         }
         v
     };
-    let (a, b) = (json(&s), json(&e));
+    let (a, b) = (json(a), json(b));
     if a != b {
         let diff: Vec<String> = a
             .as_object()
@@ -587,14 +603,28 @@ fn os_time_takes_the_core_for_each_period_and_remap() {
             .collect();
         panic!("skip_idle changed stats: {diff:?}");
     }
-    // os_period_ns must leave the core some of each period.
-    let mut c = system(true, &[]);
-    c.hybrid.as_mut().unwrap().os_period_ns = 10_000;
-    let p = c.problems();
-    assert_eq!(
-        p,
-        ["hybrid.os_period_ns: 10000; expected less than hybrid.period_ns (10000)"]
-    );
+}
+
+/// The copier at its limit (`hybrid.copies_in_flight`): while every copy it may have in a
+/// device's queues is there, the device is stepped at its own next event, not at every
+/// cycle; it looks again when it serves one of its copies (`may_offer_copies`). A copy that
+/// could enter sooner would make the run differ from stepping every cycle.
+#[test]
+fn a_copier_at_its_limit_loses_no_cycle_to_idle_skipping() {
+    let d = dir("hybrid", "copier_limit");
+    program(&d, &[(0, 8, 10), (16, 8, 10)]);
+    for limit in ["hybrid.copies_in_flight=1", "hybrid.copies_in_flight=3"] {
+        let (skipping, _) = run_workload(&system(true, &[limit]), &d).unwrap();
+        let h = skipping.hybrid.as_ref().unwrap();
+        assert!(
+            h.promotions_completed >= 8 && h.blocks_copied >= 8 * 64,
+            "{h:?}"
+        );
+        let mut every = system(true, &[limit]);
+        every.sim.skip_idle = false;
+        let (stepping, _) = run_workload(&every, &d).unwrap();
+        assert_same_stats(&skipping, &stepping);
+    }
 }
 
 /// `hybrid.os_remap_ns` goes to the core running the migrated page's process: with a
