@@ -772,9 +772,8 @@ impl Controller {
         };
         match choice {
             Some((writing, (index, cmd))) => {
-                let revisit = cmd.is_column() && self.column_needs_next_cycle(writing, per_rank);
                 self.serve_rare(writing, index, cmd, now);
-                if revisit || self.refresh.any_pending() {
+                if cmd.is_column() || self.refresh.any_pending() {
                     return now + 1;
                 }
                 next.min(self.earliest_ready_rare(false, now + 1))
@@ -782,25 +781,6 @@ impl Controller {
             }
             None => next.min(read_pick.next_ready).min(write_pick.next_ready),
         }
-    }
-
-    /// Whether a column command about to be served from the reads (`writing` false) or the
-    /// writes may let something happen at the next cycle that the queued requests' ready
-    /// times (`earliest_ready`) do not show, so the controller must look again then: its
-    /// queue is full (the slot it frees may take a request refused for room), or queue
-    /// lengths steer the next pick (per-rank drains, a postponing refresh scheme, PCD) or the
-    /// bulk engine waits. Otherwise, as after an ACT or PRE, the next look is at the earliest
-    /// ready time: a column command only removes a request, and what it changes besides
-    /// (owners, row-hit counts) only holds requests back, never makes one ready sooner.
-    #[inline]
-    fn column_needs_next_cycle(&self, writing: bool, per_rank: bool) -> bool {
-        let queue = if writing { &self.writes } else { &self.reads };
-        queue.is_full()
-            || per_rank
-            || self.drain.per_rank()
-            || self.rank_queues.is_some()
-            || self.pcd_window > 0
-            || !self.bulk.is_idle()
     }
 
     /// The earliest cycle at or after `from` at which a request of the active queue has its
@@ -1115,57 +1095,6 @@ mod tests {
             5 + t.n_rcd as u64 + 1,
             "served at the first cycle it could be"
         );
-    }
-
-    /// Two reads of one row under `equal_priority` with read queues of `queue_size`: the
-    /// cycle the first one's column command issued, the cycle `tick` asked to be stepped at
-    /// next, and the cycle the second one was served.
-    fn column_then_next_look(queue_size: u32) -> (u64, u64, u64) {
-        let spec = preset("DDR4_8Gb_x8_1600").unwrap();
-        let mut cfg = ControllerConfig::default();
-        cfg.write_drain.policy = DrainPolicy::EqualPriority;
-        cfg.read_queue_size = queue_size;
-        let mut c = Controller::new(&spec, &cfg, 0);
-        for (tag, column) in [(1, 0), (2, 8)] {
-            let at = DramAddr {
-                column,
-                ..DramAddr::default()
-            };
-            c.enqueue(RequestKind::Read, 0, at, 5, CLIENT_TAG | tag, true, 5);
-        }
-        let (mut now, mut first, mut second) = (5, None, None);
-        while second.is_none() && now < 10_000 {
-            let next = c.tick(now);
-            if !c.served.is_empty() && first.is_none() {
-                first = Some((now, next));
-            }
-            if c.served.len() == 2 {
-                second = Some(now);
-            }
-            now = next.max(now + 1);
-        }
-        let (column, next) = first.expect("the first read was served");
-        (column, next, second.expect("the second read was served"))
-    }
-
-    /// After a column command the controller is stepped next when the next queued request
-    /// can go (the second read's column, tCCD later), not at every cycle between; unless
-    /// the queue was full, when the slot freed may take a request refused for room at the
-    /// very next cycle. Either way the second read goes at the same cycle.
-    #[test]
-    fn after_a_column_the_next_look_is_when_a_request_is_ready_unless_the_queue_was_full() {
-        let (column, next, second) = column_then_next_look(64);
-        let t = &preset("DDR4_8Gb_x8_1600").unwrap().timing;
-        assert_eq!(
-            next,
-            column + t.n_ccd_l as u64,
-            "woken when the row hit is ready"
-        );
-        assert_eq!(second, next, "served at the first cycle it could be");
-        let (full_column, full_next, full_second) = column_then_next_look(2);
-        assert_eq!(full_column, column);
-        assert_eq!(full_next, full_column + 1, "a full queue freed a slot");
-        assert_eq!(full_second, second);
     }
 
     #[test]
