@@ -205,18 +205,8 @@ impl Config {
                 ));
             }
         }
-        if spec.standard == Standard::Ddr5
-            && r.policy != RefreshPolicy::None
-            && matches!(r.scheme, RefreshScheme::Elastic | RefreshScheme::Pausing)
-        {
-            // Both schemes postpone REFs up to DDR3/DDR4's limit of 8 (JESD79-3, JESD79-4);
-            // DDR5's own limit is not sourced here yet, and a limit set too high would let
-            // the controller postpone further than the part allows without any error.
-            return Some(format!(
-                "controller.refresh.scheme: {} postpones REFs up to DDR3/DDR4's limit of 8; {} is DDR5, whose postponement limit bulksim does not model yet (use demand, pcd, or a DDR4 preset)",
-                r.scheme.name(),
-                spec.name
-            ));
+        if let Some(problem) = self.postponement_problem(spec) {
+            return Some(problem);
         }
         if r.scheme == RefreshScheme::Adaptive && r.policy != RefreshPolicy::None {
             if r.granularity != 1 {
@@ -252,5 +242,25 @@ impl Config {
                 r.granularity, r.granularity, spec.name, r.granularity
             )
         })
+    }
+
+    /// The error of a scheme that postpones REFs on a standard whose postponement limit
+    /// bulksim does not model (DDR5).
+    fn postponement_problem(&self, spec: &Spec) -> Option<String> {
+        let r = &self.controller.refresh;
+        if spec.standard == Standard::Ddr5
+            && r.policy != RefreshPolicy::None
+            && matches!(r.scheme, RefreshScheme::Elastic | RefreshScheme::Pausing)
+        {
+            // Both schemes postpone REFs up to DDR3/DDR4's limit of 8 (JESD79-3, JESD79-4);
+            // DDR5's own limit is not sourced here yet, and a limit set too high would let
+            // the controller postpone further than the part allows without any error.
+            return Some(format!(
+                "controller.refresh.scheme: {} postpones REFs up to DDR3/DDR4's limit of 8; {} is DDR5, whose postponement limit bulksim does not model yet (use demand, pcd, or a DDR4 preset)",
+                r.scheme.name(),
+                spec.name
+            ));
+        }
+        None
     }
 }
