@@ -32,7 +32,9 @@ commands on the CA bus (the standard's command truth table): the channel's next 
 start until two cycles after such a command's first cycle, the cycle every timing is counted
 from. Two writes to one bank group are tCCD_L_WR apart (``nCCD_L_WR``), not tCCD_L. Bank groups,
 burst length and the refresh timings in use are the spec's like any part's. The refresh-rate
-limits are DDR4's (8 postponed REFs at 1x); see docs/validation.md.
+limits are DDR4's (8 postponed REFs at 1x), which demand refresh never nears; bulksim refuses
+the schemes that postpone (elastic, pausing) on DDR5 until its own limit is sourced; see
+docs/standards.md.
 
 PCM as CMMP's Table I models it (Bock et al., ICCD 2016, after HMMSim's ``pcm_long_latency``;
 ``precharge_per_dirty_block: true`` in the spec): reads do not disturb the cells, so closing a

@@ -440,10 +440,9 @@ impl Cache {
         (way, evicted)
     }
 
-    /// The way `line` goes into: its own if present, else an empty way of its set, else the
-    /// set's replacement victim.
-    /// One pass over the set: the line's way, else the first empty one, else the first way
-    /// of least `victim_key` (the fill path's hottest search in a 16-way last level).
+    /// The way `line` goes into: its own if present, else the first empty way of its set,
+    /// else the set's replacement victim (the first way of least `victim_key`), found in one
+    /// pass over the set (the fill path's hottest search in a 16-way last level).
     fn way_for(&self, line: u64) -> usize {
         let range = self.set_range(line);
         let mut empty = None;

@@ -54,8 +54,11 @@ impl Scheduled for Hierarchy {
 pub(super) struct World<'a> {
     /// The current time (fs): a core-cycle boundary.
     pub now: u64,
+    /// Page tables, frames and the hybrid memory's DRAM pool.
     pub os: &'a mut Os,
+    /// The cache hierarchy with the memory router and its devices below.
     pub mem: &'a mut Hierarchy,
+    /// Which core runs which process (a remap's OS time goes to the page's process's core).
     pub sched: &'a ThreadScheduler,
     /// The cores, for OS time taken from their front ends (`Core::hold_front_end`).
     pub cores: &'a mut [Core],
