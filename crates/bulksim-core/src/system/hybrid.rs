@@ -231,3 +231,50 @@ impl HybridOsWork {
 fn last_level_writes_out(mem: &Hierarchy) -> usize {
     mem.levels.last().map_or(0, |l| l.out_writebacks.len())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::System;
+    use super::*;
+    use crate::config::Config;
+    use crate::workload::program::{Event, ProgramWriter};
+
+    /// The OS work is stepped only when due, so `due` must see everything its step would do:
+    /// here a frame the OS released (a process's exit) and the period's time, each alone.
+    #[test]
+    fn due_sees_a_released_frame_and_the_period() {
+        let d = std::env::temp_dir().join(format!("bulksim-hybrid-due-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let mut w = ProgramWriter::create(&d.join("thread-0.trace"), false).unwrap();
+        w.write(&Event::Compute(10)).unwrap();
+        w.finish().unwrap();
+        let config = Config::default()
+            .apply_sets(&[
+                "memory.device.0.name=dram",
+                "memory.device.0.preset=DDR4_8Gb_x8_1600",
+                "memory.device.1.name=pcm",
+                "memory.device.1.preset=PCM_x8_1600",
+                "controller.refresh=none",
+                "hybrid.mechanism=cm",
+                "hybrid.placement=pcm_only",
+                "hybrid.period_ns=10000",
+            ])
+            .unwrap();
+        let mut sys = System::new(&config, &d).unwrap();
+        let work = sys.hybrid_os.take().expect("[hybrid]");
+        let (_, world) = sys.split_stepped();
+        assert!(!work.due(&world), "nothing to do at the start");
+        world.os.released.push(0);
+        assert!(work.due(&world), "a released frame");
+        world.os.released.clear();
+        let period = world.mem.router().hybrid.as_ref().unwrap().next_period_fs;
+        let mut at_period = World {
+            now: period,
+            ..world
+        };
+        assert!(work.due(&at_period), "the period");
+        at_period.now = period - 1;
+        assert!(!work.due(&at_period));
+        std::fs::remove_dir_all(&d).unwrap();
+    }
+}
