@@ -52,6 +52,7 @@ use crate::stat_struct::stat_struct;
 use frame_list::FrameList;
 use lazy_order::LazyOrder;
 use ranks::RankLayout;
+use rustc_hash::FxHashMap;
 use std::borrow::Borrow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -103,16 +104,19 @@ pub fn bank_key(s: &FrameSite) -> FrameSite {
 }
 
 /// `site(frame)` under `mapper` (borrowed, or owned for a `SiteFn`): `None` when the frame's
-/// first or last line lies in a row `reserved(row)` marks.
+/// first or last line lies in a row `reserved(row)` marks. The row is read from address bits
+/// field by field, so the last line's row is the first line's with the row bits of the page
+/// offset set (`usable_frames_from_mapper` relies on the same); when the page offset holds no
+/// row bit (every shipped mapping), both lines share a row and one decode per frame does.
 pub fn sites_from_mapper<M: Borrow<AddressMapper>, R: Fn(u32) -> bool>(
     mapper: M,
     reserved: R,
 ) -> impl Fn(u32) -> Option<FrameSite> {
+    let in_page_row = mapper.borrow().decode(LAST_LINE).row;
     move |frame| {
         let mapper = mapper.borrow();
         let first = mapper.decode(frame as u64 * PAGE);
-        let last = mapper.decode(frame as u64 * PAGE + LAST_LINE);
-        if reserved(first.row) || reserved(last.row) {
+        if reserved(first.row) || (in_page_row != 0 && reserved(first.row | in_page_row)) {
             return None;
         }
         Some(FrameSite {
@@ -307,8 +311,10 @@ pub struct FreeFrames {
     pool_of: PoolOf,
     key: PoolKey,
     /// Pool numbers by key, numbered in order of first appearance (by frame number when
-    /// eager, as drawn when lazy), and each pool's key.
-    pools: BTreeMap<FrameSite, u32>,
+    /// eager, as drawn when lazy), and each pool's key. Only looked up, never iterated (so a
+    /// hash map cannot reach results); one look-up per frame at start-up when eager, which in
+    /// an ordered map was most of a large memory's start-up (docs/performance.md).
+    pools: FxHashMap<FrameSite, u32>,
     pool_keys: Vec<FrameSite>,
     /// Per-pool free lists, for the policies that place copies by pool.
     lists: Option<PoolLists>,
@@ -329,8 +335,11 @@ impl FreeFrames {
         seed: u64,
     ) -> FreeFrames {
         let mut pool_of = vec![0u32; frames];
-        let mut order = Vec::with_capacity(frames);
-        let mut pools = BTreeMap::new();
+        // (frame, pool) pairs, shuffled together: the per-pool lists are then built in one
+        // pass in order, not by looking each frame's pool up at random (a cache miss per
+        // frame in a multi-GiB memory).
+        let mut placed: Vec<(u32, u32)> = Vec::with_capacity(frames);
+        let mut pools = FxHashMap::default();
         let mut pool_keys = Vec::new();
         for (f, slot) in pool_of.iter_mut().enumerate() {
             let Some(s) = site(f as u32) else { continue };
@@ -339,17 +348,18 @@ impl FreeFrames {
                 pool_keys.push(key);
                 pool_keys.len() as u32 - 1
             });
-            order.push(f as u32);
+            placed.push((f as u32, *slot));
         }
         let mut rng = SplitMix64::new(seed);
-        for i in (1..order.len()).rev() {
+        for i in (1..placed.len()).rev() {
             let j = rng.below(i as u64 + 1) as usize;
-            order.swap(i, j);
+            placed.swap(i, j);
         }
+        let order: Vec<u32> = placed.iter().map(|&(f, _)| f).collect();
         let lists = pooling.lists.then(|| {
             let mut lists = vec![Vec::new(); pools.len()];
-            for &f in &order {
-                lists[pool_of[f as usize] as usize].push(f);
+            for &(f, pool) in &placed {
+                lists[pool as usize].push(f);
             }
             PoolLists {
                 cursor: vec![0; lists.len()],
@@ -393,7 +403,7 @@ impl FreeFrames {
             used: Used::Sparse(BTreeSet::new()),
             pool_of: PoolOf::Sparse(BTreeMap::new()),
             key: pooling.key,
-            pools: BTreeMap::new(),
+            pools: FxHashMap::default(),
             pool_keys: Vec::new(),
             lists: pooling.lists.then(PoolLists::default),
             frames,
@@ -414,7 +424,7 @@ impl FreeFrames {
             used: Used::Sparse(BTreeSet::new()),
             pool_of: PoolOf::Sparse(BTreeMap::new()),
             key: subarray_key,
-            pools: BTreeMap::new(),
+            pools: FxHashMap::default(),
             pool_keys: Vec::new(),
             lists: None,
             frames,
@@ -1111,14 +1121,7 @@ mod tests {
 
     #[test]
     fn the_closed_form_usable_count_matches_counting_frame_by_frame() {
-        let mut o = crate::spec::presets::preset("DDR3_2Gb_x8_1066")
-            .unwrap()
-            .organisation;
-        o.columns = 512;
-        o.rows = 1024;
-        o.rows_per_subarray = 128;
-        o.ranks = 2;
-        o.channels = 2;
+        let o = small_org();
         let rows = o.rows;
         let reserved = move |r: u32| r % 128 == 127 || r == rows - 2;
         // Row bits on top, in the middle, and below the page offset (a frame spans two rows).
@@ -1138,5 +1141,84 @@ mod tests {
             usable_frames_from_mapper(&m, reserved, frames),
             frames / 1024 * (1024 - 9)
         );
+    }
+
+    /// The organisation of the closed-form test: 2 channels x 2 ranks x 8 banks, 1024 rows in
+    /// subarrays of 128, 4 KiB rows (a page is one row, or spans two where row bits lie
+    /// below the page offset).
+    fn small_org() -> crate::spec::Organisation {
+        let mut o = crate::spec::presets::preset("DDR3_2Gb_x8_1066")
+            .unwrap()
+            .organisation;
+        o.columns = 512;
+        o.rows = 1024;
+        o.rows_per_subarray = 128;
+        o.ranks = 2;
+        o.channels = 2;
+        o
+    }
+
+    /// `sites_from_mapper` decodes one line per frame when the page offset holds no row bit;
+    /// every frame's site and usability equal those of decoding both its first and last line.
+    #[test]
+    fn one_decode_per_frame_gives_the_two_line_sites() {
+        let o = small_org();
+        let reserved = |r: u32| r % 128 == 127 || r == 5;
+        for order in ["RoRaBaChCo", "ChRaBaRoCo", "RaBaCoChRo", "CoRoBaRaCh"] {
+            for xor in [false, true] {
+                let m = AddressMapper::new(&o, order, xor).unwrap();
+                let site = sites_from_mapper(&m, reserved);
+                for f in 0..(m.capacity() / PAGE) as u32 {
+                    let first = m.decode(f as u64 * PAGE);
+                    let last = m.decode(f as u64 * PAGE + LAST_LINE);
+                    let want = (!reserved(first.row) && !reserved(last.row)).then_some(FrameSite {
+                        channel: first.channel,
+                        rank: first.rank,
+                        bank_index: first.bank_index,
+                        subarray: first.subarray,
+                    });
+                    assert_eq!(site(f), want, "{order} xor {xor} frame {f}");
+                }
+            }
+        }
+    }
+
+    /// The eager order, pool numbers and per-pool lists equal those of the plain algorithm
+    /// (an ordered map for pool numbers, the frames shuffled alone, each list built by
+    /// looking its frames' pools up): start-up got faster, the placement did not move.
+    #[test]
+    fn the_eager_order_and_pools_are_those_of_the_plain_algorithm() {
+        let o = small_org();
+        let m = AddressMapper::new(&o, "RoRaBaChCo", true).unwrap();
+        let frames = (m.capacity() / PAGE) as usize;
+        let reserved = |r: u32| r % 128 == 127;
+        for key in [subarray_key as PoolKey, bank_key] {
+            let site = sites_from_mapper(&m, reserved);
+            let got = FreeFrames::eager(frames, &site, Pooling { key, lists: true }, 7);
+            let mut pools = BTreeMap::new();
+            let mut pool_of = vec![u32::MAX; frames];
+            let mut order = Vec::new();
+            for f in 0..frames as u32 {
+                let Some(s) = site(f) else { continue };
+                let n = pools.len() as u32;
+                pool_of[f as usize] = *pools.entry(key(&s)).or_insert(n);
+                order.push(f);
+            }
+            let mut rng = SplitMix64::new(7);
+            for i in (1..order.len()).rev() {
+                order.swap(i, rng.below(i as u64 + 1) as usize);
+            }
+            let mut lists = vec![Vec::new(); pools.len()];
+            for &f in &order {
+                lists[pool_of[f as usize] as usize].push(f);
+            }
+            assert!(pools.len() > 8, "several pools");
+            assert_eq!(got.order, order);
+            assert_eq!(got.lists.as_ref().unwrap().lists, lists);
+            for (k, &n) in &pools {
+                assert_eq!(got.pool_keys[n as usize], *k);
+                assert_eq!(got.pools.get(k), Some(&n));
+            }
+        }
     }
 }
