@@ -49,6 +49,8 @@ pub struct RequestQueue {
     hints: Vec<u64>,
     /// How many keys have `hits_open_row`.
     open_row_hits: usize,
+    /// Per bank index, how many of its keys have `hits_open_row` (grown on first use).
+    bank_hits: Vec<u32>,
     /// The device's open-row change count at which the hints were last valid.
     synced_at: u64,
     capacity: usize,
@@ -62,6 +64,7 @@ impl RequestQueue {
             keys: Vec::with_capacity(capacity),
             hints: Vec::with_capacity(capacity),
             open_row_hits: 0,
+            bank_hits: Vec::new(),
             synced_at: 0,
             capacity,
         }
@@ -115,6 +118,11 @@ impl RequestQueue {
             }
         };
         let hits_open_row = device.open_row(&request.addr) == Some(request.addr.row);
+        let bank = request.addr.bank_index as usize;
+        if bank >= self.bank_hits.len() {
+            self.bank_hits.resize(bank + 1, 0);
+        }
+        self.bank_hits[bank] += hits_open_row as u32;
         self.open_row_hits += hits_open_row as usize;
         self.keys.push(Key {
             bank: request.addr.bank_index,
@@ -128,11 +136,12 @@ impl RequestQueue {
     }
 
     /// Takes the request at position `index` out of the queue; the younger ones move up.
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, index: usize) -> Request {
         let key = self.keys.remove(index);
         self.hints.remove(index);
         self.open_row_hits -= key.hits_open_row as usize;
+        self.bank_hits[key.bank as usize] -= key.hits_open_row as u32;
         self.free.push(key.slot);
         self.slots[key.slot as usize]
     }
@@ -145,6 +154,14 @@ impl RequestQueue {
         let changes = device.open_row_changes();
         if self.synced_at != changes {
             self.resync(device);
+        }
+        #[cfg(debug_assertions)]
+        for (bank, &count) in self.bank_hits.iter().enumerate() {
+            let hits = self
+                .keys
+                .iter()
+                .filter(|k| k.bank as usize == bank && k.hits_open_row);
+            assert_eq!(hits.count(), count as usize, "hit count of bank {bank}");
         }
         #[cfg(debug_assertions)]
         for (k, &hint) in self.keys.iter().zip(&self.hints) {
@@ -166,10 +183,12 @@ impl RequestQueue {
     fn resync(&mut self, device: &Device) {
         self.hints.fill(0);
         self.open_row_hits = 0;
+        self.bank_hits.fill(0);
         for k in &mut self.keys {
             let addr = &self.slots[k.slot as usize].addr;
             k.hits_open_row = device.open_row(addr) == Some(k.row);
             self.open_row_hits += k.hits_open_row as usize;
+            self.bank_hits[k.bank as usize] += k.hits_open_row as u32;
         }
         self.synced_at = device.open_row_changes();
     }
@@ -182,13 +201,17 @@ impl RequestQueue {
             return; // already stale: the next `sync` renews everything
         }
         let (bank, open) = (addr.bank_index, device.open_row(addr));
+        let mut hits = 0;
         for (k, hint) in self.keys.iter_mut().zip(&mut self.hints) {
             if k.bank == bank {
                 *hint = 0;
-                let hit = open == Some(k.row);
-                self.open_row_hits = self.open_row_hits + hit as usize - k.hits_open_row as usize;
-                k.hits_open_row = hit;
+                k.hits_open_row = open == Some(k.row);
+                hits += k.hits_open_row as u32;
             }
+        }
+        if let Some(count) = self.bank_hits.get_mut(bank as usize) {
+            self.open_row_hits = self.open_row_hits + hits as usize - *count as usize;
+            *count = hits;
         }
         self.synced_at = device.open_row_changes();
     }
@@ -214,10 +237,10 @@ impl RequestQueue {
             .any(|k| k.bank == bank && k.row != row)
     }
 
-    /// Whether some queued request is for row `row` of `bank`.
+    /// Whether some queued request hits the open row of bank `bank` (as of the last `sync`).
     #[inline]
-    pub fn any_for_row(&self, bank: u32, row: u32) -> bool {
-        self.keys.iter().any(|k| k.bank == bank && k.row == row)
+    pub fn bank_has_hit(&self, bank: u32) -> bool {
+        self.bank_hits.get(bank as usize).is_some_and(|&n| n > 0)
     }
 
     /// The index of the first request at or after `start` whose hint is at most `now`, if
@@ -353,6 +376,8 @@ mod tests {
         let flags = |q: &RequestQueue| (0..q.len()).map(|i| q.hits_open_row(i)).collect();
         assert_eq!(flags(&q), vec![false, true, false]);
         assert_eq!(q.open_row_hits(), 1);
+        let (bank0, bank1) = (bank0_row1.bank_index, bank1_row1.bank_index);
+        assert!(!q.bank_has_hit(bank0) && q.bank_has_hit(bank1));
         assert_eq!(
             q.next_due_hit(0, 0),
             Some(1),
@@ -369,6 +394,7 @@ mod tests {
         q.bank_changed(&bank0_row1, before, &dev);
         assert_eq!(flags(&q), vec![true, true, false]);
         assert_eq!(q.open_row_hits(), 2);
+        assert!(q.bank_has_hit(bank0));
         assert_eq!(
             q.next_due_hit(1, t.n_rcd as u64),
             Some(1),
@@ -385,6 +411,10 @@ mod tests {
         dev.issue(Command::Pre, &bank0_row1, at + t.n_ras as u64);
         q.sync(&dev);
         assert_eq!((flags(&q), q.open_row_hits()), (vec![false, false], 0));
+        assert!(
+            !q.bank_has_hit(bank0) && !q.bank_has_hit(bank1),
+            "bank 1's hit was served"
+        );
         assert_eq!(q.next_due_hit(0, u64::MAX), None);
 
         // Bank 0 reopens at row 2; a request pushed to an open row (bank 1's) is a hit at

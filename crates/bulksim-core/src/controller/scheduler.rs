@@ -169,7 +169,7 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
             if cmd.is_column() && !capped && policy == Scheduler::Frfcfs {
                 low_hit = low_hit.or(Some((i, cmd)));
             } else if low_oldest.is_none()
-                && !(cmd == Command::Pre && !capped && row_still_hit(queue, device, r))
+                && !(cmd == Command::Pre && !capped && row_still_hit(queue, r))
             {
                 low_oldest = Some((i, cmd));
             }
@@ -195,7 +195,7 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
                     continue; // capped: the older request's PRE goes next, not another hit
                 }
                 if oldest_ready.is_none()
-                    && !(cmd == Command::Pre && !capped && row_still_hit(queue, device, r))
+                    && !(cmd == Command::Pre && !capped && row_still_hit(queue, r))
                 {
                     oldest_ready = Some((i, cmd));
                 }
@@ -209,8 +209,7 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
 }
 
 /// Whether some queued request hits the row open in `r`'s bank.
-fn row_still_hit(queue: &RequestQueue, device: &Device, r: &Request) -> bool {
-    device
-        .open_row(&r.addr)
-        .is_some_and(|open| queue.any_for_row(r.addr.bank_index, open))
+#[inline]
+fn row_still_hit(queue: &RequestQueue, r: &Request) -> bool {
+    queue.bank_has_hit(r.addr.bank_index)
 }
