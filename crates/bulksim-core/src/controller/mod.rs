@@ -215,6 +215,7 @@ impl Controller {
     pub fn new(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Controller {
         let o = &spec.organisation;
         let t = &spec.timing;
+        let banks = (o.ranks * o.banks_per_rank()) as usize;
         let rank_addrs = (0..o.ranks)
             .map(|r| DramAddr {
                 channel,
@@ -229,11 +230,14 @@ impl Controller {
             scheduler: cfg.scheduler,
             row_hit_cap: cfg.row_hit_cap,
             page_policy: cfg.page_policy,
-            reads: RequestQueue::new(cfg.read_queue_size as usize),
-            writes: RequestQueue::new(match cfg.write_drain.scope {
-                DrainScope::Channel => cfg.write_queue_size as usize,
-                DrainScope::Rank => cfg.drain_watermarks().2 * o.ranks as usize,
-            }),
+            reads: RequestQueue::new(cfg.read_queue_size as usize, banks),
+            writes: RequestQueue::new(
+                match cfg.write_drain.scope {
+                    DrainScope::Channel => cfg.write_queue_size as usize,
+                    DrainScope::Rank => cfg.drain_watermarks().2 * o.ranks as usize,
+                },
+                banks,
+            ),
             drain: WriteDrain::new(
                 cfg.write_drain.policy,
                 cfg.write_drain.scope,

@@ -49,7 +49,7 @@ pub struct RequestQueue {
     hints: Vec<u64>,
     /// How many keys have `hits_open_row`.
     open_row_hits: usize,
-    /// Per bank index, how many of its keys have `hits_open_row` (grown on first use).
+    /// Per bank index, how many of its keys have `hits_open_row`.
     bank_hits: Vec<u32>,
     /// The device's open-row change count at which the hints were last valid.
     synced_at: u64,
@@ -57,14 +57,15 @@ pub struct RequestQueue {
 }
 
 impl RequestQueue {
-    pub fn new(capacity: usize) -> RequestQueue {
+    /// A queue of `capacity` requests to a device of `banks` banks (over all its ranks).
+    pub fn new(capacity: usize, banks: usize) -> RequestQueue {
         RequestQueue {
             slots: Vec::with_capacity(capacity),
             free: Vec::with_capacity(capacity),
             keys: Vec::with_capacity(capacity),
             hints: Vec::with_capacity(capacity),
             open_row_hits: 0,
-            bank_hits: Vec::new(),
+            bank_hits: vec![0; banks],
             synced_at: 0,
             capacity,
         }
@@ -118,11 +119,7 @@ impl RequestQueue {
             }
         };
         let hits_open_row = device.open_row(&request.addr) == Some(request.addr.row);
-        let bank = request.addr.bank_index as usize;
-        if bank >= self.bank_hits.len() {
-            self.bank_hits.resize(bank + 1, 0);
-        }
-        self.bank_hits[bank] += hits_open_row as u32;
+        self.bank_hits[request.addr.bank_index as usize] += hits_open_row as u32;
         self.open_row_hits += hits_open_row as usize;
         self.keys.push(Key {
             bank: request.addr.bank_index,
@@ -209,10 +206,9 @@ impl RequestQueue {
                 hits += k.hits_open_row as u32;
             }
         }
-        if let Some(count) = self.bank_hits.get_mut(bank as usize) {
-            self.open_row_hits = self.open_row_hits + hits as usize - *count as usize;
-            *count = hits;
-        }
+        let count = &mut self.bank_hits[bank as usize];
+        self.open_row_hits = self.open_row_hits + hits as usize - *count as usize;
+        *count = hits;
         self.synced_at = device.open_row_changes();
     }
 
@@ -240,7 +236,7 @@ impl RequestQueue {
     /// Whether some queued request hits the open row of bank `bank` (as of the last `sync`).
     #[inline]
     pub fn bank_has_hit(&self, bank: u32) -> bool {
-        self.bank_hits.get(bank as usize).is_some_and(|&n| n > 0)
+        self.bank_hits[bank as usize] > 0
     }
 
     /// The index of the first request at or after `start` whose hint is at most `now`, if
@@ -330,7 +326,7 @@ mod tests {
         let bank0_row1 = mapper.locate(0, 0, 0, 0, 1, 0);
         let bank1_row1 = mapper.locate(0, 0, 1, 0, 1, 0);
         dev.issue(Command::Act, &bank0_row2, 0);
-        let mut q = RequestQueue::new(4);
+        let mut q = RequestQueue::new(4, spec.organisation.banks_per_rank() as usize);
         q.push(request(bank0_row1), &dev);
         q.push(request(bank1_row1), &dev);
         q.sync(&dev);
@@ -368,7 +364,7 @@ mod tests {
         let bank0_row2 = mapper.locate(0, 0, 0, 0, 2, 0);
         let bank1_row1 = mapper.locate(0, 0, 1, 0, 1, 0);
         dev.issue(Command::Act, &bank1_row1, 0);
-        let mut q = RequestQueue::new(4);
+        let mut q = RequestQueue::new(4, spec.organisation.banks_per_rank() as usize);
         q.push(request(bank0_row1), &dev);
         q.push(request(bank1_row1), &dev);
         q.push(request(bank0_row2), &dev);
