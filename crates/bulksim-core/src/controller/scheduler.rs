@@ -13,7 +13,8 @@
 //! not held open by a starving owner). The same scan yields
 //! the earliest cycle any waiting request could become ready (a lower bound), which the
 //! idle-skipping loop jumps to. Only requests whose cached ready hint has come due are looked
-//! up in the timing tables (see `queue.rs`).
+//! up in the timing tables (see `queue.rs`), and once FR-FCFS holds an oldest ready request,
+//! only the due ones that hit an open row.
 
 use super::queue::RequestQueue;
 use super::request::Request;
