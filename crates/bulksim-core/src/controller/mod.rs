@@ -215,6 +215,7 @@ impl Controller {
     pub fn new(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Controller {
         let o = &spec.organisation;
         let t = &spec.timing;
+        let banks = (o.ranks * o.banks_per_rank()) as usize;
         let rank_addrs = (0..o.ranks)
             .map(|r| DramAddr {
                 channel,
@@ -229,11 +230,14 @@ impl Controller {
             scheduler: cfg.scheduler,
             row_hit_cap: cfg.row_hit_cap,
             page_policy: cfg.page_policy,
-            reads: RequestQueue::new(cfg.read_queue_size as usize),
-            writes: RequestQueue::new(match cfg.write_drain.scope {
-                DrainScope::Channel => cfg.write_queue_size as usize,
-                DrainScope::Rank => cfg.drain_watermarks().2 * o.ranks as usize,
-            }),
+            reads: RequestQueue::new(cfg.read_queue_size as usize, banks),
+            writes: RequestQueue::new(
+                match cfg.write_drain.scope {
+                    DrainScope::Channel => cfg.write_queue_size as usize,
+                    DrainScope::Rank => cfg.drain_watermarks().2 * o.ranks as usize,
+                },
+                banks,
+            ),
             drain: WriteDrain::new(
                 cfg.write_drain.policy,
                 cfg.write_drain.scope,
@@ -416,7 +420,7 @@ impl Controller {
         issued: u64,
     ) {
         let low = tag != NO_TAG && tag & self.low_priority_tag != 0;
-        let pending_write = self.writes.entries().iter().position(|w| w.line == line);
+        let pending_write = self.writes.iter().position(|w| w.line == line);
         let column = match (kind, self.page_policy) {
             (RequestKind::Read, PagePolicy::Open) => Command::Rd,
             (RequestKind::Read, PagePolicy::Closed) => Command::RdA,
@@ -464,7 +468,7 @@ impl Controller {
         if let Some(queues) = &mut self.rank_queues {
             queues.queued(addr.rank);
         }
-        queue.push(Request {
+        let request = Request {
             kind,
             line,
             addr,
@@ -476,7 +480,8 @@ impl Controller {
             tag,
             program,
             low,
-        });
+        };
+        queue.push(request, &self.device);
         if kind == RequestKind::Read {
             let queued = self.reads.len() as u64;
             self.stats.read_queue_peak = self.stats.read_queue_peak.max(queued);
@@ -630,12 +635,7 @@ impl Controller {
     /// waiting for the rank) and switches granularity at a window's end.
     #[cold]
     fn adapt_refresh(&mut self, rank: u32, now: u64) {
-        let waiting = self
-            .reads
-            .entries()
-            .iter()
-            .filter(|r| r.addr.rank == rank)
-            .count() as u64;
+        let waiting = self.reads.iter().filter(|r| r.addr.rank == rank).count() as u64;
         let a = self.adaptive.as_mut().expect("adaptive refresh");
         if a.fine {
             self.device.note_fine_refresh(rank);
@@ -762,7 +762,7 @@ impl Controller {
             (Some(r), Some(w)) => {
                 let read_first = match self.scheduler {
                     Scheduler::Frfcfs if r.1.is_column() != w.1.is_column() => r.1.is_column(),
-                    _ => older_read(&self.reads.entries()[r.0], &self.writes.entries()[w.0]),
+                    _ => older_read(self.reads.get(r.0), self.writes.get(w.0)),
                 };
                 Some(if read_first { (false, r) } else { (true, w) })
             }
@@ -814,7 +814,7 @@ impl Controller {
 
     fn column_of(&self, writing: bool, index: usize) -> Command {
         let queue = if writing { &self.writes } else { &self.reads };
-        queue.entries()[index].column
+        queue.get(index).column
     }
 
     /// After a precharge the controller did not choose (a refresh's PREA, or the bulk
@@ -864,7 +864,8 @@ impl Controller {
         self.device.issue(cmd, &req.addr, now);
         let bank = req.addr.bank_index as usize;
         if self.device.open_row_changes() != changes_before {
-            queue.bank_changed(bank as u32, changes_before, &self.device);
+            let addr = req.addr;
+            queue.bank_changed(&addr, changes_before, &self.device);
         }
         let req = queue.get_mut(index);
         if req.tag != NO_TAG && req.tag & CLIENT_TAG == 0 {
@@ -963,7 +964,7 @@ fn ready_owner(
 ) -> Result<usize, u64> {
     let mut next = u64::MAX;
     for i in 0..queue.len() {
-        let r = queue.entries()[i];
+        let r = *queue.get(i);
         let rank = r.addr.rank as usize;
         if !r.activated
             || refresh_pending[rank]

@@ -13,7 +13,8 @@
 //! not held open by a starving owner). The same scan yields
 //! the earliest cycle any waiting request could become ready (a lower bound), which the
 //! idle-skipping loop jumps to. Only requests whose cached ready hint has come due are looked
-//! up in the timing tables (see `queue.rs`).
+//! up in the timing tables (see `queue.rs`), and once FR-FCFS holds an oldest ready request,
+//! only the due ones that hit an open row.
 
 use super::queue::RequestQueue;
 use super::request::Request;
@@ -24,8 +25,9 @@ use crate::spec::Command;
 pub struct Pick {
     /// Queue index and the command to issue for it.
     pub choice: Option<(usize, Command)>,
-    /// No request that was not ready can become ready before this cycle (u64::MAX if none
-    /// waits); it may be earlier than the true earliest cycle, never later.
+    /// When nothing was chosen: no request that was not ready can become ready before this
+    /// cycle (u64::MAX if none waits); it may be earlier than the true earliest cycle, never
+    /// later. With a choice, only a lower bound of the requests the scan passed over.
     pub next_ready: u64,
 }
 
@@ -134,10 +136,19 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
     let mut low_hit: Option<(usize, Command)> = None;
     let mut low_oldest: Option<(usize, Command)> = None;
     let mut start = 0;
-    while let Some(i) = queue.next_due(start, now, &mut next_ready) {
+    loop {
+        // Once FR-FCFS holds an oldest ready request, only a row hit can still win, so the
+        // scan visits only the requests whose row is open (and leaves `next_ready` as it is:
+        // with a choice made, nobody reads it).
+        let due = if oldest_ready.is_none() {
+            queue.next_due(start, now, &mut next_ready)
+        } else {
+            queue.next_due_hit(start, now)
+        };
+        let Some(i) = due else { break };
         start = i + 1;
         if BLOCKING {
-            let r = &queue.entries()[i];
+            let r = queue.get(i);
             if blocked_ranks.get(r.addr.rank as usize) == Some(&true)
                 || locked.get(r.addr.bank_index as usize) == Some(&true)
             {
@@ -149,8 +160,7 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
             next_ready = next_ready.min(t);
             continue;
         }
-        let entries = queue.entries();
-        let r = &entries[i];
+        let r = queue.get(i);
         if owned.closes_for_another(r, cmd) {
             // Held until the owner's column command; that command's readiness wakes us.
             continue;
@@ -160,7 +170,7 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
             if cmd.is_column() && !capped && policy == Scheduler::Frfcfs {
                 low_hit = low_hit.or(Some((i, cmd)));
             } else if low_oldest.is_none()
-                && !(cmd == Command::Pre && !capped && row_still_hit(entries, device, r))
+                && !(cmd == Command::Pre && !capped && row_still_hit(queue, r))
             {
                 low_oldest = Some((i, cmd));
             }
@@ -181,11 +191,12 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
                         next_ready,
                     };
                 }
-                if cmd.is_column() && older_conflict(&entries[..i], r) {
+                if cmd.is_column() && queue.older_for_another_row(i, r.addr.bank_index, r.addr.row)
+                {
                     continue; // capped: the older request's PRE goes next, not another hit
                 }
                 if oldest_ready.is_none()
-                    && !(cmd == Command::Pre && !capped && row_still_hit(entries, device, r))
+                    && !(cmd == Command::Pre && !capped && row_still_hit(queue, r))
                 {
                     oldest_ready = Some((i, cmd));
                 }
@@ -198,17 +209,8 @@ fn scan<const BLOCKING: bool, const LOW: bool>(
     }
 }
 
-/// Whether an older request waits for another row of `r`'s bank (whose row `r` hits).
-fn older_conflict(older: &[Request], r: &Request) -> bool {
-    older
-        .iter()
-        .any(|q| q.addr.bank_index == r.addr.bank_index && q.addr.row != r.addr.row)
-}
-
 /// Whether some queued request hits the row open in `r`'s bank.
-fn row_still_hit(queue: &[Request], device: &Device, r: &Request) -> bool {
-    let open = device.open_row(&r.addr);
-    queue
-        .iter()
-        .any(|q| q.addr.bank_index == r.addr.bank_index && Some(q.addr.row) == open)
+#[inline]
+fn row_still_hit(queue: &RequestQueue, r: &Request) -> bool {
+    queue.bank_has_hit(r.addr.bank_index)
 }

@@ -495,16 +495,29 @@ impl Device {
     /// question for every queued request, answered with one bank and one rank lookup.
     #[inline]
     pub fn next_for(&self, column_cmd: Command, addr: &DramAddr) -> (Command, u64) {
-        let bank = &self.ready.banks[addr.bank_index as usize];
+        self.next_at(column_cmd, addr.bank_index, addr.rank, addr.row)
+    }
+
+    /// `next_for` from the three fields of the address it reads (a bank index, its rank, the
+    /// row), for callers that keep only those.
+    #[inline(always)]
+    pub fn next_at(
+        &self,
+        column_cmd: Command,
+        bank_index: u32,
+        rank: u32,
+        row: u32,
+    ) -> (Command, u64) {
+        let bank = &self.ready.banks[bank_index as usize];
         let cmd = match bank.open_row {
             NO_ROW => Command::Act,
-            row if row == addr.row => column_cmd,
+            open if open == row => column_cmd,
             _ => Command::Pre,
         };
         let c = cmd as usize;
         (
             cmd,
-            bank.ready[c].max(self.ready.rank_ready[addr.rank as usize][c]),
+            bank.ready[c].max(self.ready.rank_ready[rank as usize][c]),
         )
     }
 
