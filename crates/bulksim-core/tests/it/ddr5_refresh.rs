@@ -279,3 +279,65 @@ fn same_bank_refresh_is_refused_where_it_does_not_apply() {
         assert!(e.contains(key) && e.contains(reason), "{sets:?}: {e}");
     }
 }
+
+/// Bank-idle-aware order sees the queues: under reads that only ever go to bank index 0
+/// (of every bank group, always queued), each round refreshes 1, 2, 3 (idle) and then 0;
+/// round robin keeps 0, 1, 2, 3.
+#[test]
+fn bank_idle_aware_refreshes_the_busy_bank_index_last() {
+    let spec = preset(X8_4800).unwrap();
+    let mapper = AddressMapper::new(&spec.organisation, "RoBaRaCoCh", false).unwrap();
+    let trace = || -> Vec<_> {
+        (0..3000u64)
+            .map(|i| {
+                let a = mapper.locate(0, 0, (i % 8) as u32, 0, (i * 7919 % 4096) as u32, 0);
+                read(4 * i, mapper.encode(&a))
+            })
+            .collect()
+    };
+    let order = |name: &str| -> Vec<u32> {
+        let set = format!("controller.refresh.same_bank_order=\"{name}\"");
+        let c = same_bank(&["controller.address_mapping=\"RoBaRaCoCh\"", set.as_str()]);
+        let log = dir("ddr5_refresh", name).join("commands.csv");
+        sim::run(&c, &mut trace().into_iter(), Some(&log), None).unwrap();
+        refsb_lines(&log).iter().map(|r| r.2).collect()
+    };
+    let aware = order("bank_idle_aware");
+    let robin = order("round_robin");
+    assert!(aware.len() >= 8 && robin.len() >= 8, "{aware:?} {robin:?}");
+    for round in aware.chunks_exact(4) {
+        assert_eq!(round, [1, 2, 3, 0], "bank-idle-aware: {aware:?}");
+    }
+    for round in robin.chunks_exact(4) {
+        assert_eq!(round, [0, 1, 2, 3], "round robin: {robin:?}");
+    }
+}
+
+/// Under saturating random traffic every REFsb still issues soon after it falls due (every
+/// tREFI2 / 4 from 1170): its set closes (a PRE waits at most for a write's recovery, about
+/// 120 cycles, then tRP 39) and the rank is held for the last tRRD_L so that a stream of ACTs
+/// to the other banks cannot keep pushing it back (each ACT moves it tRRD_L on).
+#[test]
+fn refsb_is_not_starved_by_a_stream_of_acts() {
+    let c = same_bank(&[]);
+    let log = dir("ddr5_refresh", "saturated").join("commands.csv");
+    let opts = bulksim_core::workload::generate::GenOptions {
+        pattern: Pattern::Random,
+        requests: 20_000,
+        interval: 0,
+        write_fraction: 0.3,
+        footprint: 1 << 30,
+        seed: 42,
+    };
+    let mut source = bulksim_core::workload::generate::Generator::new(opts).unwrap();
+    sim::run(&c, &mut source, Some(&log), None).unwrap();
+    let interval = REFI2 / 4;
+    let late: Vec<u64> = refsb_lines(&log)
+        .iter()
+        .enumerate()
+        .map(|(k, r)| r.0 - (k as u64 + 1) * interval)
+        .collect();
+    // Measured: at most 212 cycles late; 420 without the hold.
+    assert!(late.len() >= 40);
+    assert!(late.iter().all(|&l| l < 300), "lateness: {late:?}");
+}
