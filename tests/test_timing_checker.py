@@ -959,6 +959,7 @@ SAME_BANK_RUNS = {
     "bank-idle-aware": ["controller.refresh.same_bank_order=bank_idle_aware"],
     "simultaneous-2-ranks": ["dram.ranks=2", "controller.refresh.policy=simultaneous"],
     "closed-page": ["controller.page_policy=closed"],
+    "system-stagger-2-channels": ["dram.channels=2", "dram.ranks=2", "controller.refresh.stagger=system"],
 }
 
 
@@ -978,9 +979,10 @@ def test_ddr5_same_bank_refresh_logs_pass_and_refresh_every_bank_index(tmp_path,
     # over the log each rank has end / 1170 of them, give or take the one in progress.
     assert spec["timing"]["nREFI"] == 4680
     end = max(int(r[0]) for r in rows)
-    for rank in range(spec["organisation"]["ranks"]):
-        mine = [int(r[5]) for r in refsb if r[3] == str(rank)]
-        assert abs(len(mine) - end // 1170) <= 1, (rank, len(mine), end)
+    o = spec["organisation"]
+    for channel, rank in [(c, r) for c in range(o["channels"]) for r in range(o["ranks"])]:
+        mine = [int(r[5]) for r in refsb if (r[2], r[3]) == (str(channel), str(rank))]
+        assert abs(len(mine) - end // 1170) <= 1, (channel, rank, len(mine), end)
         assert max(mine.count(b) for b in range(4)) - min(mine.count(b) for b in range(4)) <= 1
 
 
