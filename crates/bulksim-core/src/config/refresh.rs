@@ -312,6 +312,16 @@ impl Config {
                 r.granularity
             ));
         }
+        let t = &spec.timing;
+        let interval = t.n_refi / spec.organisation.banks_per_group;
+        if interval <= t.n_refsbrd {
+            // REFsb of one rank are at least nREFSBRD apart: a shorter interval would leave
+            // them further behind with every one.
+            return Some(format!(
+                "dram.timing.nREFI: {} leaves {interval} cycles between a rank's REFsb (nREFI / {} bank indexes), no more than nREFSBRD ({}); same-bank refresh could not keep up",
+                t.n_refi, spec.organisation.banks_per_group, t.n_refsbrd
+            ));
+        }
         let why = match r.scheme {
             RefreshScheme::Demand => return None,
             RefreshScheme::Pcd => "pcd drains a rank's requests before its REF, but under same-bank refresh the rank keeps serving; a bank-set drain is not modelled",

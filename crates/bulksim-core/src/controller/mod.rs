@@ -164,7 +164,8 @@ fn refresh_schedule(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Refres
     ));
     match cfg.refresh.bank_scope {
         RefreshBankScope::AllBank => schedule,
-        // An owed REFsb holds only its bank set (`SameBankRefresh::locks`).
+        // An owed REFsb locks its bank set (`SameBankRefresh::locks`) and holds its rank
+        // only in the last tRRD_L before it issues (`refresh_step`).
         RefreshBankScope::SameBank => schedule.blocking_no_rank(),
     }
 }

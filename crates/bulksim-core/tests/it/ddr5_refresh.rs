@@ -270,6 +270,16 @@ fn same_bank_refresh_is_refused_where_it_does_not_apply() {
             "nRFCsb",
         ),
         (
+            vec![
+                preset.as_str(),
+                sb,
+                "controller.refresh.granularity=2",
+                "dram.timing.nREFSBRD=1170",
+            ],
+            "dram.timing.nREFI",
+            "could not keep up",
+        ),
+        (
             vec!["dram.preset=\"DDR4_8Gb_x8_2400\"", "dram.timing.nRFCsb=100"],
             "dram.timing.nRFCsb",
             "DDR5",
