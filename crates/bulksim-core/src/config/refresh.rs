@@ -102,7 +102,7 @@ config_struct! {
         ),
         pub same_bank_order: SameBankOrder = choice(
             SameBankOrder,
-            "same_bank: which bank index the next REFsb refreshes. round_robin: 0, 1, 2, 3 in turn; bank_idle_aware: among the indexes not yet refreshed in this tREFI2 (each is refreshed once per tREFI2, so no REFsb is postponed), the lowest with no queued request to the rank, else the lowest left",
+            "same_bank: which bank index the next REFsb refreshes. round_robin: 0, 1, 2, 3 in turn; bank_idle_aware: among the indexes not yet refreshed in this tREFI2 (each is refreshed once per tREFI2, so no REFsb is postponed), the lowest with no request queued to its banks, else the lowest left",
         ),
         pub stagger: Stagger = choice(
             Stagger,
