@@ -948,3 +948,114 @@ def test_ddr5_zero_violations_with_bulk_operations(tmp_path, run_logged, mechani
         assert stats["commands"]["TRR"] == stats["commands"]["TRW"] > 0
     violations = check_log(spec, str(log))
     assert violations == [], "\n".join(map(str, violations[:10]))
+
+
+# DDR5 same-bank refresh (REFsb, issue 36 items 2 and 4): the logs of same-bank runs pass;
+# one planted violation per REFsb gate fails one cycle early and passes at the gate; the
+# rounds and the rate of REFsb per bank index are checked.
+SAME_BANK = ["controller.refresh.granularity=2", "controller.refresh.bank_scope=same_bank"]
+SAME_BANK_RUNS = {
+    "round-robin-2-ranks": ["dram.ranks=2"],
+    "bank-idle-aware": ["controller.refresh.same_bank_order=bank_idle_aware"],
+    "simultaneous-2-ranks": ["dram.ranks=2", "controller.refresh.policy=simultaneous"],
+    "closed-page": ["controller.page_policy=closed"],
+    "system-stagger-2-channels": ["dram.channels=2", "dram.ranks=2", "controller.refresh.stagger=system"],
+}
+
+
+@pytest.mark.parametrize("name", list(SAME_BANK_RUNS))
+def test_ddr5_same_bank_refresh_logs_pass_and_refresh_every_bank_index(tmp_path, make_trace, name):
+    trace = make_trace(requests=4000, seed=7, pattern="random", write_fraction=0.3, interval=20)
+    overrides = SAME_BANK + SAME_BANK_RUNS[name]
+    stats, log = _cli_run(tmp_path, trace, DDR5, overrides)
+    spec, config = _resolved(DDR5, overrides)
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    assert stats["refreshes"] == 0
+    rows = _rows(log)[1]
+    refsb = [r for r in rows if r[1] == "REFsb"]
+    assert stats["commands"]["REFsb"] == len(refsb)
+    # One REFsb per tREFI2 / 4 = 1170 cycles per rank (tREFI2 = 1.95 us at 0.4167 ns), so
+    # over the log each rank has end / 1170 of them, give or take the one in progress.
+    assert spec["timing"]["nREFI"] == 4680
+    end = max(int(r[0]) for r in rows)
+    o = spec["organisation"]
+    for channel, rank in [(c, r) for c in range(o["channels"]) for r in range(o["ranks"])]:
+        mine = [int(r[5]) for r in refsb if (r[2], r[3]) == (str(channel), str(rank))]
+        assert abs(len(mine) - end // 1170) <= 1, (channel, rank, len(mine), end)
+        assert max(mine.count(b) for b in range(4)) - min(mine.count(b) for b in range(4)) <= 1
+
+
+SAME_BANK_CONFIG = {"controller": {"refresh": {"granularity": 2, "bank_scope": "same_bank"}}}
+
+
+def _same_bank_violations(tmp_path, spec, rows):
+    path = tmp_path / "planted.csv"
+    _write_log(path, rows)
+    return [v.rule for v in check_log(spec, str(path), SAME_BANK_CONFIG)]
+
+
+def _refsb(cycle, bank, rank=0):
+    return (cycle, "REFsb", rank, -1, bank, -1, -1)
+
+
+def _same_bank_gates(t):
+    """Planted cases for REFsb's gates: (rule, rows, gate), the last row probed at gate - 1."""
+    act_set, pre_set = (0, "ACT", 0, 3, 2, 1, -1), (100, "PRE", 0, 3, 2, -1, -1)
+    return [
+        # ACT to a refreshing bank (bank 2 of any group) before tRFCsb.
+        ("tRFCsb", [_refsb(100, 2), (None, "ACT", 0, 5, 2, 1, -1)], 100 + t["nRFCsb"]),
+        # ACT to another bank before tREFSBRD.
+        ("tREFSBRD", [_refsb(100, 2), (None, "ACT", 0, 5, 1, 1, -1)], 100 + t["nREFSBRD"]),
+        # REFsb to REFsb (another bank) too close.
+        ("tREFSBRD", [_refsb(100, 2), _refsb(None, 3)], 100 + t["nREFSBRD"]),
+        # A REF waits for the refreshing banks; a REFsb for a REF's tRFC.
+        ("tRFCsb", [_refsb(100, 2), (None, "REF", 0, -1, -1, -1, -1)], 100 + t["nRFCsb"]),
+        ("tRFC", [(100, "REF", 0, -1, -1, -1, -1), _refsb(None, 0)], 100 + t["nRFC"]),
+        # Its banks precharged for tRP; an ACT of the rank tRRD_L before it.
+        ("tRP before REFsb", [act_set, pre_set, _refsb(None, 2)], 100 + t["nRP"]),
+        ("tRRD_L before REFsb", [(0, "ACT", 0, 3, 1, 1, -1), _refsb(None, 2)], t["nRRD_L"]),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_same_bank_planted_violation_is_caught_one_cycle_early_and_not_at_the_gate(tmp_path, ddr5, case):
+    gates = _same_bank_gates(ddr5["timing"])
+    assert len(gates) == 7
+    rule, rows, gate = gates[case]
+    probe = rows[-1]
+    early = _same_bank_violations(tmp_path, ddr5, [*rows[:-1], (gate - 1, *probe[1:])])
+    assert any(v.startswith(rule) for v in early), f"{rule} not caught: {early}"
+    assert _same_bank_violations(tmp_path, ddr5, [*rows[:-1], (gate, *probe[1:])]) == []
+
+
+def test_same_bank_state_and_round_violations(tmp_path, ddr5):
+    t = ddr5["timing"]
+    # A REFsb to an open bank of its set (bank 2 of group 3).
+    found = _same_bank_violations(tmp_path, ddr5, [(0, "ACT", 0, 3, 2, 1, -1), _refsb(500, 2)])
+    assert any(v.startswith("state: REFsb with bank 2 of group 3 open") for v in found), found
+    # The same bank again before the others (and before tRFCsb): both named.
+    found = _same_bank_violations(tmp_path, ddr5, [_refsb(100, 2), _refsb(100 + t["nRFCsb"] - 1, 2)])
+    assert any(v.startswith("tRFCsb: REFsb of bank 2") for v in found), found
+    assert any(v.startswith("same-bank rounds") for v in found), found
+    # A REFsb under all-bank refresh, or on DDR4, is named.
+    path = tmp_path / "one.csv"
+    _write_log(path, [_refsb(100, 0)])
+    assert any("all_bank" in v.rule for v in check_log(ddr5, str(path)))
+
+
+def test_same_bank_rate_each_bank_index_once_per_trefi2(tmp_path):
+    import bulksim
+
+    spec = bulksim.spec(DDR5, overrides=SAME_BANK)
+    refi = spec["timing"]["nREFI"]
+    assert refi == 4680
+    step = refi // 4
+    # 12 tREFI2 of REFsb every tREFI2 / 4, bank 0, 1, 2, 3 in turn: legal.
+    legal = [_refsb(step * (k + 1), k % 4) for k in range(48)]
+    assert _same_bank_violations(tmp_path, spec, legal) == []
+    # Bank 3 never refreshed: at FGR 2x at most 8 x 2 REFs may be postponed, so bank 3 owes
+    # one too many at 17 x tREFI2; this log runs 20.
+    skipped = [_refsb(step * (k + 1), k % 3) for k in range(80)]
+    found = _same_bank_violations(tmp_path, spec, skipped)
+    assert any("bank 3" in v and "refresh" in v for v in found), found

@@ -36,6 +36,17 @@ limits are DDR4's (8 postponed REFs at 1x), which demand refresh never nears; bu
 the schemes that postpone (elastic, pausing) on DDR5 until its own limit is sourced; see
 docs/standards.md.
 
+DDR5 same-bank refresh (REFsb, logged with bank group -1: it refreshes bank b of every bank
+group of its rank) is checked from JESD79-5 as docs/standards.md reads it: all banks of its set
+closed, for tRP since their precharge and tRC since their ACT; the set's banks take no ACT
+and no REFsb for tRFCsb (``nRFCsb``), the rank's other banks no ACT for tREFSBRD
+(``nREFSBRD``); a REF waits tRFCsb after a REFsb and a REFsb tRFC after a REF. Two of its
+gates are bulksim's reading where no public source states one: a REFsb of another bank waits
+tREFSBRD, and a REFsb waits tRRD_L after an ACT of the rank. Rate, under
+``controller.refresh.bank_scope = "same_bank"`` (REFsb in fine granularity mode): a rank's
+REFsb go round its bank indexes, none refreshed twice before every index once, and each index
+is checked as a refresh stream of its own at the spec's nREFI (tREFI2) with the limits above.
+
 PCM as CMMP's Table I models it (Bock et al., ICCD 2016, after HMMSim's ``pcm_long_latency``;
 ``precharge_per_dirty_block: true`` in the spec): reads do not disturb the cells, so closing a
 row writes back only the 64-B blocks (bursts) written into its row buffer since its ACT, each
@@ -105,6 +116,8 @@ class RefreshSettings:
     # between 1x and 4x REFs are not JEDEC refresh sequences: their rate is not checked, and an
     # adaptive run's REFs may be 4x ones (tRFC checked at nRFC4).
     scheme: str = "demand"
+    # all_bank (REF) | same_bank (DDR5 REFsb, one bank index of every bank group).
+    bank_scope: str = "all_bank"
 
     @property
     def rate_checked(self) -> bool:
@@ -123,6 +136,7 @@ class RefreshSettings:
             policy="staggered" if policy == "all_bank" else policy,
             granularity=refresh.get("granularity", 1),
             scheme=refresh.get("scheme", "demand"),
+            bank_scope=refresh.get("bank_scope", "all_bank"),
         )
 
 
@@ -174,6 +188,10 @@ class Checker:
         self.last_act: dict[tuple, int] = {}
         self.acts_by_rank: dict[tuple, deque[int]] = {}
         self.last_ref: dict[tuple, int] = {}
+        # Same-bank refresh: the last REFsb of each (channel, rank, bank index), and of each rank.
+        self.last_refsb: dict[tuple, int] = {}
+        self.last_refsb_of_rank: dict[tuple, int] = {}
+        self.banks_per_group = spec["organisation"]["banks_per_group"]
         self.last_cycle: dict[int, tuple[int, str]] = {}
         self.pending_trr: dict[int, Cmd] = {}
         self.violations: list[Violation] = []
@@ -259,15 +277,21 @@ class Checker:
         elif c.name == "REF":
             if any(self.open_row[k] is not None for k in self._banks_of_rank(c.channel, c.rank)):
                 self._fail(line, c, "state: REF with a bank open")
+        elif c.name == "REFsb":
+            self._check_refsb(line, c)
 
         # Refresh: nothing but the wait during tRFC.
         last_ref = self.last_ref.get(rank_key)
         if (
             last_ref is not None
-            and c.name in {"ACT", "REF", "PREA", "PRE"}
+            and c.name in {"ACT", "REF", "PREA", "PRE", "REFsb"}
             and c.cycle < last_ref + t["nRFC"]
         ):
             self._fail(line, c, f"tRFC: REF at {last_ref} (nRFC = {t['nRFC']} cycles)")
+
+        # Same-bank refresh: its banks wait tRFCsb, the rank's others tREFSBRD (ACT).
+        if c.name in ("ACT", "ACT2", "REF"):
+            self._after_refsb(line, c)
 
         # Closed page: every access closes its row.
         if self.closed_page and c.name in ("RD", "WR"):
@@ -329,6 +353,58 @@ class Checker:
             self._close(k, max(self.last_act[k] + t["nRAS"], c.cycle + recovery))
         elif c.name == "REF":
             self.last_ref[rank_key] = c.cycle
+        elif c.name == "REFsb":
+            self.last_refsb[(c.channel, c.rank, c.bank)] = c.cycle
+            self.last_refsb_of_rank[rank_key] = c.cycle
+
+    def _refsb_set(self, c: Cmd) -> list[tuple]:
+        """The banks a REFsb refreshes: bank c.bank of every bank group of its rank."""
+        return [k for k in self._banks_of_rank(c.channel, c.rank) if k[3] == c.bank]
+
+    def _check_refsb(self, line: int, c: Cmd) -> None:
+        """A REFsb's own gates: its set closed (tRP, tRC), earlier REFsb, ACTs of the rank."""
+        t = self.t
+        if not self.ddr5:
+            self._fail(line, c, "state: REFsb on a part without same-bank refresh (DDR5 only)")
+        if c.bankgroup != -1:
+            self._fail(line, c, f"REFsb addresses every bank group (-1), not group {c.bankgroup}")
+        for k in self._refsb_set(c):
+            if self.open_row[k] is not None:
+                self._fail(line, c, f"state: REFsb with bank {k[3]} of group {k[2]} open")
+            start = self.precharge_start.get(k)
+            if start is not None and c.cycle < start + self.trp(k):
+                self._fail(line, c, f"tRP before REFsb: group {k[2]} precharge started at {start}")
+            last = self.last_act.get(k)
+            if last is not None and c.cycle < last + t["nRC"]:
+                self._fail(line, c, f"tRC before REFsb: group {k[2]} ACT at {last}")
+        same = self.last_refsb.get((c.channel, c.rank, c.bank))
+        if same is not None and c.cycle < same + t["nRFCsb"]:
+            self._fail(line, c, f"tRFCsb: REFsb of bank {c.bank} at {same}")
+        other = self.last_refsb_of_rank.get((c.channel, c.rank))
+        if other is not None and other != same and c.cycle < other + t["nREFSBRD"]:
+            self._fail(line, c, f"tREFSBRD: REFsb of another bank at {other}")
+        for k in self._banks_of_rank(c.channel, c.rank):
+            last = self.last_act.get(k)
+            if last is not None and c.cycle < last + t["nRRD_L"]:
+                self._fail(line, c, f"tRRD_L before REFsb: ACT at {last}")
+
+    def _after_refsb(self, line: int, c: Cmd) -> None:
+        """ACT (ACT2) and REF after a REFsb: tRFCsb for its banks (a REF: all of them),
+        tREFSBRD for an ACT of another bank."""
+        t = self.t
+        rank_key = (c.channel, c.rank)
+        if c.name == "REF":
+            for b in range(self.banks_per_group):
+                last = self.last_refsb.get((c.channel, c.rank, b))
+                if last is not None and c.cycle < last + t["nRFCsb"]:
+                    self._fail(line, c, f"tRFCsb: REFsb of bank {b} at {last} before REF")
+            return
+        same = self.last_refsb.get((c.channel, c.rank, c.bank))
+        if same is not None and c.cycle < same + t["nRFCsb"]:
+            self._fail(line, c, f"tRFCsb: bank {c.bank} refreshing since REFsb at {same}")
+        last = self.last_refsb_of_rank.get(rank_key)
+        if last is not None and last != same and c.cycle < last + t["nREFSBRD"]:
+            self._fail(line, c, f"tREFSBRD: REFsb at {last}")
 
     def _pair(self, p: Cmd, c: Cmd) -> str | None:
         """The violated constraint between an earlier command p and c, if any."""
@@ -435,8 +511,14 @@ def check_log(
         (ch, r): [] for ch in range(o["channels"]) for r in range(o["ranks"])
     }
     has_refresh = spec.get("has_refresh", True)
+    same_bank = refresh.bank_scope == "same_bank"
+    refsbs: dict[tuple, list[tuple[int, int, int]]] = {}
     for line, c in commands:
         checker.check(line, c)
+        if c.name == "REFsb":
+            refsbs.setdefault((c.channel, c.rank), []).append((line, c.cycle, c.bank))
+            if not same_bank:
+                checker._fail(line, c, 'REFsb issued under bank_scope = "all_bank"')
         if c.name == "REF":
             refs.setdefault((c.channel, c.rank), []).append((line, c.cycle))
             if not has_refresh:
@@ -449,10 +531,51 @@ def check_log(
     if commands and has_refresh and refresh.policy != "none" and refresh.rate_checked:
         end_line, end = max(((line, c.cycle) for line, c in commands), key=lambda lc: lc[1])
         for rank, rank_refs in refs.items():
+            if same_bank:
+                checker.violations += same_bank_rate_violations(
+                    rank, refsbs.get(rank, []), o["banks_per_group"], end_line, end, spec, refresh
+                )
+                continue
             checker.violations += refresh_rate_violations(
                 rank, rank_refs, end_line, end, spec["timing"]["nREFI"], refresh.granularity
             )
     return checker.violations
+
+
+def same_bank_rate_violations(
+    rank: tuple,
+    refsbs: list[tuple[int, int, int]],
+    banks: int,
+    end_line: int,
+    end: int,
+    spec: dict,
+    refresh: RefreshSettings,
+) -> list[Violation]:
+    """Same-bank refresh's rate for one rank, whose REFsb are `refsbs` ((line, cycle, bank),
+    in order): they go round the `banks` bank indexes (none twice before every one once), and
+    each index's REFsb meet the refresh rate at the spec's nREFI as REFs would."""
+    out: list[Violation] = []
+    seen: set[int] = set()
+    for line, cycle, bank in refsbs:
+        if bank in seen:
+            out.append(
+                Violation(
+                    line,
+                    cycle,
+                    "REFsb",
+                    f"same-bank rounds: rank {rank} refreshed bank {bank} again before every"
+                    f" bank index was refreshed (done: {sorted(seen)})",
+                )
+            )
+        seen.add(bank)
+        if len(seen) == banks:
+            seen = set()
+    for bank in range(banks):
+        mine = [(line, cycle) for line, cycle, b in refsbs if b == bank]
+        out += refresh_rate_violations(
+            (*rank, f"bank {bank}"), mine, end_line, end, spec["timing"]["nREFI"], refresh.granularity
+        )
+    return out
 
 
 # JEDEC (JESD79-3 4.17.2, JESD79-4 4.22): one REF is due per tREFI; at most 8 may be postponed

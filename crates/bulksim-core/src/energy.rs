@@ -79,7 +79,7 @@ stat_struct! {
         pub pre_nj: f64 = sum("nJ", "precharge energy: VDD (IDD0 - IDD2N) tRP per bank precharged (PRE, PREA, auto-precharge)"),
         pub read_nj: f64 = sum("nJ", "read burst energy in the DRAM: VDD (IDD4R - IDD3N) per burst time, RD and the read half of TRANSFER (TRR)"),
         pub write_nj: f64 = sum("nJ", "write burst energy in the DRAM: VDD (IDD4W - IDD3N) per burst time, WR and the write half of TRANSFER (TRW)"),
-        pub refresh_nj: f64 = sum("nJ", "refresh energy: (IDD5B - IDD3N) and (IPP5B - IPP3N) over tRFC per REF"),
+        pub refresh_nj: f64 = sum("nJ", "refresh energy: (IDD5B - IDD3N) and (IPP5B - IPP3N) over tRFC per REF; a same-bank REFsb costs 1 / banks_per_group of a REF at the run's (fine) granularity, bulksim's choice"),
         pub background_nj: f64 = sum("nJ", "standby energy: IDD3N while a bank of the rank is open, IDD2N while all are precharged, IPP3N throughout"),
         pub io_nj: f64 = sum("nJ", "channel I/O and termination energy of every RD and WR burst"),
     }
@@ -122,6 +122,10 @@ pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
     // An adaptive refresh run's 4x REFs last nRFC4 (0 of them otherwise).
     let per_fine_ref =
         nj(p.idd5b - p.idd3n, p.vdd, ns(t.n_rfc4)) + nj(p.ipp5b - p.ipp3n, p.vpp, ns(t.n_rfc4));
+    // A REFsb refreshes one bank of each bank group, the share of the rank's rows that one
+    // of the banks_per_group REFsb standing for a fine-granularity REF refreshes (same-bank
+    // refresh runs in FGR mode, so nRFC is tRFC2): bulksim's choice, with no IDD of REFsb's own.
+    let per_same_bank_ref = per_ref / spec.organisation.banks_per_group as f64;
     let active_ns = a.active_cycles as f64 * tck;
     let precharged_ns = a.precharged_cycles as f64 * tck;
     let background = nj(p.idd3n, p.vdd, active_ns)
@@ -137,7 +141,8 @@ pub fn rank_energy(spec: &Spec, a: &RankActivity) -> EnergyBreakdown {
         read_nj: chips * per_read * (a.reads + a.transfer_reads) as f64,
         write_nj: chips * per_write * (a.writes + a.transfer_writes) as f64,
         refresh_nj: chips * per_ref * (a.refreshes - a.fine_refreshes) as f64
-            + chips * per_fine_ref * a.fine_refreshes as f64,
+            + chips * per_fine_ref * a.fine_refreshes as f64
+            + chips * per_same_bank_ref * a.same_bank_refreshes as f64,
         background_nj: chips * background,
         io_nj: io_read * a.reads as f64 + io_write * a.writes as f64,
     }

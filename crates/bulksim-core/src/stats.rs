@@ -144,7 +144,7 @@ stat_struct! {
         pub wasted_acts: crate::counters::WastedActs = nested(),
         pub row_hit_rate: f64 = derived("fraction", "row_hits / (row_hits + row_misses + row_conflicts)"),
         pub read_queue_peak: u64 = max("requests", "most reads waiting in one channel's read queue at once (the largest over channels)"),
-        pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, and RowClone's ACT2, TRR, TRW), all channels"),
+        pub commands: BTreeMap<String, u64> = sum("commands", "issued commands by name (ACT, PRE, PREA, RD, WR, RDA, WRA, REF, RowClone's ACT2, TRR, TRW, and DDR5's same-bank REFsb, listed only when issued), all channels"),
         pub refreshes: u64 = sum("commands", "all-bank REF commands issued"),
         pub refresh: RefreshStats = nested(),
         pub frontend_stall_mem_cycles: u64 = sum("memory cycles", "cycles in which the next trace request was due but its queue was full"),
@@ -219,7 +219,15 @@ impl Stats {
             100.0 * self.row_hit_rate
         );
         s += &format!("commands            {}\n", cmds.join(", "));
-        s += &format!("refreshes           {}\n", self.refreshes);
+        match self.commands.get("REFsb") {
+            Some(&same_bank) => {
+                s += &format!(
+                    "refreshes           {} all-bank REF, {same_bank} same-bank REFsb\n",
+                    self.refreshes
+                )
+            }
+            None => s += &format!("refreshes           {}\n", self.refreshes),
+        }
         s += &self.energy_lines();
         s += &self.bulk_lines();
         if self.out_of_range_requests > 0 {

@@ -42,7 +42,10 @@ pub use keys::check_key;
 pub use load::{read_config_file, read_small_text_file, MAX_CONFIG_BYTES};
 pub use memory::{DeviceConfig, MemoryConfig};
 pub use os::{AllocatorPolicy, OsConfig, PreferredRank, TraceBulkDestinations};
-pub use refresh::{ElasticDeadline, RefreshConfig, RefreshPolicy, RefreshScheme, Stagger};
+pub use refresh::{
+    ElasticDeadline, RefreshBankScope, RefreshConfig, RefreshPolicy, RefreshScheme, SameBankOrder,
+    Stagger,
+};
 pub use sim::{SimConfig, SimMode, DEFAULT_MAX_CYCLES};
 pub use system::{
     CoreConfig, InitMechanism, LineStores, MemcpyConfig, MemcpyMode, SystemConfig, SystemMechanism,

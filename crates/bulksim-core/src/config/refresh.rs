@@ -1,6 +1,7 @@
 //! `[controller.refresh]` (or a policy name alone): when ranks refresh, at which granularity,
-//! and the scheme that decides when an owed REF blocks its rank; with the check of these
-//! settings against the part they refresh (`Config::refresh_problem`).
+//! which banks one refresh command covers (all banks, or DDR5's same-bank REFsb and the
+//! order of its bank indexes), and the scheme that decides when an owed REF blocks its rank;
+//! with the check of these settings against the part they refresh (`Config::refresh_problem`).
 
 use super::choice::config_enum;
 use super::field_docs::config_struct;
@@ -43,6 +44,27 @@ config_enum! {
 }
 
 config_enum! {
+    /// Which banks one refresh command refreshes (`controller.refresh.bank_scope`).
+    pub enum RefreshBankScope {
+        /// REF (REFab): every bank of the rank, closed first by a PREA.
+        AllBank = "all_bank",
+        /// DDR5's REFsb: one bank index in every bank group; the rank's other banks serve on.
+        SameBank = "same_bank",
+    }
+}
+
+config_enum! {
+    /// Which bank index a same-bank refresh takes next (`controller.refresh.same_bank_order`).
+    pub enum SameBankOrder {
+        /// Bank indexes 0, 1, ..., banks_per_group - 1 in turn.
+        RoundRobin = "round_robin",
+        /// Among the indexes not yet refreshed in the current tREFI, one with no queued
+        /// request (the lowest such; else the lowest index left).
+        BankIdleAware = "bank_idle_aware",
+    }
+}
+
+config_enum! {
     /// When elastic refresh forces an owed REF its rank has not found idle time for
     /// (`controller.refresh.elastic_deadline`).
     pub enum ElasticDeadline {
@@ -73,6 +95,14 @@ config_struct! {
         pub fgr_overhead: bool = doc(
             "bool",
             "with granularity 2 or 4: true takes the preset's nRFC2/nRFC4 (JEDEC: each REF pays its own recovery); false takes nRFC / granularity (the paper's optimistic FGR)",
+        ),
+        pub bank_scope: RefreshBankScope = choice(
+            RefreshBankScope,
+            "all_bank: each refresh is a REF (REFab) of the whole rank, its banks closed by a PREA first; same_bank (DDR5 only, with granularity = 2: JESD79-5 issues REFsb in fine granularity refresh mode): each tREFI2 a rank gets banks_per_group REFsb, one per bank index, each refreshing that bank in all bank groups (its open ones precharged first) for nRFCsb while the other banks serve on (docs/standards.md)",
+        ),
+        pub same_bank_order: SameBankOrder = choice(
+            SameBankOrder,
+            "same_bank: which bank index the next REFsb refreshes. round_robin: 0, 1, 2, 3 in turn; bank_idle_aware: among the indexes not yet refreshed in this tREFI2 (each is refreshed once per tREFI2, so no REFsb is postponed), the lowest with no request queued to its banks, else the lowest left",
         ),
         pub stagger: Stagger = choice(
             Stagger,
@@ -121,6 +151,8 @@ impl Default for RefreshConfig {
             policy: RefreshPolicy::Staggered,
             granularity: 1,
             fgr_overhead: true,
+            bank_scope: RefreshBankScope::AllBank,
+            same_bank_order: SameBankOrder::RoundRobin,
             stagger: Stagger::Channel,
             scheme: RefreshScheme::Demand,
             idle_ns: 200.0,
@@ -208,6 +240,9 @@ impl Config {
         if let Some(problem) = self.postponement_problem(spec) {
             return Some(problem);
         }
+        if let Some(problem) = self.same_bank_problem(spec) {
+            return Some(problem);
+        }
         if r.scheme == RefreshScheme::Adaptive && r.policy != RefreshPolicy::None {
             if r.granularity != 1 {
                 return Some(format!(
@@ -242,6 +277,61 @@ impl Config {
                 r.granularity, r.granularity, spec.name, r.granularity
             )
         })
+    }
+
+    /// The error of same-bank refresh where it does not apply: a part without REFsb (every
+    /// standard but DDR5, or a DDR5 part whose nRFCsb is 0), outside fine granularity mode,
+    /// or with a scheme that does not combine with it yet.
+    fn same_bank_problem(&self, spec: &Spec) -> Option<String> {
+        let r = &self.controller.refresh;
+        if r.bank_scope != RefreshBankScope::SameBank || r.policy == RefreshPolicy::None {
+            return None;
+        }
+        let key = "controller.refresh.bank_scope";
+        if spec.standard != Standard::Ddr5 || !spec.has_refresh {
+            return Some(format!(
+                "{key}: same_bank needs a part with same-bank refresh (REFsb, DDR5); {} is {}{}",
+                spec.name,
+                spec.standard.name(),
+                if spec.has_refresh {
+                    ""
+                } else {
+                    " without refresh"
+                }
+            ));
+        }
+        if spec.timing.n_rfcsb == 0 {
+            return Some(format!(
+                "{key}: same_bank needs nRFCsb, but {} gives 0 (set dram.timing.nRFCsb)",
+                spec.name
+            ));
+        }
+        if r.granularity != 2 {
+            return Some(format!(
+                "{key}: same_bank needs controller.refresh.granularity = 2, not {}: JESD79-5 issues REFsb only in fine granularity refresh mode (tREFI2)",
+                r.granularity
+            ));
+        }
+        let t = &spec.timing;
+        let interval = t.n_refi / spec.organisation.banks_per_group;
+        if interval <= t.n_refsbrd {
+            // REFsb of one rank are at least nREFSBRD apart: a shorter interval would leave
+            // them further behind with every one.
+            return Some(format!(
+                "dram.timing.nREFI: {} leaves {interval} cycles between a rank's REFsb (nREFI / {} bank indexes), no more than nREFSBRD ({}); same-bank refresh could not keep up",
+                t.n_refi, spec.organisation.banks_per_group, t.n_refsbrd
+            ));
+        }
+        let why = match r.scheme {
+            RefreshScheme::Demand => return None,
+            RefreshScheme::Pcd => "pcd drains a rank's requests before its REF, but under same-bank refresh the rank keeps serving; a bank-set drain is not modelled",
+            // Elastic, pausing and adaptive are refused on DDR5 before this check.
+            _ => "it postpones or switches all-bank REFs",
+        };
+        Some(format!(
+            "controller.refresh.scheme: {} does not combine with bank_scope = \"same_bank\" yet ({why}); use scheme = \"demand\"",
+            r.scheme.name()
+        ))
     }
 
     /// The error of a scheme that postpones REFs on a standard whose postponement limit

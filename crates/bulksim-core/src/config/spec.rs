@@ -120,6 +120,15 @@ impl Config {
                     spec.name,
                     spec.standard.name()
                 ));
+            } else if ["nRFCsb", "nREFSBRD"].contains(&name.as_str())
+                && spec.standard != Standard::Ddr5
+            {
+                // Only DDR5's rule table has same-bank refresh.
+                problems.push(format!(
+                    "dram.timing.{name}: only DDR5 presets have same-bank refresh (REFsb); {} is {}",
+                    spec.name,
+                    spec.standard.name()
+                ));
             } else {
                 spec.timing.set(name, value);
             }

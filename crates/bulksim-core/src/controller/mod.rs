@@ -1,4 +1,5 @@
-//! The channel controller: read and write queues, write drain, all-bank refresh, the page
+//! The channel controller: read and write queues, write drain, refresh (all-bank REF, or
+//! DDR5's same-bank REFsb with the bank's open rows precharged first), the page
 //! policy, and one scheduling decision per memory cycle (at most one command on the command
 //! bus). `tick` returns the next cycle at which anything can change, for idle skipping.
 //! Statistics it keeps: requests, forwarding/merging, row-buffer outcomes, read latency.
@@ -19,8 +20,8 @@ pub mod unavailability;
 pub mod write_drain;
 
 use crate::config::{
-    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshPolicy, RefreshScheme, Scheduler,
-    Stagger,
+    ControllerConfig, DrainPolicy, DrainScope, PagePolicy, RefreshBankScope, RefreshPolicy,
+    RefreshScheme, Scheduler, Stagger,
 };
 use crate::counters::{LatencyHistogram, WastedActs};
 use crate::device::{Device, RankActivity};
@@ -30,7 +31,7 @@ use crate::stat_struct::stat_struct;
 use adaptive_refresh::AdaptiveRefresh;
 use bulk_engine::{BulkEngine, Tick};
 use queue::RequestQueue;
-use refresh::{Refresh, Schedule};
+use refresh::{Refresh, SameBankRefresh, Schedule};
 use refresh_overlap::{RefSeries, RefreshOverlap};
 use refresh_scheme::{Postponement, RankActivity as RankQueueActivity};
 pub use request::{Request, RequestKind, CLIENT_TAG, NO_TAG};
@@ -117,8 +118,11 @@ pub struct Controller {
     pub adaptive: Option<Box<AdaptiveRefresh>>,
     /// Refresh periods of this channel's ranks (the write drain counts its own periods).
     unavailable: Unavailability,
-    /// nRFC: how long a REF keeps its rank busy.
+    /// nRFC: how long a REF keeps its rank busy (nRFCsb: a REFsb its banks).
     refresh_busy: u64,
+    /// Same-bank refresh (DDR5 REFsb): which bank index each rank refreshes next; None under
+    /// all-bank refresh.
+    same_bank: Option<Box<SameBankRefresh>>,
     /// The longest any REF delays a later REF (any rank), or None when a REF feeds a window
     /// rule: what decides whether idle refreshes can be booked in closed form.
     ref_to_ref: Option<u64>,
@@ -129,10 +133,16 @@ pub struct Controller {
 fn refresh_schedule(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Refresh {
     let o = &spec.organisation;
     let t = &spec.timing;
-    Refresh::scheduled(
+    // Same-bank refresh: banks_per_group REFsb per tREFI (tREFI2, in FGR mode), one per
+    // bank index, each standing for a share of the REF it replaces.
+    let refs_per_interval = match cfg.refresh.bank_scope {
+        RefreshBankScope::AllBank => 1,
+        RefreshBankScope::SameBank => o.banks_per_group as u64,
+    };
+    let schedule = Refresh::scheduled(
         cfg.refresh.policy != RefreshPolicy::None && spec.has_refresh,
         o.ranks as usize,
-        t.n_refi as u64,
+        t.n_refi as u64 / refs_per_interval,
         match (cfg.refresh.policy, cfg.refresh.stagger) {
             (RefreshPolicy::Simultaneous, _) => Schedule::Simultaneous,
             (_, Stagger::System) => Schedule::System {
@@ -151,7 +161,13 @@ fn refresh_schedule(spec: &Spec, cfg: &ControllerConfig, channel: u32) -> Refres
             RefreshScheme::Pausing => t.n_refi as u64 * cfg.refresh.pause_granularity as u64,
             _ => t.n_refi as u64,
         },
-    ))
+    ));
+    match cfg.refresh.bank_scope {
+        RefreshBankScope::AllBank => schedule,
+        // An owed REFsb locks its bank set (`SameBankRefresh::locks`) and holds its rank
+        // only in the last tRRD_L before it issues (`refresh_step`).
+        RefreshBankScope::SameBank => schedule.blocking_no_rank(),
+    }
 }
 
 /// PCD's window before a REF in memory cycles (`refresh.pcd_window_ns`, or nRFC), 0 when the
@@ -276,8 +292,22 @@ impl Controller {
             both_queues: cfg.write_drain.scope == DrainScope::Rank
                 || cfg.write_drain.policy == DrainPolicy::EqualPriority,
             unavailable: Unavailability::new(o.ranks as usize, false),
-            refresh_busy: t.n_rfc as u64,
+            refresh_busy: match cfg.refresh.bank_scope {
+                RefreshBankScope::AllBank => t.n_rfc as u64,
+                RefreshBankScope::SameBank => t.n_rfcsb as u64,
+            },
             ref_to_ref: ref_to_ref(spec),
+            same_bank: (cfg.refresh.bank_scope == RefreshBankScope::SameBank).then(|| {
+                let mut sb = SameBankRefresh::new(
+                    cfg.refresh.same_bank_order,
+                    o.ranks as usize,
+                    o.bankgroups,
+                    o.banks_per_group,
+                );
+                // The longest a command of another bank (ACT, ACT2) delays a REFsb.
+                sb.hold_window = t.n_rrd_l as u64;
+                Box::new(sb)
+            }),
         }
     }
 
@@ -295,8 +325,11 @@ impl Controller {
             write,
             Command::PreA,
             Command::Ref,
+            Command::RefSb,
         ];
-        self.device.only_commands(&used);
+        // REFsb's deadlines only under same-bank refresh (others never issue it).
+        let used = &used[..used.len() - self.same_bank.is_none() as usize];
+        self.device.only_commands(used);
     }
 
     /// Whether REFs wait for the other ranks of the stagger's group (`stagger_busy_until`).
@@ -331,6 +364,7 @@ impl Controller {
         // interval 0: a part without refresh (nREFI unused), nothing to skip.
         if interval == 0
             || self.system_stagger
+            || self.same_bank.is_some()
             || !self.refresh.on_demand()
             || self.adaptive.is_some()
             || until.saturating_sub(now) < 2 * interval
@@ -588,24 +622,40 @@ impl Controller {
             if !self.refresh.is_pending(rank) || self.bulk.holds_rank(rank) {
                 continue;
             }
-            let addr = self.rank_addrs[rank as usize];
-            let cmd = if self.device.rank_has_open_bank(rank) {
-                Command::PreA
-            } else {
-                Command::Ref
+            let (cmd, addr) = match self.same_bank {
+                Some(_) => self.same_bank_command(rank),
+                None if self.device.rank_has_open_bank(rank) => {
+                    (Command::PreA, self.rank_addrs[rank as usize])
+                }
+                None => (Command::Ref, self.rank_addrs[rank as usize]),
             };
             let mut t = self.device.earliest(cmd, &addr);
+            if let (Command::RefSb, Some(sb)) = (cmd, &self.same_bank) {
+                // Its banks are closed. Within hold_window of its cycle an ACT of the rank
+                // would delay it again: hold the rank until it issues; until then, wake up
+                // when the window opens.
+                if t > now + sb.hold_window {
+                    next = next.min(t - sb.hold_window);
+                    continue;
+                }
+                self.refresh.hold_rank(rank, true);
+            }
             if cmd == Command::Ref && self.keeps_stagger {
                 // Another rank of the stagger's group is refreshing: wait for its end.
                 t = t.max(self.stagger_busy_until);
             }
             if t <= now {
                 self.device.issue(cmd, &addr, now);
-                if cmd == Command::PreA {
-                    self.release_closed_owners(true);
-                }
-                if cmd == Command::Ref {
-                    self.book_refresh(rank, now);
+                match cmd {
+                    Command::PreA | Command::Pre => self.release_closed_owners(true),
+                    Command::Ref => self.book_refresh(rank, now),
+                    Command::RefSb => {
+                        let sb = self.same_bank.as_mut().expect("same-bank refresh");
+                        sb.done(rank, addr.bank);
+                        self.refresh.hold_rank(rank, false);
+                        self.book_refresh(rank, now);
+                    }
+                    _ => {}
                 }
                 return Ok(());
             }
@@ -618,8 +668,11 @@ impl Controller {
     /// overlap's records, the refresh schedule and adaptive refresh's choice.
     fn book_refresh(&mut self, rank: u32, now: u64) {
         let due = self.refresh.blocked_from(rank);
-        self.unavailable.refresh(rank, due, now + self.refresh_busy);
         let end = now + self.refresh_busy;
+        // A REFsb holds its rank only until it issues (while its banks close); then the
+        // rank's other banks serve on.
+        let unavailable_until = if self.same_bank.is_some() { now } else { end };
+        self.unavailable.refresh(rank, due, unavailable_until);
         self.refresh_issued = Some((rank, now, end));
         self.stagger_busy_until = self.stagger_busy_until.max(end);
         if !self.system_stagger {
@@ -628,6 +681,39 @@ impl Controller {
         self.refresh.done(rank);
         if self.adaptive.is_some() {
             self.adapt_refresh(rank, now);
+        }
+    }
+
+    /// Same-bank refresh's next command for `rank`: a PRE to the open bank of the REFsb's
+    /// bank set that can close first, or, with all of them closed, the REFsb. The bank index
+    /// is chosen when the REFsb falls due (`SameBankRefresh::bank_for`), bank-idle-aware
+    /// from the requests queued for the rank.
+    #[cold]
+    fn same_bank_command(&mut self, rank: u32) -> (Command, DramAddr) {
+        let (reads, writes) = (&self.reads, &self.writes);
+        let sb = self.same_bank.as_mut().expect("same-bank refresh");
+        let bank = sb.bank_for(rank, |b| {
+            let queued = |r: &Request| r.addr.rank == rank && r.addr.bank == b;
+            !reads.entries().iter().any(queued) && !writes.entries().iter().any(queued)
+        });
+        let base = self.rank_addrs[rank as usize];
+        let at = |g: u32| {
+            let bankgroup_index = base.bankgroup_index + g;
+            DramAddr {
+                bankgroup: g,
+                bank,
+                bankgroup_index,
+                bank_index: bankgroup_index * sb.banks_per_group + bank,
+                ..base
+            }
+        };
+        let close_first = (0..sb.bankgroups)
+            .map(at)
+            .filter_map(|a| self.device.open_row(&a).map(|row| DramAddr { row, ..a }))
+            .min_by_key(|a| self.device.earliest(Command::Pre, a));
+        match close_first {
+            Some(open) => (Command::Pre, open),
+            None => (Command::RefSb, at(0)),
         }
     }
 
@@ -674,12 +760,16 @@ impl Controller {
             cap: self.row_hit_cap,
             hits_since_act: &self.hits_since_act,
         };
+        let locked = match self.same_bank.as_deref_mut() {
+            None => self.bulk.locked(),
+            Some(same_bank) => same_bank.locks(self.bulk.locked()),
+        };
         scheduler::pick(
             self.scheduler,
             queue,
             &self.device,
             blocked,
-            self.bulk.locked(),
+            locked,
             &cap,
             &Owned(&self.owned),
             now,

@@ -9,8 +9,13 @@
 //! tREFI (under `per_ref`, the default, each owed REF has its own deadline instead). An idle
 //! controller may book whole rounds of refreshes at once (`skip_rounds`): each rank refreshes
 //! exactly when due while nothing else happens, so the rounds are known in closed form.
+//! Under same-bank refresh (DDR5 REFsb) the same schedule owes one REFsb per tREFI /
+//! banks_per_group, and `SameBankRefresh` says which bank index each one refreshes: every
+//! index once per tREFI (the standard's rule that each bank gets a REFsb before any gets a
+//! second), in turn or, bank-idle-aware, the indexes with nothing queued first.
 
 use super::refresh_scheme::{Postponement, RankActivity};
+use crate::config::SameBankOrder;
 
 /// How first due cycles are spread over ranks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +46,12 @@ pub struct Refresh {
     wake: Vec<u64>,
     /// Per rank, the cycle it was last blocked (postponing schemes).
     blocked_since: Vec<u64>,
+    /// Whether an owed refresh blocks its whole rank (all-bank REF); false under same-bank
+    /// refresh, whose owed REFsb holds its bank set (`SameBankRefresh::locked`) and its rank
+    /// only once the set is closed (`hold_rank`).
+    blocks_ranks: bool,
+    /// Same-bank refresh: the ranks held for a REFsb whose banks are closed.
+    held: Vec<bool>,
 }
 
 impl Refresh {
@@ -72,7 +83,22 @@ impl Refresh {
             any: false,
             postponement: Postponement::Demand,
             blocked_since: vec![0; ranks],
+            blocks_ranks: true,
+            held: vec![false; ranks],
         }
+    }
+
+    /// Owed refreshes block no rank until `hold_rank` (same-bank refresh: the controller
+    /// locks their banks).
+    pub fn blocking_no_rank(mut self) -> Refresh {
+        self.blocks_ranks = false;
+        self
+    }
+
+    /// Same-bank refresh: whether `rank` is held for its REFsb. Held once the REFsb's banks
+    /// are closed, so that no new command (an ACT: tRRD_L before a REFsb) keeps delaying it.
+    pub fn hold_rank(&mut self, rank: u32, held: bool) {
+        self.held[rank as usize] = held;
     }
 
     /// Owed REFs block their ranks by `postponement`'s rule instead of when due.
@@ -154,10 +180,15 @@ impl Refresh {
         self.pending[rank as usize]
     }
 
-    /// Per rank, whether it is blocked for refresh (as of the last `poll`).
+    /// Per rank, whether it is blocked for refresh (as of the last `poll`): a rank that owes
+    /// an all-bank REF, or under same-bank refresh one held for its REFsb.
     #[inline]
     pub fn pending_mask(&self) -> &[bool] {
-        &self.pending
+        if self.blocks_ranks {
+            &self.pending
+        } else {
+            &self.held
+        }
     }
 
     pub fn pending_ranks(&self) -> impl Iterator<Item = u32> + '_ {
@@ -238,9 +269,151 @@ impl Refresh {
     }
 }
 
+/// Same-bank refresh's choice of bank index: each rank's REFsb of the current round (one
+/// round per tREFI, `banks_per_group` REFsb) cover every bank index once, in the configured
+/// order. Written for a bank set of one index per bank group; a per-bank refresh (REFpb)
+/// would be the same bookkeeping over a rank's every bank.
+#[derive(Clone, Debug)]
+pub struct SameBankRefresh {
+    order: SameBankOrder,
+    pub bankgroups: u32,
+    pub banks_per_group: u32,
+    /// Per rank, the bank indexes refreshed in its current round (bit b: index b).
+    refreshed: Vec<u32>,
+    /// Per rank, the index its owed REFsb refreshes, once chosen: kept until it issues, so
+    /// that the banks closed for it are the ones it refreshes.
+    chosen: Vec<Option<u32>>,
+    /// Per bank of the channel, whether it belongs to the set of an owed REFsb: requests to
+    /// it wait (the scheduler's bank locks), so that the set closes and stays closed.
+    locked: Vec<bool>,
+    /// `locked` or the bulk engine's locks, when both lock banks.
+    merged: Vec<bool>,
+    /// Ranks whose owed REFsb locks its set.
+    locking: u32,
+    /// Cycles before its REFsb's earliest cycle that a rank is held (no new ACT), so that no
+    /// ACT of another bank delays the REFsb (tRRD_L); 0 until the controller sets it.
+    pub hold_window: u64,
+}
+
+impl SameBankRefresh {
+    pub fn new(order: SameBankOrder, ranks: usize, bankgroups: u32, banks_per_group: u32) -> Self {
+        assert!((1..=32).contains(&banks_per_group));
+        SameBankRefresh {
+            order,
+            bankgroups,
+            banks_per_group,
+            refreshed: vec![0; ranks],
+            chosen: vec![None; ranks],
+            locked: vec![false; ranks * (bankgroups * banks_per_group) as usize],
+            merged: vec![false; ranks * (bankgroups * banks_per_group) as usize],
+            locking: 0,
+            hold_window: 0,
+        }
+    }
+
+    /// The banks of `rank`'s set of bank index `bank`, as bank indexes of the channel.
+    fn set(&self, rank: u32, bank: u32) -> impl Iterator<Item = usize> {
+        let per_group = self.banks_per_group as usize;
+        let first = rank as usize * self.bankgroups as usize * per_group + bank as usize;
+        (0..self.bankgroups as usize).map(move |g| first + g * per_group)
+    }
+
+    fn lock(&mut self, rank: u32, bank: u32, locked: bool) {
+        for b in self.set(rank, bank).collect::<Vec<_>>() {
+            self.locked[b] = locked;
+        }
+        if locked {
+            self.locking += 1;
+        } else {
+            self.locking -= 1;
+        }
+    }
+
+    /// The per-bank locks requests must respect: the owed REFsb's sets, with the bulk
+    /// engine's `bulk` locks; None when no bank is locked.
+    #[inline]
+    pub fn locks<'a>(&'a mut self, bulk: Option<&'a [bool]>) -> Option<&'a [bool]> {
+        match (self.locking, bulk) {
+            (0, bulk) => bulk,
+            (_, None) => Some(&self.locked),
+            (_, Some(bulk)) => {
+                for (m, (&a, &b)) in self.merged.iter_mut().zip(self.locked.iter().zip(bulk)) {
+                    *m = a || b;
+                }
+                Some(&self.merged)
+            }
+        }
+    }
+
+    /// The bank index `rank`'s owed REFsb refreshes. Chosen at the first call after the
+    /// previous REFsb: round robin takes the lowest index not yet refreshed in the round;
+    /// bank-idle-aware the lowest such index for which `idle` holds (no request queued),
+    /// else the lowest left.
+    pub fn bank_for(&mut self, rank: u32, idle: impl Fn(u32) -> bool) -> u32 {
+        let r = rank as usize;
+        if let Some(bank) = self.chosen[r] {
+            return bank;
+        }
+        let refreshed = self.refreshed[r];
+        let mut left = (0..self.banks_per_group).filter(|b| refreshed & (1 << b) == 0);
+        let first_left = left.clone().next().expect("a round has an index left");
+        let bank = match self.order {
+            SameBankOrder::RoundRobin => first_left,
+            SameBankOrder::BankIdleAware => left.find(|&b| idle(b)).unwrap_or(first_left),
+        };
+        self.chosen[r] = Some(bank);
+        self.lock(rank, bank, true);
+        bank
+    }
+
+    /// `rank`'s REFsb of `bank` issued: the round ends once every index is refreshed.
+    pub fn done(&mut self, rank: u32, bank: u32) {
+        let r = rank as usize;
+        self.refreshed[r] |= 1 << bank;
+        if self.refreshed[r].count_ones() == self.banks_per_group {
+            self.refreshed[r] = 0;
+        }
+        self.chosen[r] = None;
+        self.lock(rank, bank, false);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn same_bank_rounds_cover_every_index_once_in_either_order() {
+        let mut rr = SameBankRefresh::new(SameBankOrder::RoundRobin, 1, 8, 4);
+        let mut taken = Vec::new();
+        for _ in 0..8 {
+            let b = rr.bank_for(0, |_| false);
+            assert_eq!(rr.bank_for(0, |_| true), b, "kept until it issues");
+            // Bank b of each of the 8 groups is locked until the REFsb issues.
+            let locked: Vec<usize> = (0..32).filter(|&i| rr.locks(None).unwrap()[i]).collect();
+            assert_eq!(
+                locked,
+                (0..8).map(|g| g * 4 + b as usize).collect::<Vec<_>>()
+            );
+            rr.done(0, b);
+            assert_eq!(rr.locks(None), None);
+            taken.push(b);
+        }
+        assert_eq!(taken, [0, 1, 2, 3, 0, 1, 2, 3]);
+        // Bank-idle-aware: only index 2 is idle at first, then 0; each round still covers
+        // all four, and an index is never taken twice in a round.
+        let mut aware = SameBankRefresh::new(SameBankOrder::BankIdleAware, 1, 8, 4);
+        let idle_sets: [&[u32]; 8] = [&[2], &[0, 2], &[], &[], &[3], &[3], &[1, 3], &[]];
+        let taken: Vec<u32> = idle_sets
+            .iter()
+            .map(|idle| {
+                let b = aware.bank_for(0, |b| idle.contains(&b));
+                aware.done(0, b);
+                b
+            })
+            .collect();
+        assert_eq!(taken, [2, 0, 1, 3, 3, 0, 1, 2]);
+    }
 
     #[test]
     fn ranks_are_staggered_and_rescheduled_every_interval() {

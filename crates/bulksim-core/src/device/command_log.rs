@@ -1,6 +1,7 @@
 //! The optional command log: one CSV line per issued command (cycle, command, channel, rank,
 //! bank group, bank, subarray, row, column), buffered and written to a file. Fields a command
-//! does not address are -1. The independent timing checker in `tests/` replays this file.
+//! does not address are -1 (a REFsb's bank group: it refreshes its bank in every group).
+//! The independent timing checker in `tests/` replays this file.
 
 use crate::mapping::DramAddr;
 use crate::spec::{Command, Level};
@@ -38,6 +39,8 @@ impl CommandLog {
         } else {
             (-1, -1, -1)
         };
+        // A bank-set command (REFsb) addresses its bank in every bank group.
+        let bg = if cmd.addresses_bank_set() { -1 } else { bg };
         let row = if scope >= Level::Row {
             a.row as i64
         } else {

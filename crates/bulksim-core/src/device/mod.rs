@@ -22,6 +22,10 @@
 //! keeps its nRP multiple apart (`DirtyPrecharge`), applied at a precharge (PRE, RDA, WRA,
 //! PREA) times the dirty blocks of the row it closes. Every other part has no such state and
 //! pays one untaken branch per command.
+//!
+//! A command addressing a bank set (DDR5's same-bank refresh, `Command::addresses_bank_set`)
+//! keeps its bank-level effects apart and applies them to each bank of its set; its earliest
+//! cycle is the latest of its banks', and it is legal once all of them are closed.
 
 pub mod command_log;
 
@@ -55,6 +59,8 @@ pub struct RankActivity {
     pub refreshes: u64,
     /// Of `refreshes`, those at the fine (4x) granularity of an adaptive refresh run.
     pub fine_refreshes: u64,
+    /// Same-bank refreshes (REFsb), each of one bank index in every bank group.
+    pub same_bank_refreshes: u64,
     /// Bursts (64-B blocks) written back to the array by precharges, on parts whose
     /// precharge writes back only the dirty blocks (PCM); 0 on others.
     pub dirty_blocks_written: u64,
@@ -74,6 +80,7 @@ impl RankActivity {
         self.transfer_writes += o.transfer_writes;
         self.refreshes += o.refreshes;
         self.fine_refreshes += o.fine_refreshes;
+        self.same_bank_refreshes += o.same_bank_refreshes;
         self.dirty_blocks_written += o.dirty_blocks_written;
         self.active_cycles += o.active_cycles;
         self.precharged_cycles += o.precharged_cycles;
@@ -282,6 +289,28 @@ impl Window {
     }
 }
 
+/// Moves the bank-level effect of the bank-set command (REFsb) out of `effects`: its targets
+/// are applied to each bank of the set (`Device::raise_bank_set`), not to the address's bank.
+fn take_bank_set_targets(effects: &mut [Vec<Effect>; NUM_COMMANDS]) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for cmd in Command::ALL.into_iter().filter(|c| c.addresses_bank_set()) {
+        let list = &mut effects[cmd as usize];
+        if let Some(i) = list
+            .iter()
+            .position(|e| e.level == Level::Bank as usize && !e.sibling)
+        {
+            targets = list.remove(i).targets;
+        }
+        assert!(
+            list.iter()
+                .all(|e| e.level != Level::BankGroup as usize && !e.sibling),
+            "{}: bank-group and sibling rules of a bank-set command are not modelled",
+            cmd.name()
+        );
+    }
+    targets
+}
+
 /// Adds a non-window rule to the effects of its preceding commands: one effect per (level,
 /// sibling), one target per following command holding the largest latency.
 fn merge_effect(effects: &mut [Vec<Effect>; NUM_COMMANDS], rule: &Rule, level: usize) {
@@ -322,6 +351,9 @@ pub struct Device {
     effects: [Vec<Effect>; NUM_COMMANDS],
     windows: Vec<Window>,
     window_triggers: [Vec<usize>; NUM_COMMANDS],
+    /// The bank-level targets of the bank-set command (REFsb), applied to each bank of its
+    /// set rather than to the one bank its address names; empty for parts without one.
+    bank_set_targets: Vec<Target>,
     open_banks_in_rank: Vec<u32>,
     rows_per_subarray: u32,
     activity: Vec<RankActivity>,
@@ -393,6 +425,7 @@ impl Device {
             }
             list.retain(|e| !e.targets.is_empty());
         }
+        let bank_set_targets = take_bank_set_targets(&mut effects);
         Device {
             channel,
             ranks,
@@ -413,6 +446,7 @@ impl Device {
             effects,
             windows,
             window_triggers,
+            bank_set_targets,
             open_banks_in_rank: vec![0; ranks],
             rows_per_subarray: o.rows_per_subarray,
             activity: vec![RankActivity::default(); ranks],
@@ -440,6 +474,7 @@ impl Device {
         for w in &mut self.windows {
             w.targets.retain(keep);
         }
+        self.bank_set_targets.retain(keep);
         for (c, kept) in self.kept.iter_mut().enumerate() {
             *kept &= used.iter().any(|&u| u as usize == c);
         }
@@ -478,6 +513,10 @@ impl Device {
         let rank = self.ready.rank_ready[addr.rank as usize][c];
         if cmd.scope() == Level::Rank {
             rank
+        } else if cmd.addresses_bank_set() {
+            self.bank_set(addr)
+                .map(|b| self.ready.banks[b].ready[c])
+                .fold(rank, u64::max)
         } else {
             rank.max(self.ready.banks[addr.bank_index as usize].ready[c])
         }
@@ -545,6 +584,9 @@ impl Device {
             Command::Pre => open != NO_ROW,
             Command::PreA => true,
             Command::Ref => self.open_banks_in_rank[addr.rank as usize] == 0,
+            Command::RefSb => self
+                .bank_set(addr)
+                .all(|b| self.ready.banks[b].open_row == NO_ROW),
             _ => open == addr.row,
         }
     }
@@ -568,6 +610,9 @@ impl Device {
             } else {
                 self.ready.raise(e.level, node, &e.targets, now);
             }
+        }
+        if cmd.addresses_bank_set() {
+            self.raise_bank_set(addr, now);
         }
         for &w in &self.window_triggers[c] {
             let win = &mut self.windows[w];
@@ -683,7 +728,12 @@ impl Device {
                 self.activity[rank].precharges += was_open as u64;
                 self.open_banks_in_rank[rank] = 0;
             }
-            Command::Rd | Command::Wr | Command::Ref | Command::Trr | Command::Trw => {}
+            Command::Rd
+            | Command::Wr
+            | Command::Ref
+            | Command::Trr
+            | Command::Trw
+            | Command::RefSb => {}
         }
         let activity = &mut self.activity[rank];
         match cmd {
@@ -692,6 +742,7 @@ impl Device {
             Command::Trr => activity.transfer_reads += 1,
             Command::Trw => activity.transfer_writes += 1,
             Command::Ref => activity.refreshes += 1,
+            Command::RefSb => activity.same_bank_refreshes += 1,
             _ => {}
         }
         let is_open = self.open_banks_in_rank[rank];
@@ -720,6 +771,28 @@ impl Device {
                 a
             })
             .collect()
+    }
+
+    /// The banks (indexes into the bank rows) of the bank set `addr` names: bank `addr.bank`
+    /// of every bank group of its rank.
+    fn bank_set(&self, addr: &DramAddr) -> impl Iterator<Item = usize> {
+        let per_group = self.banks_per_group;
+        let first = addr.rank as usize * self.bankgroups * per_group + addr.bank as usize;
+        (0..self.bankgroups).map(move |g| first + g * per_group)
+    }
+
+    /// Applies the bank-set command's bank-level targets to every bank of its set. Out of
+    /// line: a REFsb issues a few times per tREFI.
+    #[cold]
+    #[inline(never)]
+    fn raise_bank_set(&mut self, addr: &DramAddr, now: u64) {
+        let per_group = self.banks_per_group;
+        let first = addr.rank as usize * self.bankgroups * per_group + addr.bank as usize;
+        for g in 0..self.bankgroups {
+            let bank = first + g * per_group;
+            self.ready
+                .raise(Level::Bank as usize, bank, &self.bank_set_targets, now);
+        }
     }
 
     /// First node index and count of the nodes sharing `node`'s parent at `level`.

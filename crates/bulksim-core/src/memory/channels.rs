@@ -594,8 +594,11 @@ impl MemorySystem {
             } else {
                 total.row_hits as f64 / accesses as f64
             },
+            // REFsb is listed only by runs that issue it (same-bank refresh), so that every
+            // other run's commands keep their entries.
             commands: Command::ALL
                 .iter()
+                .filter(|&&c| c != Command::RefSb || counts[c as usize] > 0)
                 .map(|&c| (c.name().to_string(), counts[c as usize]))
                 .collect(),
             refreshes: counts[Command::Ref as usize],

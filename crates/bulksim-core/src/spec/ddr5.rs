@@ -7,7 +7,9 @@
 //! tCCD_L), and the two-cycle commands (ACT, RD, RDA, WR, WRA) hold the CA bus for a second
 //! cycle, so the channel's next command waits two cycles instead of one. Timings are referenced to a command's first cycle and
 //! assume AL = 0 (DDR5 has none), write CRC off, and 1-tCK preambles as in DDR4 (bulksim's
-//! choice). Every value, with its source, is listed in docs/standards.md.
+//! choice). Same-bank refresh (REFsb) refreshes one bank index in all 8 bank groups: its banks
+//! wait tRFCsb, the rank's other banks only tREFSBRD before their next ACT. Every value, with
+//! its source, is listed in docs/standards.md.
 
 use super::presets::ddr4_8gb_x8_power;
 use super::{ddr3, Organisation, PowerSpec, Rule, Spec, Standard, Timing};
@@ -25,7 +27,7 @@ pub fn rules(t: &Timing) -> Vec<Rule> {
         rule!(
             Channel,
             [Act, Act2, Rd, RdA, Wr, WrA]
-                -> [Act, Pre, PreA, Rd, Wr, RdA, WrA, Ref, Act2, Trr, Trw],
+                -> [Act, Pre, PreA, Rd, Wr, RdA, WrA, Ref, Act2, Trr, Trw, RefSb],
             TWO_CYCLE_COMMAND_SPACING
         ),
         rule!(BankGroup, [Rd, RdA] -> [Rd, RdA], t.n_ccd_l),
@@ -33,7 +35,30 @@ pub fn rules(t: &Timing) -> Vec<Rule> {
         rule!(BankGroup, [Wr, WrA] -> [Rd, RdA], wr_end + t.n_wtr_l),
         rule!(BankGroup, [Act, Act2] -> [Act, Act2], t.n_rrd_l),
     ]);
+    rules.extend(same_bank_refresh_rules(t));
     rules
+}
+
+/// REFsb's rules. Bank-level rules apply to every bank of the REFsb's bank set (the device
+/// widens them): its banks must have been precharged for tRP (after an auto-precharge, its
+/// read or write recovery too) and wait tRFCsb for their next ACT or REFsb. Rank-level: the
+/// rank's other banks wait tREFSBRD for an ACT, and a REF (or PREA) waits for the refreshing
+/// banks. REFsb to REFsb of another bank index waits tREFSBRD and ACT to REFsb waits tRRD_L
+/// (a REFsb opens a row in the ACT's bank group too): bulksim's choices, docs/standards.md.
+fn same_bank_refresh_rules(t: &Timing) -> Vec<Rule> {
+    let wr_end = t.n_cwl + t.n_bl;
+    vec![
+        rule!(Rank, [Ref] -> [RefSb], t.n_rfc),
+        rule!(Rank, [RefSb] -> [Ref, PreA], t.n_rfcsb),
+        rule!(Rank, [RefSb] -> [Act, RefSb], t.n_refsbrd),
+        rule!(Rank, [Act, Act2] -> [RefSb], t.n_rrd_l),
+        rule!(Rank, [PreA] -> [RefSb], t.n_rp),
+        rule!(Bank, [RefSb] -> [Act, RefSb], t.n_rfcsb),
+        rule!(Bank, [Act] -> [RefSb], t.n_rc),
+        rule!(Bank, [Pre] -> [RefSb], t.n_rp),
+        rule!(Bank, [RdA] -> [RefSb], t.n_rtp + t.n_rp),
+        rule!(Bank, [WrA] -> [RefSb], wr_end + t.n_wr + t.n_rp),
+    ]
 }
 
 /// A JEDEC speed bin: its data rate and the CL-tRCD-tRP it fixes in clock cycles.
@@ -82,7 +107,7 @@ pub struct Density {
     pub rfc1_ns: u32,
     /// tRFC2 (all-bank REF, fine granularity refresh), ns.
     pub rfc2_ns: u32,
-    /// tRFCsb (same-bank REF), ns. Data only: bulksim issues no REFsb yet.
+    /// tRFCsb (same-bank REF), ns.
     pub rfcsb_ns: u32,
 }
 
@@ -106,6 +131,10 @@ pub const DENSITIES: [Density; 2] = [
 /// tREFI in normal (1x) refresh mode and in fine granularity (2x) mode, ns (0-85 C).
 pub const REFI_NS: u32 = 3900;
 pub const REFI2_NS: u32 = 1950;
+
+/// tREFSBRD, ns: REFsb to an ACT of another bank (JESD79-5 refresh parameters; 8 Gb and 16 Gb
+/// alike; bulksim takes it for 32 Gb too, docs/standards.md).
+pub const REFSBRD_NS: u32 = 30;
 
 /// Every DDR5 preset: (name, density in Gbit, data pins per chip, data rate).
 pub const PRESETS: [(&str, u32, u32, u32); 12] = [
@@ -170,6 +199,8 @@ pub fn timing(bin: &SpeedBin, density: &Density) -> Timing {
         // DDR5 has no 4x fine granularity refresh.
         n_rfc4: 0,
         n_refi4: 0,
+        n_rfcsb: at_least_ps(density.rfcsb_ns * 1000, r),
+        n_refsbrd: at_least_ps(REFSBRD_NS * 1000, r),
     }
 }
 
@@ -235,6 +266,6 @@ mod tests {
             (t.n_rfc, t.n_rfc2, t.n_refi, t.n_refi2),
             (708, 384, 9360, 4680)
         );
-        assert_eq!(at_least_ps(DENSITIES[0].rfcsb_ns * 1000, 4800), 312);
+        assert_eq!((t.n_rfcsb, t.n_refsbrd), (312, 72));
     }
 }

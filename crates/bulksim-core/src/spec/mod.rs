@@ -77,9 +77,12 @@ pub enum Command {
     Trr = 9,
     /// TRANSFER, second command cycle: that line into the destination bank's open row.
     Trw = 10,
+    /// DDR5 same-bank refresh: refreshes bank `bank` of every bank group of a rank (its bank
+    /// set, `Command::addresses_bank_set`), while the rank's other banks keep serving.
+    RefSb = 11,
 }
 
-pub const NUM_COMMANDS: usize = 11;
+pub const NUM_COMMANDS: usize = 12;
 
 impl Command {
     pub const ALL: [Command; NUM_COMMANDS] = [
@@ -94,6 +97,7 @@ impl Command {
         Command::Act2,
         Command::Trr,
         Command::Trw,
+        Command::RefSb,
     ];
 
     pub fn name(self) -> &'static str {
@@ -109,6 +113,7 @@ impl Command {
             Command::Act2 => "ACT2",
             Command::Trr => "TRR",
             Command::Trw => "TRW",
+            Command::RefSb => "REFsb",
         }
     }
 
@@ -120,7 +125,7 @@ impl Command {
     pub fn scope(self) -> Level {
         match self {
             Command::Act | Command::Act2 => Level::Row,
-            Command::Pre => Level::Bank,
+            Command::Pre | Command::RefSb => Level::Bank,
             Command::PreA | Command::Ref => Level::Rank,
             Command::Rd
             | Command::Wr
@@ -129,6 +134,14 @@ impl Command {
             | Command::Trr
             | Command::Trw => Level::Column,
         }
+    }
+
+    /// Whether the command addresses a bank set rather than one bank: the bank of its address
+    /// in every bank group of the rank (DDR5's REFsb). The device applies its bank-level
+    /// rules to each bank of the set, and it needs all of them closed. A per-bank refresh
+    /// (REFpb) is the case of a set of one bank.
+    pub fn addresses_bank_set(self) -> bool {
+        self == Command::RefSb
     }
 
     pub fn is_column(self) -> bool {
@@ -203,6 +216,8 @@ timing_params! {
     n_refi2 => "nREFI2", "average REF interval at fine granularity 2x (0 = not given by the preset)";
     n_rfc4 => "nRFC4", "REF to next ACT/REF at fine granularity 4x (DDR4 FGR; 0 = not given by the preset)";
     n_refi4 => "nREFI4", "average REF interval at fine granularity 4x (0 = not given by the preset)";
+    n_rfcsb => "nRFCsb", "same-bank refresh: REFsb to the next ACT or REFsb of its banks, and to the next REF (DDR5 tRFCsb; 0 = not given by the preset)";
+    n_refsbrd => "nREFSBRD", "same-bank refresh: REFsb to an ACT or REFsb of another bank (DDR5 tREFSBRD; 0 = not given by the preset)";
 }
 
 /// One timing rule: after a `preceding` command on a node of `level`, a `following` command on

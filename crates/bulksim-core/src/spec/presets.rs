@@ -43,7 +43,8 @@ pub fn preset(name: &str) -> Option<Spec> {
 }
 
 /// A timing with every parameter 0: the base of struct updates, so presets without
-/// fine-granularity refresh data leave nRFC2/nRFC4/nREFI2/nREFI4 at 0 (not given).
+/// fine-granularity or same-bank refresh data leave nRFC2/nRFC4/nREFI2/nREFI4 and
+/// nRFCsb/nREFSBRD at 0 (not given).
 pub(crate) fn no_fine_granularity() -> Timing {
     Timing {
         n_bl: 0,
@@ -70,6 +71,8 @@ pub(crate) fn no_fine_granularity() -> Timing {
         n_refi2: 0,
         n_rfc4: 0,
         n_refi4: 0,
+        n_rfcsb: 0,
+        n_refsbrd: 0,
     }
 }
 

@@ -18,6 +18,7 @@ mod controller;
 mod copy_engines;
 mod copy_engines_dram;
 mod ddr5;
+mod ddr5_refresh;
 mod determinism;
 mod device_timing;
 mod endless;

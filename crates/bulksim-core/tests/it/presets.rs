@@ -37,6 +37,9 @@ fn table_ii(n_rfc: [u32; 3], n_refi: [u32; 3]) -> Timing {
         n_refi: n_refi[0],
         n_refi2: n_refi[1],
         n_refi4: n_refi[2],
+        // DDR4 has no same-bank refresh.
+        n_rfcsb: 0,
+        n_refsbrd: 0,
     }
 }
 
