@@ -1107,3 +1107,26 @@ def test_the_halves_gap_and_the_column_bus_are_free(tmp_path, lpddr5, hbm3, ddr4
     rd_after_act = [act_a, (100, "ACT", 1, 0, 0, 1, -1), (101, "RD", 0, 0, 0, 1, 0)]
     assert _violations(tmp_path, hbm3, rd_after_act) == []
     assert any(v.startswith("command bus") for v in _violations(tmp_path, lpddr5, rd_after_act))
+
+
+def test_spec_list_and_show_name_the_new_standards():
+    """`bulksim spec list` lists both presets; `spec show` prints their standard, clock and the
+    WCK:CK ratio's beats per clock, and says their currents are a stand-in."""
+
+    def cli(*args):
+        r = subprocess.run([sys.executable, "-m", "bulksim.cli", *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    listed = cli("spec", "list")
+    for name in NEW_PARTS:
+        assert name in listed
+    for name, head, beats, rpab in [
+        ("LPDDR5_16Gb_x16_6400", "LPDDR5-6400 (tCK 1.25 ns)", "8", "17"),
+        ("HBM3_8Gb_6400", "HBM3-6400 (tCK 0.625 ns)", "4", "0"),
+    ]:
+        shown = cli("spec", "show", name)
+        assert shown.splitlines()[0] == f"{name}: {head}"
+        assert "stand-in" in shown
+        lines = {line.split()[0]: line.split()[1] for line in shown.splitlines() if line.startswith("  ")}
+        assert (lines["data_beats_per_clock"], lines["nBL"], lines["nRPab"]) == (beats, "6", rpab)
