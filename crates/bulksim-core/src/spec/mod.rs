@@ -181,7 +181,7 @@ macro_rules! timing_params {
 }
 
 timing_params! {
-    n_bl => "nBL", "data burst duration on the bus (burst length / 2 for DDR)";
+    n_bl => "nBL", "data burst duration on the bus (burst length / 2 for DDR3/DDR4/DDR5; on LPDDR5 and HBM3 the span of a line's two halves and the gap between them, docs/standards.md)";
     n_cl => "nCL", "CAS latency: RD to first data";
     n_cwl => "nCWL", "CAS write latency: WR to first data";
     n_rcd => "nRCD", "ACT to RD/WR on the same bank";
