@@ -1059,3 +1059,206 @@ def test_same_bank_rate_each_bank_index_once_per_trefi2(tmp_path):
     skipped = [_refsb(step * (k + 1), k % 3) for k in range(80)]
     found = _same_bank_violations(tmp_path, spec, skipped)
     assert any("bank 3" in v and "refresh" in v for v in found), found
+
+
+# LPDDR5 and HBM3 (issue 36): each preset's logs under every refresh setting that applies to
+# it, and one planted violation per rule the two standards add. Elastic and pausing are
+# refused on them, as on DDR5 (tests/it/lpddr5_hbm3.rs). HBM3 runs as a whole channel (two
+# pseudo-channels, 1 GB) so that the generated traces' footprint fits.
+NEW_PARTS = {"LPDDR5_16Gb_x16_6400": [], "HBM3_8Gb_6400": ["dram.channels=2"]}
+NEW_PARTS_REFRESH = {
+    "staggered-2-ranks": ["dram.ranks=2"],
+    "simultaneous-2-ranks": ["dram.ranks=2", "controller.refresh.policy=simultaneous"],
+    "extended-temperature": ["dram.temperature=extended"],
+    "pcd": ["dram.ranks=2", "controller.refresh.scheme=pcd"],
+    "closed-page": ["dram.ranks=2", "controller.page_policy=closed"],
+}
+
+
+@pytest.mark.parametrize("preset", list(NEW_PARTS))
+@pytest.mark.parametrize("name,gen,overrides", PATTERNS, ids=[p[0] for p in PATTERNS])
+def test_lpddr5_hbm3_zero_violations(preset, name, gen, overrides, make_trace, run_logged):
+    trace = make_trace(requests=3000, seed=3, **gen)
+    stats, spec, log = run_logged(trace, preset, [*NEW_PARTS[preset], *overrides])
+    assert stats["reads"] + stats["writes"] == 3000
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+
+
+@pytest.mark.parametrize("preset", list(NEW_PARTS))
+@pytest.mark.parametrize("name", list(NEW_PARTS_REFRESH))
+def test_lpddr5_hbm3_zero_violations_under_each_refresh_setting(tmp_path, make_trace, preset, name):
+    # 4000 requests 10 cycles apart: over 10 x tREFI on LPDDR5 (3124), 6 on HBM3 (6240).
+    trace = make_trace(requests=4000, seed=7, pattern="random", write_fraction=0.3, interval=10)
+    overrides = [*NEW_PARTS[preset], *NEW_PARTS_REFRESH[name]]
+    stats, log = _cli_run(tmp_path, trace, preset, overrides)
+    spec, config = _resolved(preset, overrides)
+    assert spec["standard"] == preset.split("_")[0]
+    violations = check_log(spec, str(log), config)
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    assert stats["reads"] + stats["writes"] == 4000
+    assert stats["refreshes"] > 0
+    # An ACT holds its command bus for two cycles: no command follows an ACT one cycle later
+    # on LPDDR5, and only column commands do on HBM3.
+    rows = _rows(log)[1]
+    after_act = {
+        (int(b[0]) - int(a[0]), b[1])
+        for a, b in zip(rows, rows[1:], strict=False)
+        if a[1] == "ACT" and a[2] == b[2]
+    }
+    next_cycle = {cmd for gap, cmd in after_act if gap == 1}
+    if spec["standard"] == "LPDDR5":
+        assert next_cycle == set()
+    else:
+        assert next_cycle <= {"RD", "WR", "RDA", "WRA"}
+
+
+@pytest.fixture
+def lpddr5():
+    import bulksim
+
+    return bulksim.spec("LPDDR5_16Gb_x16_6400", overrides=["dram.ranks=2"])
+
+
+@pytest.fixture
+def hbm3():
+    import bulksim
+
+    return bulksim.spec("HBM3_8Gb_6400", overrides=["dram.ranks=2"])
+
+
+def _lpddr5_gates(t):
+    """Planted cases for LPDDR5's own rules: (rule, rows, gate), as in `_gates`."""
+    act_a, act_other_group = (0, "ACT", 0, 0, 0, 1, -1), (4, "ACT", 0, 1, 0, 1, -1)
+    act_same_group = (8, "ACT", 0, 0, 1, 1, -1)
+    ras = t["nRAS"]
+    return [
+        # ACT-1, ACT-2: another rank's command (no other rule) waits a cycle more.
+        ("command bus", [act_a, (None, "ACT", 1, 0, 0, 1, -1)], 2),
+        ("command bus", [act_a, (None, "PREA", 1, -1, -1, -1, -1)], 2),
+        # A PREA closes the banks in tRPab (17), not tRPpb (15).
+        ("tRPab", [act_a, (ras, "PREA", 0, -1, -1, -1, -1), (None, "ACT", 0, 0, 0, 2, -1)], ras + t["nRPab"]),
+        (
+            "tRPab",
+            [act_a, (ras, "PREA", 0, -1, -1, -1, -1), (None, "REF", 0, -1, -1, -1, -1)],
+            ras + t["nRPab"],
+        ),
+        # Precharges of a rank are tPPD (2) apart.
+        (
+            "tPPD",
+            [act_a, act_other_group, (100, "PRE", 0, 0, 0, -1, -1), (None, "PRE", 0, 1, 0, -1, -1)],
+            102,
+        ),
+        # BL32's second half (4 cycles after the first) holds the bus for 2 more cycles.
+        (
+            "data bus",
+            [act_a, act_other_group, (100, "RD", 0, 0, 0, 1, 0), (None, "RD", 0, 1, 0, 1, 0)],
+            106,
+        ),
+        # The next BL32 of the bank group: two BL16 tCCD_L after.
+        (
+            "tCCD",
+            [act_a, act_other_group, act_same_group, (100, "RD", 0, 0, 0, 1, 0), (None, "RD", 0, 0, 1, 1, 0)],
+            100 + t["nCCD_L"],
+        ),
+    ]
+
+
+def _hbm3_gates(t):
+    """Planted cases for HBM3's own rules: (rule, rows, gate), as in `_gates`."""
+    act_a, act_other_group = (0, "ACT", 0, 0, 0, 1, -1), (4, "ACT", 0, 1, 0, 1, -1)
+    return [
+        # An ACT holds the row bus two cycles: the next row command waits.
+        ("command bus", [act_a, (None, "ACT", 1, 0, 0, 1, -1)], 2),
+        ("command bus", [act_a, (None, "REF", 1, -1, -1, -1, -1)], 2),
+        (
+            "command bus",
+            [act_a, act_other_group, (100, "ACT", 1, 0, 0, 1, -1), (None, "PRE", 0, 0, 0, -1, -1)],
+            102,
+        ),
+        # A line's second BL8 (4 cycles after the first) holds the bus for 2 more cycles.
+        (
+            "data bus",
+            [act_a, act_other_group, (100, "RD", 0, 0, 0, 1, 0), (None, "RD", 0, 1, 0, 1, 0)],
+            106,
+        ),
+    ]
+
+
+@pytest.mark.parametrize("case", range(7))
+def test_lpddr5_planted_violation_is_caught_one_cycle_early_and_not_at_the_gate(tmp_path, lpddr5, case):
+    rule, rows, gate = _lpddr5_gates(lpddr5["timing"])[case]
+    assert len(_lpddr5_gates(lpddr5["timing"])) == 7
+    probe = rows[-1]
+    early = _violations(tmp_path, lpddr5, [*rows[:-1], (gate - 1, *probe[1:])])
+    assert any(v.startswith(rule) for v in early), f"{rule} not caught: {early}"
+    assert _violations(tmp_path, lpddr5, [*rows[:-1], (gate, *probe[1:])]) == []
+
+
+@pytest.mark.parametrize("case", range(4))
+def test_hbm3_planted_violation_is_caught_one_cycle_early_and_not_at_the_gate(tmp_path, hbm3, case):
+    rule, rows, gate = _hbm3_gates(hbm3["timing"])[case]
+    assert len(_hbm3_gates(hbm3["timing"])) == 4
+    probe = rows[-1]
+    early = _violations(tmp_path, hbm3, [*rows[:-1], (gate - 1, *probe[1:])])
+    assert any(v.startswith(rule) for v in early), f"{rule} not caught: {early}"
+    assert _violations(tmp_path, hbm3, [*rows[:-1], (gate, *probe[1:])]) == []
+
+
+def test_the_halves_gap_and_the_column_bus_are_free(tmp_path, lpddr5, hbm3, ddr4):
+    """What the standards allow and bulksim's booking does not use: another bank group's half
+    in the gap between a line's halves (2 cycles after), and on HBM3 a column command in the
+    cycle after an ACT; on LPDDR5 that RD is a command-bus violation, on DDR4 the same
+    sequence's first RD pair a data-bus one."""
+    act_a, act_other_group = (0, "ACT", 0, 0, 0, 1, -1), (4, "ACT", 0, 1, 0, 1, -1)
+    interleaved = [act_a, act_other_group, (100, "RD", 0, 0, 0, 1, 0), (102, "RD", 0, 1, 0, 1, 0)]
+    assert _violations(tmp_path, lpddr5, interleaved) == []
+    assert _violations(tmp_path, hbm3, interleaved) == []
+    assert any(v.startswith("data bus") for v in _violations(tmp_path, ddr4, interleaved))
+    rd_after_act = [act_a, (100, "ACT", 1, 0, 0, 1, -1), (101, "RD", 0, 0, 0, 1, 0)]
+    assert _violations(tmp_path, hbm3, rd_after_act) == []
+    assert any(v.startswith("command bus") for v in _violations(tmp_path, lpddr5, rd_after_act))
+
+
+def test_spec_list_and_show_name_the_new_standards():
+    """`bulksim spec list` lists both presets; `spec show` prints their standard, clock and the
+    WCK:CK ratio's beats per clock, and says their currents are a stand-in."""
+
+    def cli(*args):
+        r = subprocess.run([sys.executable, "-m", "bulksim.cli", *args], capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    listed = cli("spec", "list")
+    for name in NEW_PARTS:
+        assert name in listed
+    for name, head, beats, rpab in [
+        ("LPDDR5_16Gb_x16_6400", "LPDDR5-6400 (tCK 1.25 ns)", "8", "17"),
+        ("HBM3_8Gb_6400", "HBM3-6400 (tCK 0.625 ns)", "4", "0"),
+    ]:
+        shown = cli("spec", "show", name)
+        assert shown.splitlines()[0] == f"{name}: {head}"
+        assert "stand-in" in shown
+        lines = {line.split()[0]: line.split()[1] for line in shown.splitlines() if line.startswith("  ")}
+        assert (lines["data_beats_per_clock"], lines["nBL"], lines["nRPab"]) == (beats, "6", rpab)
+
+
+@pytest.mark.parametrize("mechanism", ["cpu", "mc_dma"])
+@pytest.mark.parametrize("preset", list(NEW_PARTS))
+def test_lpddr5_hbm3_full_system_logs_pass(tmp_path, preset, mechanism):
+    """Forkbench in the full system (cores, caches, OS, copies over the channel) on each new
+    part: its command log is legal and holds every command the run counted."""
+    import bulksim
+    from bulksim import api
+
+    workload = api.generate_forkbench(tmp_path / "fb", array_bytes=1 << 20, pages_updated=64)
+    overrides = [*NEW_PARTS[preset], f"system.bulk_mechanism={mechanism}"]
+    log = tmp_path / "cmds.csv"
+    stats = dict(api.run_workload(workload=workload, preset=preset, overrides=overrides, command_log=log))
+    spec = bulksim.spec(preset, overrides=overrides)
+    violations = check_log(spec, str(log))
+    assert violations == [], "\n".join(map(str, violations[:10]))
+    rows = _rows(log)[1]
+    mem = stats["memory"]
+    assert len(rows) == sum(mem["commands"].values()) > 0
+    assert mem["refreshes"] > 0 and mem["preset"] == preset

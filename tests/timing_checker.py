@@ -47,6 +47,27 @@ tREFSBRD, and a REFsb waits tRRD_L after an ACT of the rank. Rate, under
 REFsb go round its bank indexes, none refreshed twice before every index once, and each index
 is checked as a refresh stream of its own at the spec's nREFI (tREFI2) with the limits above.
 
+LPDDR5 (JESD209-5; ``standard: "LPDDR5"``) in bank-group mode at WCK:CK 4:1, checked from the
+standard. ACT is two commands (ACT-1, ACT-2) on the one command bus, so the channel's next
+command waits two cycles after it; RD and WR are single commands (WCK runs free: no CAS sync).
+A PREA closes every bank in tRPab (``nRPab``), longer than a PRE's tRPpb (``nRP``): the rank's
+next ACT or REF waits it. Two precharges (PRE or PREA) of a rank are at least tPPD = 2 cycles
+apart. A 64-byte line is a BL32 burst, which bank-group mode sends as two BL16 halves from one
+bank group: each half takes BL16 / 8 beats per clock = 2 cycles of the data bus, the second
+starting one BL16 tCCD_L after the first (half the preset's ``nCCD_L``, which counts the
+line's two halves), so the bus is free between them. The data-bus check takes each half as
+its own interval: another bank group's half may fill the gap.
+
+HBM3 (JESD238; ``standard: "HBM3"``): a channel of the log is one pseudo-channel. Row commands
+(ACT, PRE, PREA, REF) and column commands (RD, WR and their auto-precharge forms, and
+RowClone's TRR/TRW) have separate buses, each taking one command per cycle; an ACT holds the
+row bus for two cycles, and holds nothing on the column bus. A 64-byte line is two BL8 bursts
+to one bank (bulksim's choice: HBM3's burst is 32 bytes), each BL8 / 4 beats per clock = 2
+cycles, the second one BL8 tCCD_L (half the preset's ``nCCD_L``) after the first; the
+data-bus check takes them as two intervals, as on LPDDR5. On both, the refresh-rate limits
+are DDR4's (8 postponed REFs), which demand refresh never nears; bulksim refuses the schemes
+that postpone (elastic, pausing) on them.
+
 PCM as CMMP's Table I models it (Bock et al., ICCD 2016, after HMMSim's ``pcm_long_latency``;
 ``precharge_per_dirty_block: true`` in the spec): reads do not disturb the cells, so closing a
 row writes back only the 64-B blocks (bursts) written into its row buffer since its ACT, each
@@ -71,6 +92,11 @@ from dataclasses import dataclass
 from typing import Any
 
 ACTIVATES = {"ACT", "ACT2"}  # ACT2: RowClone's second activate (Fast Parallel Mode)
+PRECHARGES = {"PRE", "PREA"}
+# HBM3's row command bus; every other command goes on its column bus.
+HBM3_ROW_COMMANDS = ACTIVATES | PRECHARGES | {"REF"}
+# LPDDR5: precharge to precharge of a rank (tPPD), in clock cycles.
+LPDDR5_TPPD = 2
 # DDR5's commands that hold the CA bus for two cycles.
 DDR5_TWO_CYCLE = {"ACT", "ACT2", "RD", "RDA", "WR", "WRA"}
 READS = {"RD", "RDA"}
@@ -165,8 +191,22 @@ class Checker:
         self.written_back: dict[tuple, int] = {}
         self.CL, self.CWL, self.BL = t["nCL"], t["nCWL"], t["nBL"]
         self.rows_per_subarray = spec["organisation"]["rows_per_subarray"]
-        self.ddr5 = spec.get("standard") == "DDR5"
-        self.two_cycle = DDR5_TWO_CYCLE if self.ddr5 else set()
+        standard = spec.get("standard")
+        self.ddr5 = standard == "DDR5"
+        self.lpddr5 = standard == "LPDDR5"
+        self.hbm3 = standard == "HBM3"
+        # Commands holding their command bus for a second cycle.
+        self.two_cycle = DDR5_TWO_CYCLE if self.ddr5 else ACTIVATES if (self.lpddr5 or self.hbm3) else set()
+        # LPDDR5's BL32 and HBM3's two BL8s: a line's data is two halves with a gap between
+        # them (module docstring): (half length, start of the second half) from the burst.
+        self.halves: tuple[int, int] | None = None
+        if self.lpddr5 or self.hbm3:
+            o = spec["organisation"]
+            half = o["burst_length"] // 2 // o["data_beats_per_clock"]
+            self.halves = (half, t["nCCD_L"] // 2)
+            # The line's write or read data ends with its second half.
+            self.BL = self.halves[1] + half
+        self.last_prea: dict[tuple, int] = {}
         # Write to write within a bank group: DDR5's own tCCD_L_WR (other parts: tCCD_L).
         self.ccd_l_wr = t["nCCD_L_WR"] if self.ddr5 else t["nCCD_L"]
         # No pairwise constraint spans more than this; REF and tFAW are tracked separately.
@@ -224,15 +264,25 @@ class Checker:
         rank_key = (c.channel, c.rank)
 
         # Command bus: one command per cycle per channel, in time order; on DDR5 a two-cycle
-        # command holds the bus for its second cycle too.
-        prev = self.last_cycle.get(c.channel)
+        # command (on LPDDR5 and HBM3 an ACT) holds the bus for its second cycle too. HBM3 has
+        # a row and a column command bus, each its own.
+        bus = (c.channel, "row" if c.name in HBM3_ROW_COMMANDS else "column") if self.hbm3 else c.channel
+        prev = self.last_cycle.get(bus)
         if prev is not None:
             prev_cycle, prev_name = prev
             cycles = 2 if prev_name in self.two_cycle else 1
             if c.cycle < prev_cycle + cycles:
                 held = f" (a two-cycle {prev_name})" if cycles == 2 else ""
                 self._fail(line, c, f"command bus: previous command at cycle {prev_cycle}{held}")
-        self.last_cycle[c.channel] = (c.cycle, c.name)
+        self.last_cycle[bus] = (c.cycle, c.name)
+
+        # LPDDR5: a PREA's all-bank precharge time before the rank's next ACT or REF.
+        if self.lpddr5 and c.name in ("ACT", "ACT2", "REF"):
+            prea = self.last_prea.get(rank_key)
+            if prea is not None and c.cycle < prea + t["nRPab"]:
+                self._fail(line, c, f"tRPab: PREA at {prea}")
+        if c.name == "PREA":
+            self.last_prea[rank_key] = c.cycle
 
         # TRANSFER: a TRR's next command on the channel is its TRW, one cycle later, to another
         # bank of the same rank.
@@ -419,7 +469,15 @@ class Checker:
                 # Data bus: bursts may not overlap; switching ranks costs nRTRS.
                 p_start = p.cycle + (CL if p.name in READS else CWL)
                 c_start = c.cycle + (CL if c.name in READS else CWL)
-                if c_start < p_start + BL + (0 if same_rank else t["nRTRS"]):
+                switch = 0 if same_rank else t["nRTRS"]
+                if self.halves is not None:
+                    # Two halves each: any half of c overlapping any half of p.
+                    half, second = self.halves
+                    for a in (p_start, p_start + second):
+                        for b in (c_start, c_start + second):
+                            if b < a + half + switch and a < b + half + switch:
+                                return f"data bus: burst of {p.name} at {p.cycle} still on the bus"
+                elif c_start < p_start + BL + switch:
                     return f"data bus: burst of {p.name} at {p.cycle} still on the bus"
             if same_rank:
                 # The chip's internal bus: reads and TRRs, writes and TRWs, one burst apart.
@@ -440,6 +498,9 @@ class Checker:
                     if not (p.name == "TRW" and c.name == "TRR") and gap < CWL + BL + wtr:
                         return f"tWTR: {p.name} at {p.cycle}"
             return None
+
+        if self.lpddr5 and same_rank and p.name in PRECHARGES and c.name in PRECHARGES and gap < LPDDR5_TPPD:
+            return f"tPPD: {p.name} at {p.cycle}"
 
         if p.name in ACTIVATES and same_rank:
             if c.name in ACTIVATES and not same_bank:

@@ -335,20 +335,22 @@ impl Config {
     }
 
     /// The error of a scheme that postpones REFs on a standard whose postponement limit
-    /// bulksim does not model (DDR5).
+    /// bulksim does not model (DDR5, LPDDR5, HBM3).
     fn postponement_problem(&self, spec: &Spec) -> Option<String> {
         let r = &self.controller.refresh;
-        if spec.standard == Standard::Ddr5
+        if !matches!(spec.standard, Standard::Ddr3 | Standard::Ddr4)
             && r.policy != RefreshPolicy::None
             && matches!(r.scheme, RefreshScheme::Elastic | RefreshScheme::Pausing)
         {
             // Both schemes postpone REFs up to DDR3/DDR4's limit of 8 (JESD79-3, JESD79-4);
-            // DDR5's own limit is not sourced here yet, and a limit set too high would let
-            // the controller postpone further than the part allows without any error.
+            // DDR5's, LPDDR5's and HBM3's own limits are not sourced here yet, and a limit set
+            // too high would let the controller postpone further than the part allows
+            // without any error.
             return Some(format!(
-                "controller.refresh.scheme: {} postpones REFs up to DDR3/DDR4's limit of 8; {} is DDR5, whose postponement limit bulksim does not model yet (use demand, pcd, or a DDR4 preset)",
+                "controller.refresh.scheme: {} postpones REFs up to DDR3/DDR4's limit of 8; {} is {}, whose postponement limit bulksim does not model yet (use demand, pcd, or a DDR4 preset)",
                 r.scheme.name(),
-                spec.name
+                spec.name,
+                spec.standard.name()
             ));
         }
         None

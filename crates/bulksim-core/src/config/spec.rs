@@ -129,6 +129,13 @@ impl Config {
                     spec.name,
                     spec.standard.name()
                 ));
+            } else if name == "nRPab" && spec.standard != Standard::Lpddr5 {
+                // Only LPDDR5's rule table reads it: set elsewhere it would change nothing.
+                problems.push(format!(
+                    "dram.timing.nRPab: only LPDDR5 presets have this timing; {} is {} (its PREA closes every bank in nRP)",
+                    spec.name,
+                    spec.standard.name()
+                ));
             } else {
                 spec.timing.set(name, value);
             }

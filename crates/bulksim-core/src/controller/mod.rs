@@ -694,7 +694,7 @@ impl Controller {
         let sb = self.same_bank.as_mut().expect("same-bank refresh");
         let bank = sb.bank_for(rank, |b| {
             let queued = |r: &Request| r.addr.rank == rank && r.addr.bank == b;
-            !reads.entries().iter().any(queued) && !writes.entries().iter().any(queued)
+            !reads.iter().any(queued) && !writes.iter().any(queued)
         });
         let base = self.rank_addrs[rank as usize];
         let at = |g: u32| {

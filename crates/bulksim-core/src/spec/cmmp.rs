@@ -31,6 +31,7 @@ fn organisation(rows: u32) -> Organisation {
         dq: 8,
         bus_width_bits: 64,
         burst_length: 8,
+        data_beats_per_clock: 2,
         channels: 1,
         ranks: 1,
         bankgroups: 1,

@@ -10,6 +10,8 @@ pub mod cmmp;
 pub mod ddr3;
 pub mod ddr4;
 pub mod ddr5;
+pub mod hbm3;
+pub mod lpddr5;
 pub mod presets;
 pub mod rank_assignment;
 pub mod rowclone;
@@ -192,18 +194,19 @@ macro_rules! timing_params {
 }
 
 timing_params! {
-    n_bl => "nBL", "data burst duration on the bus (burst length / 2 for DDR)";
+    n_bl => "nBL", "data burst duration on the bus (burst length / 2 for DDR3/DDR4/DDR5; on LPDDR5 and HBM3 the span of a line's two halves and the gap between them, docs/standards.md)";
     n_cl => "nCL", "CAS latency: RD to first data";
     n_cwl => "nCWL", "CAS write latency: WR to first data";
     n_rcd => "nRCD", "ACT to RD/WR on the same bank";
     n_rp => "nRP", "PRE to ACT on the same bank";
+    n_rpab => "nRPab", "PREA to ACT or REF of the rank: all-bank precharge time (LPDDR5's tRPab only: other presets give 0 and precharge all banks in nRP, and setting it on them is an error)";
     n_ras => "nRAS", "ACT to PRE on the same bank (row restore)";
     n_rc => "nRC", "ACT to ACT on the same bank";
     n_rtp => "nRTP", "RD to PRE on the same bank";
     n_wr => "nWR", "write recovery: end of write data to PRE";
     n_ccd_s => "nCCD_S", "column to column, different bank group (DDR3: tCCD)";
     n_ccd_l => "nCCD_L", "column to column, same bank group";
-    n_ccd_l_wr => "nCCD_L_WR", "write to write, same bank group (DDR5 only: DDR3 and DDR4 presets give 0, and setting it on them is an error)";
+    n_ccd_l_wr => "nCCD_L_WR", "write to write, same bank group (DDR5 only: other presets give 0, and setting it on them is an error)";
     n_rrd_s => "nRRD_S", "ACT to ACT, different bank group (DDR3: tRRD)";
     n_rrd_l => "nRRD_L", "ACT to ACT, same bank group";
     n_wtr_s => "nWTR_S", "end of write data to RD, different bank group (DDR3: tWTR)";
@@ -243,6 +246,10 @@ pub enum Standard {
     Ddr4,
     #[serde(rename = "DDR5")]
     Ddr5,
+    #[serde(rename = "LPDDR5")]
+    Lpddr5,
+    #[serde(rename = "HBM3")]
+    Hbm3,
 }
 
 impl Standard {
@@ -252,6 +259,8 @@ impl Standard {
             Standard::Ddr3 => "DDR3",
             Standard::Ddr4 => "DDR4",
             Standard::Ddr5 => "DDR5",
+            Standard::Lpddr5 => "LPDDR5",
+            Standard::Hbm3 => "HBM3",
         }
     }
 
@@ -261,6 +270,8 @@ impl Standard {
             Standard::Ddr3 => ddr3::rules(t),
             Standard::Ddr4 => ddr4::rules(t),
             Standard::Ddr5 => ddr5::rules(t),
+            Standard::Lpddr5 => lpddr5::rules(t),
+            Standard::Hbm3 => hbm3::rules(t),
         };
         rules.extend(rowclone::rules(t));
         rules
@@ -277,8 +288,14 @@ pub struct Organisation {
     /// Width of the channel data bus in bits (64 for DDR3/DDR4; 32 for DDR5, whose channel
     /// here is one of a DIMM's two independent sub-channels).
     pub bus_width_bits: u32,
-    /// Burst length in beats (8 for DDR3/DDR4, 16 for DDR5).
+    /// Burst length in beats (8 for DDR3/DDR4, 16 for DDR5, 32 for LPDDR5; 16 for HBM3,
+    /// whose 64-byte line is two BL8 bursts: docs/standards.md).
     pub burst_length: u32,
+    /// Data beats per command clock (CK) cycle: 2 where data runs at double rate on CK (DDR3,
+    /// DDR4, DDR5); 8 on LPDDR5 at WCK:CK 4:1 (double rate on a WCK four times CK); 4 on HBM3,
+    /// whose CK runs at a quarter of the pin data rate. A burst lasts burst_length / this many
+    /// cycles (nBL).
+    pub data_beats_per_clock: u32,
     pub channels: u32,
     pub ranks: u32,
     pub bankgroups: u32,
@@ -419,10 +436,11 @@ impl Spec {
         self.tck_ns
     }
 
-    /// Peak data bandwidth of one channel in GB/s (10^9 bytes per second): two transfers of
-    /// the bus width per clock.
+    /// Peak data bandwidth of one channel in GB/s (10^9 bytes per second): the bus width
+    /// once per data beat, `data_beats_per_clock` beats per clock.
     pub fn peak_channel_gbps(&self) -> f64 {
-        2.0 * (self.organisation.bus_width_bits / 8) as f64 / self.tck_ns
+        let o = &self.organisation;
+        o.data_beats_per_clock as f64 * (o.bus_width_bits / 8) as f64 / self.tck_ns
     }
 }
 

@@ -24,6 +24,8 @@ pub const PRESET_NAMES: &[&str] = &[
     "DDR5_32Gb_x4_4800",
     "DDR5_32Gb_x4_5600",
     "DDR5_32Gb_x4_6400",
+    "LPDDR5_16Gb_x16_6400",
+    "HBM3_8Gb_6400",
     "PCM_x8_1600",
     "DRAM_CMMP_1000",
     "PCM_CMMP_400",
@@ -38,6 +40,8 @@ pub fn preset(name: &str) -> Option<Spec> {
             Some(super::rank_assignment::preset(name))
         }
         "DRAM_CMMP_1000" | "PCM_CMMP_400" => Some(super::cmmp::preset(name)),
+        super::lpddr5::PRESET => super::lpddr5::preset(name),
+        super::hbm3::PRESET => super::hbm3::preset(name),
         _ => super::ddr5::preset(name),
     }
 }
@@ -52,6 +56,7 @@ pub(crate) fn no_fine_granularity() -> Timing {
         n_cwl: 0,
         n_rcd: 0,
         n_rp: 0,
+        n_rpab: 0,
         n_ras: 0,
         n_rc: 0,
         n_rtp: 0,
@@ -87,6 +92,7 @@ pub(crate) fn org(
         dq: 8,
         bus_width_bits: 64,
         burst_length: 8,
+        data_beats_per_clock: 2,
         channels: 1,
         ranks: 1,
         bankgroups,
@@ -312,6 +318,11 @@ mod tests {
                 o.banks_per_rank() as u64 * o.rows as u64 * o.columns as u64 * o.dq as u64;
             assert_eq!(chip_bits, o.density_mbit as u64 * 1024 * 1024, "{name}");
             assert_eq!(o.line_bytes(), 64);
+            // A burst's data lasts nBL cycles at the part's beats per clock (more where its
+            // halves have a gap: LPDDR5's BL32 and HBM3's pair of BL8s).
+            let data_cycles = o.burst_length / o.data_beats_per_clock;
+            assert!(spec.timing.n_bl >= data_cycles, "{name}");
+            assert!(spec.timing.n_bl <= data_cycles + 2, "{name}");
         }
     }
 

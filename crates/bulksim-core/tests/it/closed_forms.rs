@@ -127,9 +127,12 @@ fn random_reads_are_bounded_by_tfaw_and_trrd() {
             t.n_rp
         };
         let bank_cycle = t.n_rc.max(t.n_ras + n_rp) as f64;
+        // The data bus takes one read per nBL: it binds on LPDDR5, whose nBL (6) books a
+        // line's two halves and the gap between them.
         let bound = (t.n_faw as f64 / 4.0)
             .max(t.n_rrd_s as f64)
-            .max(bank_cycle / banks);
+            .max(bank_cycle / banks)
+            .max(t.n_bl as f64);
         // Within a third of the bound: the scheduler keeps the ACT pipeline busy.
         assert!(
             per_act < bound * 1.35,

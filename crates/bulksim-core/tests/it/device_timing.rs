@@ -87,12 +87,17 @@ fn each_preset(f: impl Fn(&str)) {
     }
 }
 
-/// Every preset but DDR5's, for the gates DDR5 changes (its two-cycle commands hold the
-/// channel for a second cycle, its writes in a bank group wait tCCD_L_WR, its tFAW at 4800 is
-/// four tRRD_S): their DDR5 forms are in tests/ddr5.rs.
+/// Every preset but DDR5's, LPDDR5's and HBM3's, for the gates those standards change (DDR5's
+/// two-cycle commands hold the channel for a second cycle, its writes in a bank group wait
+/// tCCD_L_WR, its tFAW at 4800 is four tRRD_S; LPDDR5's and HBM3's ACT holds a command bus
+/// two cycles, LPDDR5's PREA waits tRPab, its tFAW is four tRRD): their forms are in
+/// tests/it/ddr5.rs and tests/it/lpddr5_hbm3.rs.
 fn each_preset_but_ddr5(f: impl Fn(&str)) {
     each_preset(|name| {
-        if !name.starts_with("DDR5") {
+        if !["DDR5", "LPDDR5", "HBM3"]
+            .iter()
+            .any(|s| name.starts_with(s))
+        {
             f(name);
         }
     });

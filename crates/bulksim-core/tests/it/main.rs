@@ -30,6 +30,7 @@ mod hybrid_random;
 mod idle_skip;
 mod interruptions;
 mod layering;
+mod lpddr5_hbm3;
 mod mappings;
 mod measurement;
 mod memcpy_software_nt;
