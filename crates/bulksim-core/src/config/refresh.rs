@@ -317,8 +317,11 @@ impl Config {
         if interval <= t.n_refsbrd {
             // REFsb of one rank are at least nREFSBRD apart: a shorter interval would leave
             // them further behind with every one.
+            // `n_refi` is already the fine-granularity interval here: the preset's nREFI2 when
+            // it gives one (DDR5's do), else nREFI / 2; name the key that sets it.
+            let refi_key = if t.n_refi2 > 0 { "nREFI2" } else { "nREFI" };
             return Some(format!(
-                "dram.timing.nREFI: {} leaves {interval} cycles between a rank's REFsb (nREFI / {} bank indexes), no more than nREFSBRD ({}); same-bank refresh could not keep up",
+                "dram.timing.{refi_key}: the REF interval in use ({} cycles) leaves {interval} cycles between a rank's REFsb ({} bank indexes), no more than nREFSBRD ({}); same-bank refresh could not keep up",
                 t.n_refi, spec.organisation.banks_per_group, t.n_refsbrd
             ));
         }

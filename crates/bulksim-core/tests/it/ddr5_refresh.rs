@@ -276,8 +276,23 @@ fn same_bank_refresh_is_refused_where_it_does_not_apply() {
                 "controller.refresh.granularity=2",
                 "dram.timing.nREFSBRD=1170",
             ],
-            "dram.timing.nREFI",
+            "dram.timing.nREFI2",
             "could not keep up",
+        ),
+        (
+            vec!["dram.preset=\"LPDDR5_16Gb_x16_6400\"", sb],
+            "controller.refresh.bank_scope",
+            "LPDDR5",
+        ),
+        (
+            vec!["dram.preset=\"HBM3_8Gb_6400\"", sb],
+            "controller.refresh.bank_scope",
+            "HBM3",
+        ),
+        (
+            vec!["dram.preset=\"HBM3_8Gb_6400\"", "dram.timing.nRFCsb=100"],
+            "dram.timing.nRFCsb",
+            "DDR5",
         ),
         (
             vec!["dram.preset=\"DDR4_8Gb_x8_2400\"", "dram.timing.nRFCsb=100"],
